@@ -1,0 +1,74 @@
+// arm64 backend: vCPU initialisation (PSCI 0.2 in KVM), core registers
+// through KVM_SET_ONE_REG, the in-kernel vGIC (v3 or v2), and the
+// KVM_IRQ_LINE encoding of SPIs.
+//
+// Interrupt numbering: GSI n is routed to SPI n, i.e. INTID n + 32 (the
+// default routing KVM installs, which this backend keeps in the VM's table).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kvmmio/unique_fd.h"
+
+namespace kvmmio {
+class Vm;
+class Vcpu;
+}  // namespace kvmmio
+
+namespace kvmmio::arm64 {
+
+constexpr uint32_t kSpiBase = 32;  // INTID of SPI 0
+constexpr uint64_t kPstateEl1hMasked = 0x3c5;  // EL1h, D, A, I, F masked
+
+// KVM_ARM_PREFERRED_TARGET + KVM_ARM_VCPU_INIT with PSCI 0.2. Secondary
+// vCPUs (powered_off) wait in KVM until the guest starts them with CPU_ON.
+void init_vcpu(Vm& vm, Vcpu& vcpu, bool powered_off);
+
+// Core register ids (struct kvm_regs) for KVM_SET_ONE_REG.
+uint64_t reg_x(int n);
+uint64_t reg_pc();
+uint64_t reg_pstate();
+uint64_t reg_sp_el1();
+// MPIDR_EL1 (a system register): the guest-visible CPU id.
+uint64_t reg_mpidr();
+
+enum class GicVersion { kV2, kV3 };
+const char* gic_name(GicVersion v);
+
+// Guest physical layout of the GIC, chosen by the machine.
+struct GicLayout {
+  uint64_t dist_base = 0;
+  uint64_t redist_base = 0;  // v3: one 128 KiB frame pair per vCPU
+  uint64_t cpu_base = 0;     // v2: the CPU interface (8 KiB)
+  static constexpr uint64_t kDistSizeV3 = 0x10000;
+  static constexpr uint64_t kRedistSizePerCpu = 0x20000;
+  static constexpr uint64_t kDistSizeV2 = 0x1000;
+  static constexpr uint64_t kCpuSizeV2 = 0x2000;
+};
+
+// Whether the host can create this vGIC (KVM_CREATE_DEVICE_TEST).
+bool vgic_supported(Vm& vm, GicVersion v);
+
+// The in-kernel GIC. Create after all vCPUs exist and are initialised;
+// construction sets addresses and the number of IRQs and runs CTRL_INIT,
+// then tells the Vm the irqchip is ready (queued irqfds get routed).
+// When the host lacks this version: UserError naming the alternative.
+class Vgic {
+ public:
+  Vgic(Vm& vm, GicVersion version, const GicLayout& layout, uint32_t nr_irqs);
+
+  GicVersion version() const { return version_; }
+  uint32_t nr_irqs() const { return nr_irqs_; }
+  int fd() const { return fd_.get(); }
+
+ private:
+  GicVersion version_;
+  uint32_t nr_irqs_;
+  UniqueFd fd_;
+};
+
+// KVM_IRQ_LINE "irq" value for an SPI given by its GSI (SPI number).
+uint32_t irq_line_spi(uint32_t gsi);
+
+}  // namespace kvmmio::arm64

@@ -1,0 +1,148 @@
+// Vm: VM creation, memory slots, ioeventfd/irqfd ioctls, and routing commits
+// (deferred, with queued irqfds, until the irqchip is ready).
+#include "kvmmio/vm.h"
+
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+
+#include <algorithm>
+
+#include "kvmmio/error.h"
+#include "kvmmio/vcpu.h"
+
+namespace kvmmio {
+
+Vm::Vm(Kvm& kvm) : kvm_(kvm) {
+  kvm.require(KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY", "guest RAM");
+  kvm.require(KVM_CAP_IOEVENTFD, "KVM_CAP_IOEVENTFD", "queue notifications without exits");
+  kvm.require(KVM_CAP_IRQFD, "KVM_CAP_IRQFD", "interrupts without the VMM");
+  kvm.require(KVM_CAP_IRQ_ROUTING, "KVM_CAP_IRQ_ROUTING", "GSI routing");
+  kvm.require(KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT", "stopping vCPUs cleanly");
+  // Machine type 0: the architecture's default (a 40-bit IPA space on arm64).
+  fd_ = UniqueFd(::ioctl(kvm.fd(), KVM_CREATE_VM, 0));
+  if (!fd_) throw_errno("KVM_CREATE_VM");
+}
+
+Vm::~Vm() = default;
+
+const RamRegion& Vm::add_ram(uint64_t gpa, uint64_t size) {
+  const RamRegion& r = memory_.add_ram(gpa, size);
+  kvm_userspace_memory_region region{};
+  region.slot = next_slot_++;
+  region.guest_phys_addr = r.gpa();
+  region.memory_size = r.size();
+  region.userspace_addr = reinterpret_cast<uint64_t>(r.host());
+  if (::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) != 0)
+    throw_errno("KVM_SET_USER_MEMORY_REGION");
+  return r;
+}
+
+std::unique_ptr<Vcpu> Vm::create_vcpu(int index) {
+  UniqueFd fd(::ioctl(fd_.get(), KVM_CREATE_VCPU, index));
+  if (!fd) {
+    const int err = errno;
+    if (err == EINVAL)
+      throw UserError("cannot create vCPU " + std::to_string(index) + ": KVM allows at most " +
+                      std::to_string(kvm_.check_extension(KVM_CAP_MAX_VCPUS)) +
+                      " vCPUs on this host; use fewer");
+    errno = err;
+    throw_errno("KVM_CREATE_VCPU");
+  }
+  ++vcpu_count_;
+  return std::make_unique<Vcpu>(*this, index, std::move(fd));
+}
+
+namespace {
+kvm_ioeventfd to_kvm(const IoEventSpec& spec, int eventfd, bool deassign) {
+  kvm_ioeventfd io{};
+  io.addr = spec.addr;
+  io.len = spec.len;
+  io.fd = eventfd;
+  io.datamatch = spec.datamatch;
+  if (spec.has_datamatch) io.flags |= KVM_IOEVENTFD_FLAG_DATAMATCH;
+  if (spec.pio) io.flags |= KVM_IOEVENTFD_FLAG_PIO;
+  if (deassign) io.flags |= KVM_IOEVENTFD_FLAG_DEASSIGN;
+  return io;
+}
+}  // namespace
+
+void Vm::assign_ioeventfd(const IoEventSpec& spec, int eventfd) {
+  kvm_ioeventfd io = to_kvm(spec, eventfd, false);
+  if (::ioctl(fd_.get(), KVM_IOEVENTFD, &io) != 0) throw_errno("KVM_IOEVENTFD assign");
+}
+
+void Vm::deassign_ioeventfd(const IoEventSpec& spec, int eventfd) {
+  kvm_ioeventfd io = to_kvm(spec, eventfd, true);
+  if (::ioctl(fd_.get(), KVM_IOEVENTFD, &io) != 0) throw_errno("KVM_IOEVENTFD deassign");
+}
+
+void Vm::apply_irqfd(uint32_t gsi, int eventfd, int resamplefd, bool deassign) {
+  kvm_irqfd irqfd{};
+  irqfd.fd = static_cast<uint32_t>(eventfd);
+  irqfd.gsi = gsi;
+  if (deassign) irqfd.flags |= KVM_IRQFD_FLAG_DEASSIGN;
+  if (resamplefd >= 0 && !deassign) {
+    irqfd.flags |= KVM_IRQFD_FLAG_RESAMPLE;
+    irqfd.resamplefd = static_cast<uint32_t>(resamplefd);
+  }
+  if (::ioctl(fd_.get(), KVM_IRQFD, &irqfd) != 0)
+    throw_errno(deassign ? "KVM_IRQFD deassign" : "KVM_IRQFD assign");
+}
+
+void Vm::assign_irqfd(uint32_t gsi, int eventfd, int resamplefd) {
+  std::lock_guard lock(irq_mutex_);
+  if (!irqchip_ready_) {
+    pending_irqfds_.push_back({gsi, eventfd, resamplefd});
+    return;
+  }
+  apply_irqfd(gsi, eventfd, resamplefd, false);
+}
+
+void Vm::deassign_irqfd(uint32_t gsi, int eventfd) {
+  std::lock_guard lock(irq_mutex_);
+  auto it = std::find_if(pending_irqfds_.begin(), pending_irqfds_.end(),
+                         [&](const PendingIrqFd& p) { return p.gsi == gsi && p.eventfd == eventfd; });
+  if (it != pending_irqfds_.end()) {
+    pending_irqfds_.erase(it);  // never reached KVM
+    return;
+  }
+  apply_irqfd(gsi, eventfd, -1, true);
+}
+
+void Vm::commit_routing() {
+  std::lock_guard lock(irq_mutex_);
+  if (!irqchip_ready_) {
+    routing_dirty_ = true;
+    return;
+  }
+  std::vector<uint64_t> table = routing_.serialize();
+  if (::ioctl(fd_.get(), KVM_SET_GSI_ROUTING, table.data()) != 0) {
+    // Seen on a PVM x86 host: KVM_CAP_IRQ_ROUTING advertised, ioctl refused.
+    if (errno == ENOTTY)
+      throw UserError("this host's KVM refuses KVM_SET_GSI_ROUTING (ENOTTY) although it reports "
+                      "KVM_CAP_IRQ_ROUTING: only KVM's default routing can be used here");
+    throw_errno("KVM_SET_GSI_ROUTING");
+  }
+  ++routing_commits_;
+  routing_dirty_ = false;
+}
+
+void Vm::set_irqchip_ready() {
+  {
+    std::lock_guard lock(irq_mutex_);
+    irqchip_ready_ = true;
+  }
+  if (routing_dirty_) commit_routing();
+  std::lock_guard lock(irq_mutex_);
+  for (const auto& p : pending_irqfds_) apply_irqfd(p.gsi, p.eventfd, p.resamplefd, false);
+  pending_irqfds_.clear();
+}
+
+void Vm::irq_line(uint32_t irq, bool level) {
+  kvm_irq_level line{};
+  line.irq = irq;
+  line.level = level ? 1 : 0;
+  if (::ioctl(fd_.get(), KVM_IRQ_LINE, &line) != 0) throw_errno("KVM_IRQ_LINE");
+}
+
+}  // namespace kvmmio

@@ -1,0 +1,122 @@
+// Architecture-neutral parts of TestMachine: the test device, the run loop
+// with its watchdog, guest loading.
+#include "test_machine.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace kvmmio::test {
+
+const char* to_string(Report::Kind kind) {
+  switch (kind) {
+    case Report::Kind::kDone: return "done";
+    case Report::Kind::kReady: return "ready";
+    case Report::Kind::kIrq: return "irq";
+    case Report::Kind::kFault: return "fault";
+    case Report::Kind::kTimeout: return "timeout";
+    case Report::Kind::kUnexpectedExit: return "unexpected-exit";
+  }
+  return "?";
+}
+
+std::span<const uint8_t> guest_code(const char* start, const char* end) {
+  return {reinterpret_cast<const uint8_t*>(start), static_cast<size_t>(end - start)};
+}
+
+void TestDevice::mmio_read(uint64_t, std::span<uint8_t> data) {
+  std::fill(data.begin(), data.end(), 0);
+}
+
+void TestDevice::mmio_write(uint64_t offset, std::span<const uint8_t> data) {
+  uint64_t value = 0;
+  std::memcpy(&value, data.data(), std::min<size_t>(data.size(), 8));
+  if (offset == TestMachine::kNotifyOffset) {
+    ++notify_writes_;
+    return;
+  }
+  // Report registers (arm64 guests): +0 done, +8 ready, +0x10 irq, +0x18 fault.
+  switch (offset - TestMachine::kReportOffset) {
+    case 0x00: pending_ = Report{Report::Kind::kDone, value}; break;
+    case 0x08: pending_ = Report{Report::Kind::kReady, value}; break;
+    case 0x10: pending_ = Report{Report::Kind::kIrq, value}; break;
+    case 0x18: pending_ = Report{Report::Kind::kFault, value}; break;
+    default: break;
+  }
+}
+
+std::optional<Report> TestDevice::take_report() { return std::exchange(pending_, std::nullopt); }
+
+void TestMachine::load(std::span<const uint8_t> code, uint64_t gpa) {
+  if (!vm_->memory().write(gpa, code.data(), code.size()))
+    throw std::runtime_error("guest program does not fit in test RAM");
+}
+
+TestMachine::~TestMachine() = default;
+
+namespace {
+
+// Kicks a vCPU out of KVM_RUN if the guest has not reported in time.
+class Watchdog {
+ public:
+  Watchdog(Vcpu& vcpu, std::chrono::milliseconds timeout)
+      : thread_([this, &vcpu, timeout] {
+          std::unique_lock lock(mutex_);
+          if (!cv_.wait_for(lock, timeout, [this] { return done_; })) {
+            fired_ = true;
+            vcpu.kick();
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool fired() {
+    std::lock_guard lock(mutex_);
+    return fired_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Report TestMachine::run_until_report(std::chrono::milliseconds timeout) {
+  Watchdog watchdog(vcpu(), timeout);
+  for (;;) {
+    VcpuExit ex = vcpu().run();
+    switch (ex.kind) {
+      case VcpuExit::Kind::kMmio:
+        ++mmio_exits_;
+        if (auto r = device_.take_report()) return *r;
+        break;
+      case VcpuExit::Kind::kIo: {
+        // x86 guests report through ports 0xf4 (done), 0xf5 (ready), 0xf6 (irq).
+        if (!ex.io_out) break;
+        const uint64_t value = vcpu().io_data()[0];
+        if (ex.io_port == 0xf4) return {Report::Kind::kDone, value};
+        if (ex.io_port == 0xf5) return {Report::Kind::kReady, value};
+        if (ex.io_port == 0xf6) return {Report::Kind::kIrq, value};
+        break;
+      }
+      case VcpuExit::Kind::kInterrupted:
+        if (watchdog.fired()) return {Report::Kind::kTimeout, 0};
+        break;
+      default:
+        return {Report::Kind::kUnexpectedExit, ex.raw_reason};
+    }
+  }
+}
+
+}  // namespace kvmmio::test

@@ -1,0 +1,115 @@
+// TestMachine: a minimal VM for the KVM-layer tests and benchmarks on real
+// /dev/kvm: RAM, one vCPU, the architecture's in-kernel interrupt controller,
+// and the small guest programs of tests/guests/<arch>/*.S.
+//
+// The guests talk back through a "report" channel the test reads: a port
+// write on x86, an MMIO store to a claimed test device on arm64. The notify
+// address is a register of the same test device, so stores that are not
+// swallowed by an ioeventfd arrive there as counted MMIO exits.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "kvmmio/kvm.h"
+#include "kvmmio/mmio_bus.h"
+#include "kvmmio/vcpu.h"
+#include "kvmmio/vm.h"
+
+#if defined(__aarch64__)
+#include "kvmmio/arch/arm64.h"
+#endif
+
+namespace kvmmio::test {
+
+// What a guest said, or why it said nothing.
+struct Report {
+  enum class Kind { kDone, kReady, kIrq, kFault, kTimeout, kUnexpectedExit };
+  Kind kind = Kind::kTimeout;
+  uint64_t value = 0;  // kIrq: what the guest acknowledged; kFault: ESR
+};
+const char* to_string(Report::Kind kind);
+
+// The test device: a register page at kTestDeviceBase. Writes to the notify
+// register are counted (each is an MMIO exit that reached userspace).
+class TestDevice : public MmioDevice {
+ public:
+  void mmio_read(uint64_t offset, std::span<uint8_t> data) override;
+  void mmio_write(uint64_t offset, std::span<const uint8_t> data) override;
+  uint64_t notify_writes() const { return notify_writes_; }
+  std::optional<Report> take_report();
+
+ private:
+  uint64_t notify_writes_ = 0;
+  std::optional<Report> pending_;
+};
+
+struct MachineOptions {
+#if defined(__aarch64__)
+  // Which vGIC; nullopt = v3 if the host offers it, else v2.
+  std::optional<arm64::GicVersion> gic;
+  int vcpus = 1;
+#endif
+};
+
+class TestMachine {
+ public:
+  static const uint64_t kRamBase;
+  static const uint64_t kTestDeviceBase;
+  static constexpr uint64_t kNotifyOffset = 0x50;  // like virtio-mmio QueueNotify
+  static constexpr uint64_t kReportOffset = 0x100;
+  uint64_t notify_addr() const { return kTestDeviceBase + kNotifyOffset; }
+
+  explicit TestMachine(Kvm& kvm, MachineOptions options = {});
+  ~TestMachine();
+
+  Vm& vm() { return *vm_; }
+  Vcpu& vcpu(int i = 0) { return *vcpus_.at(i); }
+  TestDevice& device() { return device_; }
+
+  // The store-loop guest: `count` 32-bit stores of `value` to notify_addr(),
+  // then a kDone report.
+  void load_store_loop(uint32_t value, uint32_t count);
+
+  // The interrupt guest for `gsi`: it enables that interrupt in the
+  // controller and reports kReady; each interrupt it takes is reported as
+  // kIrq with what it acknowledged (x86: the PIC in-service bitmask; arm64:
+  // the INTID).
+  void load_irq_guest(uint32_t gsi);
+  // What a kIrq report of `gsi` should carry.
+  static uint64_t expected_irq_report(uint32_t gsi);
+  // Raises `gsi` from userspace with KVM_IRQ_LINE (an edge: high, then low).
+  void pulse_irq_line(uint32_t gsi);
+
+  // Runs vCPU 0 until the guest reports, or the timeout passes (then the
+  // vCPU is kicked out and kTimeout returned). Counts MMIO exits.
+  Report run_until_report(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  uint64_t mmio_exits() const { return mmio_exits_; }
+  uint64_t notify_exits() const { return device_.notify_writes(); }
+
+#if defined(__aarch64__)
+  arm64::GicVersion gic_version() const { return vgic_->version(); }
+  // Loads a raw arm64 program at kRamBase and points vCPU `i` at it.
+  void load_program(std::span<const uint8_t> code, int vcpu_index = 0);
+#endif
+
+ private:
+  void load(std::span<const uint8_t> code, uint64_t gpa);
+
+  std::unique_ptr<Vm> vm_;
+  std::vector<std::unique_ptr<Vcpu>> vcpus_;
+  TestDevice device_;
+  uint64_t mmio_exits_ = 0;
+#if defined(__aarch64__)
+  std::unique_ptr<arm64::Vgic> vgic_;
+#endif
+};
+
+// The bytes of an assembled guest program between two symbols.
+std::span<const uint8_t> guest_code(const char* start, const char* end);
+
+}  // namespace kvmmio::test
