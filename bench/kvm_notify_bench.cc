@@ -12,7 +12,12 @@
 // (c) and (d) are round trips: trigger, the guest takes the interrupt and
 // reports it with one exit. Only ratios in one run mean anything; under
 // nested TCG absolute times are ~100x hardware.
+//
+// Each measurement runs in a forked child with a VM of its own, so no KVM
+// state outlives it (the nested L1 kernel needs this; docs/arm64-platform.md).
 #include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -68,19 +73,21 @@ double store_loop_raw(Kvm& kvm, uint32_t stores, bool ioeventfd) {
   std::optional<IoEventFd> fd;
   if (ioeventfd) fd.emplace(IoEventFd::mmio_datamatch<uint32_t>(m.vm(), m.notify_addr(), 0));
   m.load_store_loop(0, stores);
-  m.vcpu().complete_pending_io();
   kvm_run* run = m.vcpu().run_struct();
   uint32_t exits = 0;
-  const auto start = Clock::now();
-  for (;;) {
-    if (::ioctl(m.vcpu().fd(), KVM_RUN, 0) != 0) die("KVM_RUN failed");
-    if (run->exit_reason == KVM_EXIT_MMIO && run->mmio.phys_addr == m.notify_addr()) {
-      ++exits;
-      continue;
+  const double per = m.on_vcpu_thread([&] {
+    m.vcpu().complete_pending_io();
+    const auto start = Clock::now();
+    for (;;) {
+      if (::ioctl(m.vcpu().fd(), KVM_RUN, 0) != 0) die("KVM_RUN failed");
+      if (run->exit_reason == KVM_EXIT_MMIO && run->mmio.phys_addr == m.notify_addr()) {
+        ++exits;
+        continue;
+      }
+      break;  // the done report
     }
-    break;  // the done report
-  }
-  const double per = us_since(start, stores);
+    return us_since(start, stores);
+  });
   if (exits != (ioeventfd ? 0 : stores)) die("raw loop exit count mismatch");
   if (ioeventfd && fd->event().take().value_or(0) != stores) die("raw loop eventfd count mismatch");
   return per;
@@ -100,17 +107,44 @@ double interrupts(Kvm& kvm, uint32_t count, bool relay) {
   }
   m.load_irq_guest(kGsi);
   if (m.run_until_report().kind != Report::Kind::kReady) die("irq guest not ready");
-  const auto start = Clock::now();
-  for (uint32_t i = 0; i < count; ++i) {
-    relay ? call.signal() : irq.trigger();
-    const Report r = m.run_until_report(std::chrono::seconds(10));
-    if (r.kind != Report::Kind::kIrq || r.value != TestMachine::expected_irq_report(kGsi))
-      die("interrupt " + std::to_string(i) + " not delivered");
-  }
-  const double per = us_since(start, count);
+  // The whole loop runs on the vCPU thread under one watchdog, so each
+  // round trip is trigger -> guest takes it -> report exit, nothing more.
+  const double per = m.on_vcpu_thread([&] {
+    KickAfter watchdog(m.vcpu(), std::chrono::seconds(300));
+    const auto start = Clock::now();
+    for (uint32_t i = 0; i < count; ++i) {
+      relay ? call.signal() : irq.trigger();
+      const Report r = m.next_report(&watchdog);
+      if (r.kind != Report::Kind::kIrq || r.value != TestMachine::expected_irq_report(kGsi))
+        die("interrupt " + std::to_string(i) + " not delivered");
+    }
+    return us_since(start, count);
+  });
   stop = true;
   if (relay_thread.joinable()) relay_thread.join();
   return per;
+}
+
+// Runs `measure` in a child process and returns what it measured.
+double isolated(const std::function<double()>& measure) {
+  int pipefd[2];
+  if (::pipe(pipefd) != 0) die("pipe");
+  const pid_t pid = ::fork();
+  if (pid < 0) die("fork");
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    const double v = measure();  // dies with a message on failure
+    if (::write(pipefd[1], &v, sizeof(v)) != sizeof(v)) _exit(1);
+    _exit(0);
+  }
+  ::close(pipefd[1]);
+  double v = 0;
+  const ssize_t n = ::read(pipefd[0], &v, sizeof(v));
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (n != sizeof(v) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) die("a measurement failed");
+  return v;
 }
 
 double median(std::vector<double> v) {
@@ -140,15 +174,21 @@ int main(int argc, char** argv) {
   }
   if (!stores || !irqs || !repeats) die("counts must be positive");
 
-  Kvm kvm;
+  { Kvm probe; }  // a clear error now if /dev/kvm is unusable
   std::vector<double> a, a0, b, b0, c, d;
+  auto run = [](const std::function<double(Kvm&)>& fn) {
+    return isolated([&] {
+      Kvm kvm;
+      return fn(kvm);
+    });
+  };
   for (uint32_t r = 0; r < repeats; ++r) {  // interleaved, so drift hits all cases alike
-    a.push_back(store_loop(kvm, stores, true));
-    b.push_back(store_loop(kvm, stores, false));
-    a0.push_back(store_loop_raw(kvm, stores, true));
-    b0.push_back(store_loop_raw(kvm, stores, false));
-    c.push_back(interrupts(kvm, irqs, false));
-    d.push_back(interrupts(kvm, irqs, true));
+    a.push_back(run([&](Kvm& k) { return store_loop(k, stores, true); }));
+    b.push_back(run([&](Kvm& k) { return store_loop(k, stores, false); }));
+    a0.push_back(run([&](Kvm& k) { return store_loop_raw(k, stores, true); }));
+    b0.push_back(run([&](Kvm& k) { return store_loop_raw(k, stores, false); }));
+    c.push_back(run([&](Kvm& k) { return interrupts(k, irqs, false); }));
+    d.push_back(run([&](Kvm& k) { return interrupts(k, irqs, true); }));
   }
   const double ma = median(a), ma0 = median(a0), mb = median(b), mb0 = median(b0), mc = median(c), md = median(d);
 #if defined(__aarch64__)

@@ -28,6 +28,10 @@ int kick_signal() {
   return signo;
 }
 
+// Exit counters are written only by the vCPU's own thread and read for
+// stats: relaxed increments, no barriers on the exit path.
+void bump(std::atomic<uint64_t>& counter) { counter.fetch_add(1, std::memory_order_relaxed); }
+
 uint64_t le_value(const uint8_t* data, uint32_t len) {
   uint64_t v = 0;
   std::memcpy(&v, data, len > 8 ? 8 : len);
@@ -53,8 +57,12 @@ Vcpu::~Vcpu() {
 }
 
 VcpuExit Vcpu::run() {
-  thread_ = ::pthread_self();
-  in_run_ = true;
+  // kick() stores immediate_exit, then loads in_run_; this stores in_run_,
+  // then enters KVM_RUN (which reads immediate_exit): both sequentially
+  // consistent, so one of them sees the other.
+  const pthread_t self = ::pthread_self();
+  if (thread_.load(std::memory_order_relaxed) != self) thread_.store(self);
+  in_run_.store(true);
   const int r = ::ioctl(fd_.get(), KVM_RUN, 0);
   const int err = errno;
   in_run_ = false;
@@ -64,7 +72,7 @@ VcpuExit Vcpu::run() {
   if (r < 0) {
     if (err == EINTR || err == EAGAIN) {
       __atomic_store_n(&run_->immediate_exit, 0, __ATOMIC_SEQ_CST);
-      ++counts_.interrupted;
+      bump(counts_.interrupted);
       ex.kind = VcpuExit::Kind::kInterrupted;
       return ex;
     }
@@ -89,7 +97,7 @@ VcpuExit Vcpu::run() {
         ex.mmio_value = le_value(m.data, len);
       }
       io_pending_ = true;
-      ++counts_.mmio;
+      bump(counts_.mmio);
       break;
     }
     case KVM_EXIT_IO:
@@ -99,33 +107,33 @@ VcpuExit Vcpu::run() {
       ex.io_out = run_->io.direction == KVM_EXIT_IO_OUT;
       ex.io_count = run_->io.count;
       io_pending_ = true;
-      ++counts_.io;
+      bump(counts_.io);
       break;
     case KVM_EXIT_HLT:
       ex.kind = VcpuExit::Kind::kHlt;
-      ++counts_.hlt;
+      bump(counts_.hlt);
       break;
     case KVM_EXIT_SYSTEM_EVENT:
       ex.kind = VcpuExit::Kind::kSystemEvent;
       ex.system_event_type = run_->system_event.type;
-      ++counts_.system_event;
+      bump(counts_.system_event);
       break;
     case KVM_EXIT_INTERNAL_ERROR:
       ex.kind = VcpuExit::Kind::kInternalError;
       ex.internal_suberror = run_->internal.suberror;
-      ++counts_.internal_error;
+      bump(counts_.internal_error);
       break;
     case KVM_EXIT_FAIL_ENTRY:
       ex.kind = VcpuExit::Kind::kFailEntry;
-      ++counts_.fail_entry;
+      bump(counts_.fail_entry);
       break;
     case KVM_EXIT_INTR:
       ex.kind = VcpuExit::Kind::kInterrupted;
-      ++counts_.interrupted;
+      bump(counts_.interrupted);
       break;
     default:
       ex.kind = VcpuExit::Kind::kUnknown;
-      ++counts_.unknown;
+      bump(counts_.unknown);
       break;
   }
   return ex;

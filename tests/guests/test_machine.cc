@@ -2,7 +2,6 @@
 // with its watchdog, guest loading.
 #include "test_machine.h"
 
-#include <condition_variable>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -54,46 +53,70 @@ void TestMachine::load(std::span<const uint8_t> code, uint64_t gpa) {
     throw std::runtime_error("guest program does not fit in test RAM");
 }
 
+TestMachine::TestMachine(Kvm& kvm, MachineOptions options) {
+  on_vcpu_thread([&] { build(kvm, options); });
+}
+
 TestMachine::~TestMachine() = default;
 
-namespace {
+KickAfter::KickAfter(Vcpu& vcpu, std::chrono::milliseconds timeout)
+    : thread_([this, &vcpu, timeout] {
+        std::unique_lock lock(mutex_);
+        if (!cv_.wait_for(lock, timeout, [this] { return done_; })) {
+          fired_ = true;
+          vcpu.kick();
+        }
+      }) {}
 
-// Kicks a vCPU out of KVM_RUN if the guest has not reported in time.
-class Watchdog {
- public:
-  Watchdog(Vcpu& vcpu, std::chrono::milliseconds timeout)
-      : thread_([this, &vcpu, timeout] {
-          std::unique_lock lock(mutex_);
-          if (!cv_.wait_for(lock, timeout, [this] { return done_; })) {
-            fired_ = true;
-            vcpu.kick();
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  bool fired() {
+KickAfter::~KickAfter() {
+  {
     std::lock_guard lock(mutex_);
-    return fired_;
+    done_ = true;
   }
+  cv_.notify_all();
+  thread_.join();
+}
 
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  bool fired_ = false;
-  std::thread thread_;
-};
+WorkerThread::WorkerThread()
+    : thread_([this] {
+        for (;;) {
+          std::function<void()> work;
+          {
+            std::unique_lock lock(mutex_);
+            cv_.wait(lock, [this] { return stop_ || work_.has_value(); });
+            if (!work_) return;
+            work = std::move(*work_);
+            work_.reset();
+          }
+          work();
+        }
+      }) {}
 
-}  // namespace
+WorkerThread::~WorkerThread() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void WorkerThread::submit(std::function<void()> work) {
+  {
+    std::lock_guard lock(mutex_);
+    work_ = std::move(work);
+  }
+  cv_.notify_all();
+}
 
 Report TestMachine::run_until_report(std::chrono::milliseconds timeout) {
-  Watchdog watchdog(vcpu(), timeout);
+  return on_vcpu_thread([&] {
+    KickAfter watchdog(vcpu(), timeout);
+    return next_report(&watchdog);
+  });
+}
+
+Report TestMachine::next_report(const KickAfter* watchdog) {
   for (;;) {
     VcpuExit ex = vcpu().run();
     switch (ex.kind) {
@@ -111,7 +134,7 @@ Report TestMachine::run_until_report(std::chrono::milliseconds timeout) {
         break;
       }
       case VcpuExit::Kind::kInterrupted:
-        if (watchdog.fired()) return {Report::Kind::kTimeout, 0};
+        if (watchdog && watchdog->fired()) return {Report::Kind::kTimeout, 0};
         break;
       default:
         return {Report::Kind::kUnexpectedExit, ex.raw_reason};

@@ -19,7 +19,8 @@ constexpr arm64::GicLayout kGic{.dist_base = 0x08000000, .redist_base = 0x080a00
 constexpr uint32_t kNrIrqs = 128;
 }  // namespace
 
-TestMachine::TestMachine(Kvm& kvm, MachineOptions options) : vm_(std::make_unique<Vm>(kvm)) {
+void TestMachine::build(Kvm& kvm, const MachineOptions& options) {
+  vm_ = std::make_unique<Vm>(kvm);
   vm_->add_ram(kRamBase, 2 << 20);
   for (int i = 0; i < options.vcpus; ++i) {
     vcpus_.push_back(vm_->create_vcpu(i));
@@ -33,28 +34,34 @@ TestMachine::TestMachine(Kvm& kvm, MachineOptions options) : vm_(std::make_uniqu
 }
 
 void TestMachine::load_program(std::span<const uint8_t> code, int vcpu_index) {
-  load(code, kRamBase);
-  Vcpu& v = vcpu(vcpu_index);
-  v.set_one_reg(arm64::reg_pc(), kRamBase);
-  v.set_one_reg(arm64::reg_pstate(), arm64::kPstateEl1hMasked);
+  on_vcpu_thread([&] {
+    load(code, kRamBase);
+    Vcpu& v = vcpu(vcpu_index);
+    v.set_one_reg(arm64::reg_pc(), kRamBase);
+    v.set_one_reg(arm64::reg_pstate(), arm64::kPstateEl1hMasked);
+  });
 }
 
 void TestMachine::load_store_loop(uint32_t value, uint32_t count) {
   load_program(guest_code(arm64_guest_store_loop, arm64_guest_store_loop_end));
-  vcpu().set_one_reg(arm64::reg_x(0), notify_addr());
-  vcpu().set_one_reg(arm64::reg_x(1), value);
-  vcpu().set_one_reg(arm64::reg_x(2), count);
-  vcpu().set_one_reg(arm64::reg_x(3), kTestDeviceBase + kReportOffset);
+  on_vcpu_thread([&] {
+    vcpu().set_one_reg(arm64::reg_x(0), notify_addr());
+    vcpu().set_one_reg(arm64::reg_x(1), value);
+    vcpu().set_one_reg(arm64::reg_x(2), count);
+    vcpu().set_one_reg(arm64::reg_x(3), kTestDeviceBase + kReportOffset);
+  });
 }
 
 void TestMachine::load_irq_guest(uint32_t gsi) {
   const bool v3 = vgic_->version() == arm64::GicVersion::kV3;
   load_program(v3 ? guest_code(arm64_guest_irq_v3, arm64_guest_irq_v3_end)
                   : guest_code(arm64_guest_irq_v2, arm64_guest_irq_v2_end));
-  vcpu().set_one_reg(arm64::reg_x(0), kGic.dist_base);
-  vcpu().set_one_reg(arm64::reg_x(1), v3 ? kGic.redist_base : kGic.cpu_base);
-  vcpu().set_one_reg(arm64::reg_x(2), kTestDeviceBase + kReportOffset);
-  vcpu().set_one_reg(arm64::reg_x(3), expected_irq_report(gsi));
+  on_vcpu_thread([&] {
+    vcpu().set_one_reg(arm64::reg_x(0), kGic.dist_base);
+    vcpu().set_one_reg(arm64::reg_x(1), v3 ? kGic.redist_base : kGic.cpu_base);
+    vcpu().set_one_reg(arm64::reg_x(2), kTestDeviceBase + kReportOffset);
+    vcpu().set_one_reg(arm64::reg_x(3), expected_irq_report(gsi));
+  });
 }
 
 uint64_t TestMachine::expected_irq_report(uint32_t gsi) { return gsi + arm64::kSpiBase; }

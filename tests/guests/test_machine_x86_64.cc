@@ -16,7 +16,8 @@ namespace {
 constexpr uint16_t kLoadIp = 0x1000;
 }
 
-TestMachine::TestMachine(Kvm& kvm, MachineOptions) : vm_(std::make_unique<Vm>(kvm)) {
+void TestMachine::build(Kvm& kvm, const MachineOptions&) {
+  vm_ = std::make_unique<Vm>(kvm);
   vm_->add_ram(kRamBase, 512 << 10);
   x86::create_irqchip(*vm_);  // before any vCPU exists
   vcpus_.push_back(vm_->create_vcpu(0));
@@ -24,6 +25,7 @@ TestMachine::TestMachine(Kvm& kvm, MachineOptions) : vm_(std::make_unique<Vm>(kv
 }
 
 void TestMachine::load_store_loop(uint32_t value, uint32_t count) {
+  on_vcpu_thread([&] {
   load(guest_code(x86_guest_store_loop, x86_guest_store_loop_end), kLoadIp);
   x86::setup_real_mode(vcpu(), 0, kLoadIp);
   x86::set_real_segment(vcpu(), x86::Seg::kEs, static_cast<uint16_t>(kTestDeviceBase >> 4));
@@ -32,15 +34,18 @@ void TestMachine::load_store_loop(uint32_t value, uint32_t count) {
   regs.rcx = count;
   regs.rdi = kNotifyOffset;
   x86::set_regs(vcpu(), regs);
+  });
 }
 
 void TestMachine::load_irq_guest(uint32_t gsi) {
   if (gsi >= 8 || gsi == 2) throw std::invalid_argument("x86 irq guest: GSI must be a master-PIC line other than 2");
-  load(guest_code(x86_guest_irq, x86_guest_irq_end), kLoadIp);
-  x86::setup_real_mode(vcpu(), 0, kLoadIp);
-  x86::Regs regs;
-  regs.rsi = gsi;
-  x86::set_regs(vcpu(), regs);
+  on_vcpu_thread([&] {
+    load(guest_code(x86_guest_irq, x86_guest_irq_end), kLoadIp);
+    x86::setup_real_mode(vcpu(), 0, kLoadIp);
+    x86::Regs regs;
+    regs.rsi = gsi;
+    x86::set_regs(vcpu(), regs);
+  });
 }
 
 uint64_t TestMachine::expected_irq_report(uint32_t gsi) { return 1u << gsi; }

@@ -44,7 +44,9 @@ TEST_F(Arm64Test, OfferedVgicIsCreatedAndTheOtherFailsClearly) {
     auto vcpu = vm.create_vcpu(0);
     arm64::init_vcpu(vm, *vcpu, false);
     const bool supported = arm64::vgic_supported(vm, v);
-    if (auto expect = expected_gic()) EXPECT_EQ(supported, v == *expect);
+    if (auto expect = expected_gic()) {
+      EXPECT_EQ(supported, v == *expect);
+    }
     const arm64::GicLayout layout{.dist_base = 0x08000000, .redist_base = 0x080a0000,
                                   .cpu_base = 0x08010000};
     if (supported) {
@@ -85,19 +87,23 @@ TEST_F(Arm64Test, IrqFdsAssignedBeforeTheVgicAreQueuedThenRouted) {
 TEST_F(Arm64Test, VcpuInitWithPsciStartsSecondariesPoweredOff) {
   TestMachine m(*kvm, {.gic = std::nullopt, .vcpus = 2});
   kvm_mp_state state{};
-  ASSERT_EQ(::ioctl(m.vcpu(1).fd(), KVM_GET_MP_STATE, &state), 0);
-  EXPECT_EQ(state.mp_state, static_cast<uint32_t>(KVM_MP_STATE_STOPPED));
-  ASSERT_EQ(::ioctl(m.vcpu(0).fd(), KVM_GET_MP_STATE, &state), 0);
-  EXPECT_EQ(state.mp_state, static_cast<uint32_t>(KVM_MP_STATE_RUNNABLE));
+  m.on_vcpu_thread([&] {
+    ASSERT_EQ(::ioctl(m.vcpu(1).fd(), KVM_GET_MP_STATE, &state), 0);
+    EXPECT_EQ(state.mp_state, static_cast<uint32_t>(KVM_MP_STATE_STOPPED));
+    ASSERT_EQ(::ioctl(m.vcpu(0).fd(), KVM_GET_MP_STATE, &state), 0);
+    EXPECT_EQ(state.mp_state, static_cast<uint32_t>(KVM_MP_STATE_RUNNABLE));
+  });
 }
 
 TEST_F(Arm64Test, GuestStartsTheSecondaryThroughPsci) {
   TestMachine m(*kvm, {.gic = std::nullopt, .vcpus = 2});
   const uint64_t report = TestMachine::kTestDeviceBase + TestMachine::kReportOffset;
-  const uint64_t mpidr1 = m.vcpu(1).get_one_reg(arm64::reg_mpidr());
+  const uint64_t mpidr1 = m.on_vcpu_thread([&] { return m.vcpu(1).get_one_reg(arm64::reg_mpidr()); });
   m.load_program(guest_code(arm64_guest_psci, arm64_guest_psci_end));
-  m.vcpu(0).set_one_reg(arm64::reg_x(3), report);
-  m.vcpu(0).set_one_reg(arm64::reg_x(4), mpidr1 & 0xff00ffffffull);
+  m.on_vcpu_thread([&] {
+    m.vcpu(0).set_one_reg(arm64::reg_x(3), report);
+    m.vcpu(0).set_one_reg(arm64::reg_x(4), mpidr1 & 0xff00ffffffull);
+  });
 
   Report version = m.run_until_report();
   ASSERT_EQ(version.kind, Report::Kind::kDone);

@@ -1,0 +1,74 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# scripts/arm64/init-l1.sh: /init of the L1 initramfs (build-initramfs.sh
+# copies it in). Owns the L1 guest from boot to power-off: mounts, modules,
+# one scenario, shipping its results to the host, power-off (or a shell).
+#
+# Kernel command line (set by run.sh):
+#   kvmmio.scenario=NAME  run /scenarios/NAME.sh
+#   kvmmio.gic=N          the GIC version QEMU emulates; exported as KVMMIO_L1_GIC
+#   kvmmio.shell=1        after the scenario, a shell on the console, not power-off
+#
+# Console lines run.sh reads: "KVMMIO-STEP: text" (progress, also printed by
+# scenarios through lib.sh), "KVMMIO-SCENARIO-START: NAME", "KVMMIO-STATUS: N"
+# and "KVMMIO-ERROR: text".
+#
+# Result channel: /results (KVMMIO_RESULTS) plus exit-status, as a tar
+# written raw onto /dev/vda, a virtio-blk disk run.sh attaches and unpacks.
+
+/bin/busybox mkdir -p /proc /sys /dev /tmp /results /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/kvmmio/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+step() { echo "KVMMIO-STEP: $*"; }
+error() { echo "KVMMIO-ERROR: $*"; }
+
+step "L1 init: mounts and modules"
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+# load-order: module paths, dependencies first (resolved at build time).
+while read -r m; do
+    insmod "/lib/modules/$m" || error "insmod $m failed"
+done </lib/modules/load-order
+
+scenario='' gic='' shell=0
+read -r cmdline </proc/cmdline
+for arg in $cmdline; do
+    case $arg in
+    kvmmio.scenario=*) scenario=${arg#*=} ;;
+    kvmmio.gic=*) gic=${arg#*=} ;;
+    kvmmio.shell=1) shell=1 ;;
+    esac
+done
+export KVMMIO_L1_GIC="$gic" KVMMIO_RESULTS=/results
+
+if [ -n "$scenario" ] && [ ! -f "/scenarios/$scenario.sh" ]; then
+    error "no scenario /scenarios/$scenario.sh in this initramfs (have:" \
+        "$(cd /scenarios && echo *.sh)); rebuild it with scripts/arm64/build-initramfs.sh"
+elif [ -n "$scenario" ]; then
+    echo "KVMMIO-SCENARIO-START: $scenario"
+    # stdin from /dev/null: a stray read must not wait for a console nobody
+    # types on.
+    (cd /tmp && sh "/scenarios/$scenario.sh" </dev/null)
+    status=$?
+    echo "$status" >/results/exit-status
+
+    step "L1 init: shipping results to /dev/vda"
+    i=0
+    while [ ! -b /dev/vda ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+    if [ ! -b /dev/vda ]; then
+        error "no /dev/vda: results cannot leave L1"
+    elif ! { tar -cf /dev/vda -C /results . && sync; }; then
+        # sync above: poweroff -f does not flush the page cache.
+        error "writing results to /dev/vda failed (more than 256 MiB?)"
+    fi
+    echo "KVMMIO-STATUS: $status"
+fi
+
+if [ "$shell" = 1 ]; then
+    echo "L1 shell (exit or Ctrl-D powers off; Ctrl-A X quits QEMU)"
+    setsid cttyhack sh
+fi
+poweroff -f

@@ -1,0 +1,39 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# scripts/arm64/init-l2.sh: /init of the L2 initramfs (build-initramfs.sh
+# copies it to /l2/initramfs in L1). Owns the L2 guest from boot to power-off.
+#
+# 1. mounts proc, sysfs, devtmpfs; loads the virtio modules Debian's kernel
+#    builds as modules (virtio_mmio, failover, net_failover, virtio_net,
+#    virtio_console) in the order of /lib/modules/load-order;
+# 2. prints "KVMMIO-L2-READY" on the console (what an L1 test waits for);
+# 3. runs each /l2-init.d/*.sh hook in name order (build-initramfs.sh
+#    --l2-hook), printing "KVMMIO-L2-HOOK: NAME status N", then powers off;
+#    without hooks, a shell on the console (exit powers off).
+# Extension point: parse more kvmmio.* parameters from /proc/cmdline here
+# (e.g. kvmmio.run=...) and act on them before step 3.
+
+/bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/kvmmio/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+while read -r m; do
+    insmod "/lib/modules/$m" || echo "KVMMIO-L2-ERROR: insmod $m failed"
+done </lib/modules/load-order
+
+echo "KVMMIO-L2-READY"
+
+hooks=$(ls /l2-init.d/*.sh 2>/dev/null)
+if [ -n "$hooks" ]; then
+    for h in $hooks; do
+        sh "$h"
+        echo "KVMMIO-L2-HOOK: ${h##*/} status $?"
+    done
+else
+    setsid cttyhack sh
+fi
+poweroff -f

@@ -1,0 +1,209 @@
+#!/bin/bash
+# scripts/arm64/run.sh: runs one scenario of the arm64 test platform: boots
+# L1 (Debian's arm64 kernel, KVM at EL2) in qemu-system-aarch64 under TCG,
+# runs tests/arm64/scenarios/NAME.sh there and brings its verdict and result
+# files back. Owns the QEMU process it starts (killed on every exit path),
+# a temporary directory, the --log file and the --results directory.
+#
+# Result channel: a sparse raw disk image attached as virtio-blk (/dev/vda in
+# L1). L1's /init writes a tar of /results (plus exit-status) onto it; this
+# script unpacks it into --results DIR after QEMU exits. The console log only
+# carries progress (KVMMIO-STEP) and human-readable markers.
+set -euo pipefail
+# shellcheck source=scripts/arm64/common.sh
+source "$(dirname "$0")/common.sh"
+
+usage() {
+    cat <<EOF
+Usage: ${0##*/} --scenario NAME [options]
+       ${0##*/} --interactive [--scenario NAME] [options]
+
+Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
+  --scenario NAME    scenario to run (file name without .sh)
+  --gic 3|2          GIC version QEMU emulates for L1 (default 3); L1 can then
+                     create the same vGIC version, and only that one
+  --timeout SECONDS  kill QEMU after this long (default 600)
+  --log FILE         console log (default DIR/console.log)
+  --results DIR      where result files land (default \$CACHE/results/NAME).
+                     The runner empties DIR first; it refuses a non-empty DIR
+                     it did not create (marker file .kvmmio-results)
+  --initramfs FILE   L1 initramfs (default \$CACHE/l1-initramfs.cpio.gz)
+  --smp N            L1 vCPUs (default 2)
+  --mem MB           L1 memory (default 2048)
+  --quiet            console only to the log file, not to stdout
+  --interactive      L1 shell on this terminal after the scenario, if any
+                     (kvmmio.shell=1); no timeout, no log. Ctrl-A X quits QEMU
+  -h, --help         this text
+CACHE=${CACHE} (env KVMMIO_CACHE)
+
+Results: DIR/exit-status (the scenario's status), the files the scenario
+wrote to \$KVMMIO_RESULTS (/results in L1), DIR/console.log.
+Exit status: the scenario's own (0 pass, 1-123 fail; 124-255 become 1),
+  124 timeout (the last KVMMIO-STEP is named), 125 L1 never reached the
+  scenario (boot failure, panic, scenario missing from the initramfs),
+  126 the scenario started but no verdict came back (L1 crashed),
+  2 usage or setup error.
+Binaries get into L1 through build-initramfs.sh --bin FILE (/kvmmio/bin).
+EOF
+}
+
+scenario='' gic=3 timeout=600 log='' results='' initramfs=$CACHE/l1-initramfs.cpio.gz
+smp=2 mem=2048 quiet=0 interactive=0
+while (($#)); do
+    case $1 in
+    --scenario) scenario=${2:?--scenario needs a NAME}; shift 2 ;;
+    --gic) gic=${2:?--gic needs 3 or 2}; shift 2 ;;
+    --timeout) timeout=${2:?--timeout needs SECONDS}; shift 2 ;;
+    --log) log=${2:?--log needs a FILE}; shift 2 ;;
+    --results) results=${2:?--results needs a DIR}; shift 2 ;;
+    --initramfs) initramfs=${2:?--initramfs needs a FILE}; shift 2 ;;
+    --smp) smp=${2:?--smp needs N}; shift 2 ;;
+    --mem) mem=${2:?--mem needs MB}; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    --interactive) interactive=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+    esac
+done
+
+# --- checks -------------------------------------------------------------------
+[[ -n $scenario || $interactive == 1 ]] || die "--scenario NAME is required (see --help)"
+[[ $gic == [23] ]] || die "--gic must be 3 or 2, not '$gic'"
+for n in "$timeout" "$smp" "$mem"; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || die "not a positive number: '$n'"
+done
+scenario_file=$REPO/tests/arm64/scenarios/$scenario.sh
+if [[ -n $scenario ]]; then
+    [[ $scenario =~ ^[A-Za-z0-9_-]+$ && -f $scenario_file ]] ||
+        die "no scenario '$scenario' (tests/arm64/scenarios/$scenario.sh)"
+fi
+command -v qemu-system-aarch64 >/dev/null ||
+    die "qemu-system-aarch64 missing: run scripts/arm64/fetch-packages.sh"
+kernel=$ROOT/boot/vmlinuz-$(kernel_version)
+[[ -s $kernel ]] || die "no kernel $kernel: run scripts/arm64/fetch-packages.sh"
+[[ -s $initramfs ]] || die "no initramfs $initramfs: run scripts/arm64/build-initramfs.sh"
+for f in "$REPO"/tests/arm64/lib.sh "$REPO"/tests/arm64/scenarios/*.sh \
+    "$REPO"/scripts/arm64/init-l[12].sh; do
+    [[ $f -nt $initramfs ]] &&
+        say "warning: $f is newer than $initramfs: run scripts/arm64/build-initramfs.sh"
+done
+
+results=${results:-$CACHE/results/${scenario:-interactive}}
+if [[ -d $results && -n $(ls -A "$results") ]]; then
+    [[ -e $results/.kvmmio-results ]] ||
+        die "$results is not empty and not a results directory of this runner: empty it or choose another --results DIR"
+    find "$results" -mindepth 1 -delete
+fi
+mkdir -p "$results"
+touch "$results/.kvmmio-results"
+log=${log:-$results/console.log}
+mkdir -p "$(dirname "$log")"
+
+# --- QEMU, and its clean-up on every exit path ----------------------------------
+work=$(mktemp -d)
+disk=$work/results.img
+truncate -s 256M "$disk" # sparse: costs only what L1 writes
+
+append="console=ttyAMA0 panic=-1 rdinit=/init quiet kvmmio.gic=$gic"
+[[ -n $scenario ]] && append+=" kvmmio.scenario=$scenario"
+((interactive)) && append+=" kvmmio.shell=1"
+# The known-good L1 command line (docs/arm64-platform.md); pauth-impdef=on
+# makes pointer authentication ~2.7x cheaper to emulate.
+# shellcheck disable=SC2054 # commas belong to QEMU option values
+qemu=(qemu-system-aarch64
+    -machine "virt,virtualization=on,gic-version=$gic"
+    -cpu max,pauth-impdef=on -smp "$smp" -m "$mem" -accel tcg,thread=multi
+    -nographic -no-reboot -kernel "$kernel" -initrd "$initramfs" -append "$append"
+    -drive "file=$disk,format=raw,if=none,id=results"
+    -device virtio-blk-device,drive=results)
+
+qpid='' sleeper='' streamer=''
+# shellcheck disable=SC2317 # invoked by the EXIT trap
+cleanup() {
+    set +e # best effort: every step runs even if an earlier one fails
+    # QEMU leads its own process group (setsid): kill the whole group, then
+    # reap it so not even a zombie stays behind.
+    [[ -n $qpid ]] && { kill -KILL -- "-$qpid"; wait "$qpid"; } 2>/dev/null
+    [[ -n $sleeper ]] && kill "$sleeper" 2>/dev/null
+    [[ -n $streamer ]] && kill "$streamer" 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# markers NAME: the text after "NAME: " on each console line that has it.
+markers() {
+    [[ -f $log ]] || return 0
+    sed -n "s/.*$1: \(.*\)/\1/p" "$log" | tr -d '\r'
+}
+# scenario_step: the scenario's last step, not L1 /init's own ("L1 init: ...").
+scenario_step() { markers KVMMIO-STEP | grep -v '^L1 init:' | tail -n 1; }
+
+unpack_results() {
+    tar -xf "$disk" -C "$results" 2>/dev/null || true
+}
+
+start=$EPOCHREALTIME
+if ((interactive)); then
+    say "interactive L1 (Ctrl-A X quits QEMU)"
+    "${qemu[@]}" || true
+    unpack_results
+    exit 0
+fi
+
+: >"$log"
+say "scenario $scenario, gic $gic, timeout ${timeout}s, log $log"
+setsid "${qemu[@]}" </dev/null >"$log" 2>&1 &
+qpid=$!
+if ((!quiet)); then
+    tail -n +1 -f --pid="$qpid" "$log" | sed -u 's/\r$//' &
+    streamer=$!
+fi
+sleep "$timeout" &
+sleeper=$!
+
+finished=''
+wait -n -p finished "$qpid" "$sleeper" || true
+if [[ $finished == "$sleeper" ]]; then
+    sleeper=''
+    kill -KILL -- "-$qpid" 2>/dev/null || true
+    wait "$qpid" 2>/dev/null || true
+    qpid=''
+    [[ -n $streamer ]] && { wait "$streamer" || true; streamer=''; }
+    say "TIMEOUT after $timeout s during step: $(markers KVMMIO-STEP | tail -n 1)"
+    exit 124
+fi
+qpid=''
+kill "$sleeper" 2>/dev/null || true
+wait "$sleeper" 2>/dev/null || true
+sleeper=''
+[[ -n $streamer ]] && { wait "$streamer" || true; streamer=''; }
+elapsed=$(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $start }")
+
+# --- verdict ----------------------------------------------------------------------
+unpack_results
+while read -r line; do say "L1: $line"; done < <(markers KVMMIO-ERROR)
+if [[ -s $results/exit-status ]]; then
+    status=$(<"$results/exit-status")
+    [[ $status =~ ^[0-9]+$ ]] || { say "garbled exit-status '$status'"; exit 126; }
+    if ((status == 0)); then
+        say "scenario $scenario PASSED in ${elapsed}s (results in $results)"
+        exit 0
+    fi
+    say "scenario $scenario FAILED with status $status in ${elapsed}s," \
+        "last step: $(scenario_step) (results in $results)"
+    while read -r line; do say "fail: $line"; done < <(markers KVMMIO-FAIL)
+    ((status < 124)) || status=1
+    exit "$status"
+fi
+if grep -q KVMMIO-SCENARIO-START "$log"; then
+    say "scenario $scenario started but no verdict came back (L1 crashed?)," \
+        "last step: $(scenario_step); see $log"
+    exit 126
+fi
+say "L1 never reached the scenario (last step: $(markers KVMMIO-STEP | tail -n 1))"
+grep -a -m 1 'Kernel panic' "$log" | tr -d '\r' >&2 || true
+say "last lines of $log:"
+tail -n 10 "$log" | tr -d '\r' >&2
+exit 125

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Cross-builds kvmmio for arm64 (library, tests, benchmarks, VMM), statically
+# linked so the binaries can be dropped into the arm64 platform's initramfs.
+#
+#   scripts/build-arm64.sh [BUILDDIR]      (default: build-arm64 in the repo)
+#
+# libfdt-dev:arm64 cannot be installed beside the amd64 libfdt-dev (apt
+# removes one for the other), so its .debs are fetched with apt-get download
+# and unpacked into a git-ignored sysroot under .cache/ instead.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$src/build-arm64}
+cache=${KVMMIO_CACHE:-$src/.cache/arm64}
+sysroot=$cache/sysroot
+
+command -v aarch64-linux-gnu-g++ >/dev/null ||
+  { echo "build-arm64: aarch64-linux-gnu-g++ missing: run scripts/install-deps.sh" >&2; exit 2; }
+
+# --- libfdt for arm64, unpacked into the sysroot ------------------------------
+if [ ! -e "$sysroot/.libfdt-stamp" ]; then
+  mkdir -p "$cache/debs" "$sysroot"
+  for pkg in libfdt1 libfdt-dev; do
+    ver=$(apt-cache policy "$pkg:arm64" | awk '/Candidate:/ {print $2}')
+    [ -n "$ver" ] && [ "$ver" != "(none)" ] ||
+      { echo "build-arm64: no candidate for $pkg:arm64 (run scripts/install-deps.sh, which enables arm64)" >&2; exit 2; }
+    deb=$(ls "$cache/debs/${pkg}_${ver//:/%3a}_arm64.deb" 2>/dev/null || true)
+    if [ -z "$deb" ]; then
+      (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg:arm64=$ver")
+    fi
+    dpkg-deb -x "$cache/debs/${pkg}_${ver//:/%3a}_arm64.deb" "$sysroot"
+  done
+  touch "$sysroot/.libfdt-stamp"
+fi
+
+# --- configure once, then build what the platform needs ----------------------
+[ -x "$src/configure" ] || (cd "$src" && autoreconf -fi)
+mkdir -p "$build"
+cd "$build"
+if [ ! -f Makefile ]; then
+  "$src/configure" --host=aarch64-linux-gnu --enable-static-binaries --enable-werror \
+    CPPFLAGS="-I$sysroot/usr/include" \
+    LDFLAGS="-L$sysroot/usr/lib/aarch64-linux-gnu" \
+    PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
+    --disable-arm64-platform -q
+fi
+make -j"$(nproc)" libkvmmio.a tests/unit_tests tests/kvm_tests bench/kvm_notify_bench
+echo "build-arm64: arm64 binaries in $build (tests/unit_tests tests/kvm_tests bench/kvm_notify_bench)"

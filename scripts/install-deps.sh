@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what kvmmio needs to build, test and benchmark on Debian 12, with
+# apt-get, idempotently: packages already present are not touched, and
+# apt-get update runs only when something is missing.
+#
+#   scripts/install-deps.sh            everything (native + arm64 cross + platform)
+#   scripts/install-deps.sh --native   only the native build and its tests
+set -euo pipefail
+
+native=(g++ make autoconf automake pkg-config linux-libc-dev libfdt-dev
+        device-tree-compiler libgtest-dev libgmock-dev)
+# The arm64 cross build and the nested arm64 platform (qemu-system-aarch64).
+cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64)
+platform=(qemu-system-arm cpio kmod gzip iproute2 iperf3)
+
+want=("${native[@]}")
+case "${1:-}" in
+  --native) ;;
+  "" | --all) want+=("${cross[@]}" "${platform[@]}") ;;
+  -h | --help) sed -n '2,8p' "$0"; exit 0 ;;
+  *) echo "install-deps.sh: unknown option $1 (use --native or --all)" >&2; exit 2 ;;
+esac
+
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=sudo
+  command -v sudo >/dev/null || { echo "install-deps.sh: run as root (or install sudo)" >&2; exit 2; }
+else
+  sudo_cmd=
+fi
+
+if printf '%s\n' "${want[@]}" | grep -q ':arm64$' &&
+   ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  echo "install-deps: enabling the arm64 architecture for multiarch packages"
+  $sudo_cmd dpkg --add-architecture arm64
+  force_update=1
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ] && [ -z "${force_update:-}" ]; then
+  echo "install-deps: all ${#want[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]:-(none; refreshing lists)}"
+$sudo_cmd apt-get update -q
+[ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"

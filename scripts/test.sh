@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The whole kvmmio test suite, from a fresh clone on Debian 12:
+#   1. installs the build and test dependencies (scripts/install-deps.sh),
+#   2. builds natively with warnings as errors,
+#   3. make check: unit tests, the KVM-layer tests on this machine's
+#      /dev/kvm, and (on x86-64) the arm64 build of the same tests run on
+#      real KVM/ARM nested in qemu-system-aarch64, with L1 on GICv3 and GICv2,
+#   4. make distcheck (tarball, VPATH build, install, uninstall),
+#   5. prints one line: "N passed, N failed, N skipped" over every test case.
+#
+# Under CI (CI=true) or with --strict, nothing may skip for want of /dev/kvm
+# or of the arm64 platform: such a skip is a failure.
+#
+#   scripts/test.sh [--strict] [--no-distcheck]
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+strict=${CI:-false} distcheck=1
+for a in "$@"; do
+  case $a in
+    --strict) strict=true ;;
+    --no-distcheck) distcheck=0 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown option $a (see --help)" >&2; exit 2 ;;
+  esac
+done
+build=${KVMMIO_BUILD:-$src/build}
+jobs=$(nproc)
+
+"$src/scripts/install-deps.sh"
+
+cd "$src"
+autoreconf -fi
+mkdir -p "$build"
+cd "$build"
+[ -f Makefile ] || "$src/configure" --enable-werror -q
+make -j"$jobs"
+
+export GTEST_OUTPUT="xml:$build/tests/results/"
+rm -rf "$build/tests/results" "$build/tests/arm64/results"
+if [ "$strict" = true ]; then
+  export KVMMIO_REQUIRE_KVM=1 KVMMIO_REQUIRE_ARM64=1
+fi
+check_status=0
+make -j"$jobs" check || check_status=$?
+[ $check_status -eq 0 ] || { cat tests/test-suite.log 2>/dev/null | tail -n 80; }
+unset GTEST_OUTPUT
+
+dist_status=0
+if [ $distcheck = 1 ] && [ $check_status -eq 0 ]; then
+  make -j"$jobs" distcheck || dist_status=$?
+fi
+
+# One closing line over every GoogleTest case that ran, native and arm64.
+"$src/scripts/summarize-gtest.sh" "$build/tests/results" "$build/tests/arm64/results"
+[ $check_status -eq 0 ] && [ $dist_status -eq 0 ]
