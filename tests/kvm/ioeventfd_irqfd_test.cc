@@ -93,25 +93,30 @@ TEST_F(KvmTest, NoInterruptWithoutATrigger) {
   EXPECT_EQ(m.run_until_report(300ms).kind, Report::Kind::kTimeout);
 }
 
-// True when the host accepts KVM_SET_GSI_ROUTING. The x86 PVM host of the
-// development machine does not (ENOTTY); real KVM/ARM (the arm64 platform,
-// which CI runs) does, and there these tests must pass.
-bool host_accepts_routing(Vm& vm) {
+TEST_F(KvmTest, RoutingCommitIsAcceptedOrRefusedWithAClearError) {
+  // The x86-64 development host (a PVM KVM) reports KVM_CAP_IRQ_ROUTING but
+  // answers ENOTTY to KVM_SET_GSI_ROUTING; real KVM/ARM accepts it. Either
+  // way the Vm must say which.
+  TestMachine m(*kvm);
+  const uint64_t before = m.vm().routing_commits();
   try {
-    vm.commit_routing();
-    return true;
-  } catch (const UserError&) {
-    return false;
+    m.vm().commit_routing();
+    EXPECT_EQ(m.vm().routing_commits(), before + 1);
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("refuses KVM_SET_GSI_ROUTING"), std::string::npos) << e.what();
+    EXPECT_EQ(m.vm().routing_commits(), before);
+#if defined(__aarch64__)
+    ADD_FAILURE() << "KVM/ARM must accept KVM_SET_GSI_ROUTING";
+#endif
   }
 }
-#define REQUIRE_ROUTING(vm)                                                           \
-  if (!host_accepts_routing(vm))                                                      \
-  GTEST_SKIP() << "this host's KVM refuses KVM_SET_GSI_ROUTING (ENOTTY) although it " \
-                  "reports KVM_CAP_IRQ_ROUTING; the arm64 platform runs this test"
 
+// Routing resend, on real KVM/ARM (the product's platform; CI runs these in
+// the nested arm64 L1). Not built for x86-64: its development host refuses
+// KVM_SET_GSI_ROUTING (see the test above).
+#if defined(__aarch64__)
 TEST_F(KvmTest, AddingARouteKeepsEarlierIrqFdsDelivering) {
   TestMachine m(*kvm);
-  REQUIRE_ROUTING(m.vm());
   IrqFd irq(m.vm(), kGsi);
   m.load_irq_guest(kGsi);
   ASSERT_EQ(m.run_until_report().kind, Report::Kind::kReady);
@@ -128,7 +133,6 @@ TEST_F(KvmTest, AddingARouteKeepsEarlierIrqFdsDelivering) {
 TEST_F(KvmTest, KvmRoutingIsReplacedWholeSoAMissingRouteStopsDelivery) {
   // Why the table is resent whole: a table without GSI kGsi silences it.
   TestMachine m(*kvm);
-  REQUIRE_ROUTING(m.vm());
   IrqFd irq(m.vm(), kGsi);
   m.load_irq_guest(kGsi);
   ASSERT_EQ(m.run_until_report().kind, Report::Kind::kReady);
@@ -137,6 +141,8 @@ TEST_F(KvmTest, KvmRoutingIsReplacedWholeSoAMissingRouteStopsDelivery) {
   irq.trigger();
   EXPECT_EQ(m.run_until_report(300ms).kind, Report::Kind::kTimeout);
 }
+
+#endif  // __aarch64__
 
 TEST_F(KvmTest, IrqFdAssignedAfterDeassignStillDelivers) {
   TestMachine m(*kvm);
