@@ -112,9 +112,13 @@ void Vm::deassign_irqfd(uint32_t gsi, int eventfd) {
 void Vm::commit_routing() {
   std::lock_guard lock(irq_mutex_);
   if (!irqchip_ready_) {
-    routing_dirty_ = true;
+    routing_dirty_ = true;  // sent by set_irqchip_ready()
     return;
   }
+  send_routing_locked();
+}
+
+void Vm::send_routing_locked() {
   std::vector<uint64_t> table = routing_.serialize();
   if (::ioctl(fd_.get(), KVM_SET_GSI_ROUTING, table.data()) != 0) {
     // Seen on a PVM x86 host: KVM_CAP_IRQ_ROUTING advertised, ioctl refused.
@@ -128,12 +132,9 @@ void Vm::commit_routing() {
 }
 
 void Vm::set_irqchip_ready() {
-  {
-    std::lock_guard lock(irq_mutex_);
-    irqchip_ready_ = true;
-  }
-  if (routing_dirty_) commit_routing();
   std::lock_guard lock(irq_mutex_);
+  irqchip_ready_ = true;
+  if (routing_dirty_) send_routing_locked();
   for (const auto& p : pending_irqfds_) apply_irqfd(p.gsi, p.eventfd, p.resamplefd, false);
   pending_irqfds_.clear();
 }

@@ -44,5 +44,7 @@ if [ ! -f Makefile ]; then
     PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
     --disable-arm64-platform -q
 fi
-make -j"$(nproc)" libkvmmio.a tests/unit_tests tests/kvm_tests bench/kvm_notify_bench
-echo "build-arm64: arm64 binaries in $build (tests/unit_tests tests/kvm_tests bench/kvm_notify_bench)"
+# A make of its own (not the jobserver of a calling `make check`).
+unset MAKEFLAGS MAKELEVEL
+make -j"$(nproc)" platform-binaries
+echo "build-arm64: arm64 binaries in $build: $(make -s --no-print-directory print-platform-binaries)"

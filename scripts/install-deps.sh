@@ -8,7 +8,8 @@
 set -euo pipefail
 
 native=(g++ make autoconf automake pkg-config linux-libc-dev libfdt-dev
-        device-tree-compiler libgtest-dev libgmock-dev)
+        device-tree-compiler libgtest-dev libgmock-dev
+        clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 # The arm64 cross build and the nested arm64 platform (qemu-system-aarch64).
 cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64)
 platform=(qemu-system-arm cpio kmod gzip iproute2 iperf3)

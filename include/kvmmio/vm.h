@@ -77,6 +77,7 @@ class Vm {
     int resamplefd;
   };
   void apply_irqfd(uint32_t gsi, int eventfd, int resamplefd, bool deassign);
+  void send_routing_locked();  // KVM_SET_GSI_ROUTING with the whole table
 
   Kvm& kvm_;
   UniqueFd fd_;

@@ -27,7 +27,13 @@ done
 "$src/scripts/arm64/fetch-packages.sh"
 "$src/scripts/build-arm64.sh" "$out/build"
 bins=()
-for b in tests/unit_tests tests/kvm_tests bench/kvm_notify_bench; do
+# A clean make environment: under `make check` the outer MAKEFLAGS would add
+# "Entering directory" lines to the list.
+for b in $(env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory -C "$out/build" print-platform-binaries); do
   bins+=(--bin "$out/build/$b")
+done
+# L2's side of the scenarios that boot L2 under kvmmio (kvmmio.l2test=...).
+for h in "$src"/tests/arm64/l2-hooks/*.sh; do
+  bins+=(--l2-hook "$h")
 done
 "$src/scripts/arm64/build-initramfs.sh" --out "$out/l1-initramfs.cpio.gz" "${bins[@]}"

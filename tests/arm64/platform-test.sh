@@ -22,12 +22,30 @@ if [ -e "$platform/unavailable" ] || [ ! -s "$platform/l1-initramfs.cpio.gz" ]; 
 fi
 
 mkdir -p "$(dirname "$results")"
-rm -rf "$results"
+run_once() {
+  rm -rf "$results"
+  "$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
+    --initramfs "$platform/l1-initramfs.cpio.gz" --results "$results" \
+    --timeout "${KVMMIO_ARM64_TIMEOUT:-900}"
+}
 set +e
-"$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
-  --initramfs "$platform/l1-initramfs.cpio.gz" --results "$results" \
-  --timeout "${KVMMIO_ARM64_TIMEOUT:-900}"
+run_once
 status=$?
+# Scenarios that boot L2 guests have hung intermittently on the nested L1
+# (an L2 that never printed; under investigation, docs/arm64-platform.md).
+# One retry, in the open: the first failure is kept and printed, and a
+# failure that repeats still fails.
+if [ $status -ne 0 ] && [ $status -ne 2 ] && [ "${KVMMIO_ARM64_RETRY:-1}" = 1 ] &&
+   { [ "$scenario" = vmm-boot ] || [ "$scenario" = net-modes ]; }; then
+  first=$results.first-attempt
+  rm -rf "$first"
+  mv "$results" "$first"
+  echo "KVMMIO-RETRY: $scenario on gic-version=$gic failed with status $status; its results are in $first:"
+  grep -h 'KVMMIO-FAIL' "$first/console.log" 2>/dev/null | sed 's/^/   /' || true
+  echo "KVMMIO-RETRY: running $scenario once more"
+  run_once
+  status=$?
+fi
 set -e
 echo "== $scenario on L1 gic-version=$gic: exit status $status; results in $results"
 echo "   GoogleTest cases: $("$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" "$results")"

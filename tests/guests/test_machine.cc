@@ -25,17 +25,17 @@ std::span<const uint8_t> guest_code(const char* start, const char* end) {
   return {reinterpret_cast<const uint8_t*>(start), static_cast<size_t>(end - start)};
 }
 
-void TestDevice::mmio_read(uint64_t, std::span<uint8_t> data) {
+void TestDevice::mmio_read(uint64_t offset, std::span<uint8_t> data) {
+  if (forward_ && offset < TestMachine::kReportOffset) return forward_->mmio_read(offset, data);
   std::fill(data.begin(), data.end(), 0);
 }
 
 void TestDevice::mmio_write(uint64_t offset, std::span<const uint8_t> data) {
   uint64_t value = 0;
   std::memcpy(&value, data.data(), std::min<size_t>(data.size(), 8));
-  if (offset == TestMachine::kNotifyOffset) {
-    ++notify_writes_;
-    return;
-  }
+  if (offset == TestMachine::kNotifyOffset) ++notify_writes_;
+  if (forward_ && offset < TestMachine::kReportOffset) return forward_->mmio_write(offset, data);
+  if (offset == TestMachine::kNotifyOffset) return;
   // Report registers (arm64 guests): +0 done, +8 ready, +0x10 irq, +0x18 fault.
   switch (offset - TestMachine::kReportOffset) {
     case 0x00: pending_ = Report{Report::Kind::kDone, value}; break;

@@ -41,16 +41,23 @@ const char* to_string(Report::Kind kind);
 
 // The test device: a register page at kTestDeviceBase. Writes to the notify
 // register are counted (each is an MMIO exit that reached userspace).
+//
+// A test may put a real device behind the registers below kReportOffset
+// (say a virtio-mmio transport based at kTestDeviceBase, whose QueueNotify
+// is the store loop's target); the report registers stay the machine's.
 class TestDevice : public MmioDevice {
  public:
   void mmio_read(uint64_t offset, std::span<uint8_t> data) override;
   void mmio_write(uint64_t offset, std::span<const uint8_t> data) override;
   uint64_t notify_writes() const { return notify_writes_; }
   std::optional<Report> take_report();
+  // Forwards accesses below kReportOffset to `registers` (nullptr: none).
+  void forward_registers_to(MmioDevice* registers) { forward_ = registers; }
 
  private:
   uint64_t notify_writes_ = 0;
   std::optional<Report> pending_;
+  MmioDevice* forward_ = nullptr;
 };
 
 struct MachineOptions {

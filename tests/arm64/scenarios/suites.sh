@@ -1,8 +1,9 @@
 #!/bin/sh
-# kvm-layer: the arm64 builds of the unit tests and the KVM-layer tests, run
-# on real KVM/ARM in L1: vGIC creation (and the clear error for the version
-# L1 does not offer), PSCI vCPU init and CPU_ON, ioeventfd with zero exits,
-# irqfd SPIs the guest acknowledges through the GIC. Nothing may skip here.
+# suites: the arm64 builds of the GoogleTest suites, run on real KVM/ARM and
+# real vhost-net in L1: unit tests; the KVM layer (vGIC creation and the
+# clear error for the version L1 does not offer, PSCI vCPU init and CPU_ON,
+# ioeventfd with zero exits, irqfd SPIs the guest acknowledges through the
+# GIC); tap, vhost-net and virtio-net with every backend. Nothing may skip.
 #
 # Each KVM test runs in a process of its own, as KVM selftests do: on the
 # nested Debian 6.1 L1, once a vCPU has been kicked out of WFI by a signal,
@@ -17,7 +18,7 @@ run_each() {
     step "$suite on vGICv$KVMMIO_L1_GIC, one process per test"
     mkdir -p "$KVMMIO_RESULTS/$suite"
     for t in $("$suite" --gtest_list_tests | awk '/^[^ ]/ {s=$1} /^  [^ ]/ {print s $1}'); do
-        KVMMIO_REQUIRE_KVM=1 KVMMIO_EXPECT_GIC=$KVMMIO_L1_GIC \
+        KVMMIO_REQUIRE_KVM=1 KVMMIO_REQUIRE_VHOST=1 KVMMIO_EXPECT_GIC=$KVMMIO_L1_GIC \
             "$suite" --gtest_filter="$t" --gtest_output="xml:$KVMMIO_RESULTS/$suite/$t.xml" ||
             { echo "KVMMIO-FAIL: $t"; status=1; }
     done
@@ -29,4 +30,5 @@ run_each() {
 
 run_each unit_tests
 run_each kvm_tests
+run_each net_tests
 exit $status

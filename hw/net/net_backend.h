@@ -1,0 +1,40 @@
+// NetBackend: what moves packets for a VirtioNet between activate() and
+// reset(). Internal to hw/net.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kvmmio/event_loop.h"
+#include "kvmmio/net/tap.h"
+#include "kvmmio/net/virtio_net.h"
+#include "kvmmio/virtio/virtio_device.h"
+
+namespace kvmmio::net {
+
+class NetBackend {
+ public:
+  virtual ~NetBackend() = default;  // stops moving packets, releases everything
+  // A VMM-owned data queue was kicked (userspace backend only).
+  virtual void queue_notify(uint32_t queue) { (void)queue; }
+};
+
+struct BackendContext {
+  const GuestMemory& memory;
+  EventLoop& loop;
+  Tap& tap;
+  NetCounters& counters;
+  virtio::MmioTransport* transport;  // for lock_device() from the loop thread
+  uint16_t queue_pairs;
+};
+
+// Throws (std::system_error, UserError) if the kernel refuses the set-up.
+std::unique_ptr<NetBackend> make_vhost_backend(const BackendContext& ctx,
+                                               const virtio::DeviceActivation& activation);
+std::unique_ptr<NetBackend> make_user_backend(const BackendContext& ctx,
+                                              const virtio::DeviceActivation& activation);
+
+// TUNSETOFFLOAD flags for the offloads the guest accepted on receive.
+unsigned tap_offloads(uint64_t guest_features);
+
+}  // namespace kvmmio::net

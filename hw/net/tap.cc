@@ -1,0 +1,101 @@
+// Tap: TUNSETIFF per queue, vnet header and offload settings, link state.
+#include "kvmmio/net/tap.h"
+
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "kvmmio/error.h"
+
+namespace kvmmio::net {
+namespace {
+
+constexpr const char* kTunPath = "/dev/net/tun";
+
+ifreq make_ifreq(const std::string& name) {
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
+  return ifr;
+}
+
+// A socket to issue interface ioctls (SIOCGIFFLAGS and friends) on.
+UniqueFd control_socket() {
+  UniqueFd s(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!s) throw_errno("socket for interface ioctls");
+  return s;
+}
+
+}  // namespace
+
+Tap::Tap(const std::string& name, unsigned queues) : name_(name) {
+  if (name.empty() || name.size() >= IFNAMSIZ)
+    throw UserError("tap name '" + name + "' must be 1-" + std::to_string(IFNAMSIZ - 1) +
+                    " characters");
+  if (queues == 0) throw UserError("a tap needs at least one queue");
+  for (unsigned q = 0; q < queues; ++q) {
+    UniqueFd fd(::open(kTunPath, O_RDWR | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) {
+      const int err = errno;
+      if (err == ENOENT || err == ENODEV)
+        throw UserError(std::string(kTunPath) + " is missing: load the tun module (modprobe tun)");
+      throw UserError(std::string("cannot open ") + kTunPath + ": " + std::strerror(err) +
+                      " (run as root or with CAP_NET_ADMIN)");
+    }
+    ifreq ifr = make_ifreq(name);
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+    if (queues > 1) ifr.ifr_flags |= IFF_MULTI_QUEUE;
+    if (::ioctl(fd.get(), TUNSETIFF, &ifr) != 0) {
+      const int err = errno;
+      if (err == EPERM)
+        throw UserError("cannot create or attach tap " + name +
+                        ": permission denied (run as root or with CAP_NET_ADMIN)");
+      if (err == EINVAL || err == EBUSY)
+        throw UserError("cannot attach tap " + name + ": " + std::strerror(err) +
+                        " (an interface of that name exists with other flags, e.g. without "
+                        "vnet_hdr or multi-queue, or is in use: delete it with "
+                        "`ip link del " + name + "` or pick another name)");
+      errno = err;
+      throw_errno("TUNSETIFF " + name);
+    }
+    fds_.push_back(std::move(fd));
+  }
+}
+
+void Tap::set_vnet_hdr_size(int bytes) {
+  for (auto& fd : fds_)
+    if (::ioctl(fd.get(), TUNSETVNETHDRSZ, &bytes) != 0) throw_errno("TUNSETVNETHDRSZ");
+}
+
+void Tap::set_offload(unsigned tun_flags) {
+  for (auto& fd : fds_)
+    if (::ioctl(fd.get(), TUNSETOFFLOAD, static_cast<unsigned long>(tun_flags)) != 0)
+      throw_errno("TUNSETOFFLOAD");
+}
+
+void Tap::set_link(bool up) {
+  UniqueFd s = control_socket();
+  ifreq ifr = make_ifreq(name_);
+  if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) throw_errno("SIOCGIFFLAGS " + name_);
+  ifr.ifr_flags = static_cast<short>(up ? (ifr.ifr_flags | IFF_UP) : (ifr.ifr_flags & ~IFF_UP));
+  if (::ioctl(s.get(), SIOCSIFFLAGS, &ifr) != 0) throw_errno("SIOCSIFFLAGS " + name_);
+}
+
+bool Tap::link_up() const {
+  UniqueFd s = control_socket();
+  ifreq ifr = make_ifreq(name_);
+  if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) throw_errno("SIOCGIFFLAGS " + name_);
+  return (ifr.ifr_flags & IFF_UP) != 0;
+}
+
+int Tap::ifindex() const {
+  UniqueFd s = control_socket();
+  ifreq ifr = make_ifreq(name_);
+  if (::ioctl(s.get(), SIOCGIFINDEX, &ifr) != 0) throw_errno("SIOCGIFINDEX " + name_);
+  return ifr.ifr_ifindex;
+}
+
+}  // namespace kvmmio::net

@@ -1,0 +1,225 @@
+// The userspace backend: the VMM moves packets between the rings and the
+// tap. TX runs when the guest kicks (queue_notify, transport lock held); RX
+// runs on the event-loop thread when the tap is readable, under the
+// transport lock. With no RX buffers posted, RX pauses (the tap is no longer
+// watched) until the guest kicks the RX queue; a frame already read from
+// the tap waits, so nothing is lost. Frames are copied with their 12-byte
+// virtio-net header, which the tap (IFF_VNET_HDR) reads and writes as is.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "kvmmio/log.h"
+#include "kvmmio/net/virtio_net_spec.h"
+#include "kvmmio/virtio/descriptor_chain.h"
+#include "net_backend.h"
+
+namespace kvmmio::net {
+namespace {
+
+using virtio::DescriptorChain;
+using virtio::SplitQueue;
+
+constexpr size_t kHdr = sizeof(spec::NetHdrV1);
+constexpr size_t kMaxFrame = 65536 + 14 + 4;  // GSO super-frame plus Ethernet header and VLAN
+constexpr size_t kNumBuffersOffset = offsetof(spec::NetHdrV1, num_buffers);
+
+class UserBackend final : public NetBackend {
+ public:
+  UserBackend(const BackendContext& ctx, const virtio::DeviceActivation& act)
+      : ctx_(ctx),
+        interrupt_(act.interrupt),
+        mergeable_(act.features & (1ull << spec::kFMrgRxbuf)),
+        pairs_(ctx.queue_pairs) {
+    for (const auto& q : act.queues) {
+      if (q.index >= 2u * ctx.queue_pairs || !q.ring) continue;
+      Pair& p = pairs_[q.index / 2];
+      (q.index % 2 ? p.tx : p.rx) = q.ring;
+    }
+    for (uint16_t i = 0; i < ctx.queue_pairs; ++i) {
+      pairs_[i].index = i;
+      pairs_[i].frame.resize(kHdr + kMaxFrame);
+      if (pairs_[i].rx) watch_tap(pairs_[i]);
+    }
+  }
+
+  // Called under the transport lock (reset): tap callbacks that are waiting
+  // for that lock see stopping_ and return, so removing their watches
+  // cannot deadlock.
+  ~UserBackend() override {
+    stopping_ = true;
+    for (auto& p : pairs_) p.tap_watch = {};
+  }
+
+  void queue_notify(uint32_t queue) override {
+    if (queue >= 2u * pairs_.size()) return;
+    Pair& p = pairs_[queue / 2];
+    if (queue % 2) {
+      transmit(p);
+    } else if (p.rx_paused && p.rx) {
+      // The guest posted RX buffers: finish the waiting frame, then listen again.
+      if (receive(p)) {
+        p.rx_paused = false;
+        watch_tap(p);
+      }
+    }
+  }
+
+ private:
+  struct Pair {
+    uint16_t index = 0;
+    SplitQueue* rx = nullptr;
+    SplitQueue* tx = nullptr;
+    EventLoop::Registration tap_watch;
+    bool rx_paused = false;
+    std::vector<uint8_t> frame;       // header + frame read from the tap
+    size_t frame_len = 0;             // 0: none waiting
+    size_t placed = 0;                // bytes of it already in guest buffers
+    std::vector<DescriptorChain> held;  // chains filled for it, not yet used
+    std::vector<uint32_t> held_len;
+    DescriptorChain scratch;
+  };
+
+  void watch_tap(Pair& p) {
+    p.tap_watch = ctx_.loop.watch(ctx_.tap.fd(p.index), [this, &p] { on_tap_readable(p); });
+  }
+
+  void on_tap_readable(Pair& p) {
+    for (;;) {
+      if (stopping_) return;
+      auto lock = ctx_.transport->try_lock_device();
+      if (!lock.owns_lock()) {
+        std::this_thread::yield();
+        continue;
+      }
+      if (stopping_) return;
+      if (!receive(p)) {
+        p.rx_paused = true;
+        ++ctx_.counters.rx_stalls;
+        p.tap_watch = {};  // from inside its own callback: allowed, no wait
+      }
+      return;
+    }
+  }
+
+  // Moves frames from the tap into RX buffers until the tap is drained
+  // (true) or the guest's buffers run out (false; the frame waits).
+  bool receive(Pair& p) {
+    bool delivered = false;
+    bool ok = true;
+    for (;;) {
+      if (p.frame_len == 0) {
+        const ssize_t n = ::read(ctx_.tap.fd(p.index), p.frame.data(), p.frame.size());
+        if (n < 0) {
+          if (errno != EAGAIN && errno != EINTR) ++ctx_.counters.tap_errors;
+          break;
+        }
+        if (static_cast<size_t>(n) <= kHdr) continue;  // nothing but a header: ignore
+        p.frame_len = static_cast<size_t>(n);
+        p.placed = 0;
+      }
+      if (!place(p)) {
+        ok = false;
+        break;
+      }
+      delivered = true;
+    }
+    if (delivered && p.rx->should_notify()) interrupt_->signal_used();
+    return ok;
+  }
+
+  // Puts the waiting frame into guest buffers: one chain, or with
+  // MRG_RXBUF as many as it takes (num_buffers says how many, 5.1.6.4).
+  bool place(Pair& p) {
+    while (p.placed < p.frame_len) {
+      DescriptorChain& chain = p.scratch;
+      const auto r = p.rx->pop(chain);
+      if (r == SplitQueue::PopResult::kEmpty) return false;
+      if (r == SplitQueue::PopResult::kBroken) {  // the transport reported it
+        drop(p);
+        return true;
+      }
+      const std::span<const uint8_t> rest(p.frame.data() + p.placed, p.frame_len - p.placed);
+      const size_t n = virtio::write_to_chain(ctx_.memory, chain, 0, rest);
+      p.held.push_back(chain);
+      p.held_len.push_back(static_cast<uint32_t>(n));
+      p.placed += n;
+      if (!mergeable_ && p.placed < p.frame_len) {
+        // 5.1.6.3.1: without MRG_RXBUF one buffer must hold the frame.
+        ++ctx_.counters.rx_dropped;
+        p.held_len.back() = 0;
+        break;
+      }
+      if (n == 0 && chain.writable_bytes == 0) {  // a buffer with no room: useless
+        ++ctx_.counters.rx_dropped;
+        break;
+      }
+    }
+    const bool complete = p.placed >= p.frame_len;
+    const uint16_t buffers = static_cast<uint16_t>(p.held.size());
+    if (complete) {
+      virtio::write_to_chain(ctx_.memory, p.held.front(), kNumBuffersOffset,
+                             {reinterpret_cast<const uint8_t*>(&buffers), sizeof(buffers)});
+      ++ctx_.counters.rx_packets;
+      ctx_.counters.rx_bytes += p.frame_len - kHdr;
+    }
+    for (size_t i = 0; i < p.held.size(); ++i) p.rx->push_used(p.held[i].head, p.held_len[i]);
+    p.held.clear();
+    p.held_len.clear();
+    p.frame_len = 0;
+    return true;
+  }
+
+  void drop(Pair& p) {
+    for (size_t i = 0; i < p.held.size(); ++i) p.rx->push_used(p.held[i].head, 0);
+    p.held.clear();
+    p.held_len.clear();
+    p.frame_len = 0;
+    ++ctx_.counters.rx_dropped;
+  }
+
+  // Sends every chain the guest made available, with notifications from the
+  // guest suppressed while doing so (2.7.10).
+  void transmit(Pair& p) {
+    if (!p.tx) return;
+    DescriptorChain& chain = p.scratch;
+    bool sent = false;
+    for (;;) {
+      p.tx->disable_notifications();
+      while (p.tx->pop(chain) == SplitQueue::PopResult::kChain) {
+        const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
+        if (n > kHdr && chain.readable_bytes <= sizeof(tx_buf_)) {
+          if (::write(ctx_.tap.fd(p.index), tx_buf_, n) == static_cast<ssize_t>(n)) {
+            ++ctx_.counters.tx_packets;
+            ctx_.counters.tx_bytes += n - kHdr;
+          } else {
+            ++ctx_.counters.tap_errors;  // link down or tap gone: the frame is dropped
+          }
+        }
+        p.tx->push_used(chain.head, 0);
+        sent = true;
+      }
+      if (!p.tx->enable_notifications()) break;
+    }
+    if (sent && p.tx->should_notify()) interrupt_->signal_used();
+  }
+
+  BackendContext ctx_;
+  virtio::VirtioInterrupt* interrupt_;
+  bool mergeable_;
+  std::vector<Pair> pairs_;
+  std::atomic<bool> stopping_{false};
+  uint8_t tx_buf_[kHdr + kMaxFrame];
+};
+
+}  // namespace
+
+std::unique_ptr<NetBackend> make_user_backend(const BackendContext& ctx,
+                                              const virtio::DeviceActivation& activation) {
+  return std::make_unique<UserBackend>(ctx, activation);
+}
+
+}  // namespace kvmmio::net

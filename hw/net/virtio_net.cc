@@ -1,0 +1,163 @@
+// VirtioNet: features, configuration space, backend choice, control queue.
+#include "kvmmio/net/virtio_net.h"
+
+#include <linux/if_tun.h>
+
+#include <cstring>
+
+#include "kvmmio/log.h"
+#include "kvmmio/net/vhost_net.h"
+#include "kvmmio/net/virtio_net_spec.h"
+#include "kvmmio/virtio/descriptor_chain.h"
+#include "net_backend.h"
+
+namespace kvmmio::net {
+namespace {
+
+constexpr uint64_t bit(unsigned n) { return 1ull << n; }
+
+// Offloads both backends can honour: the tap applies them (vnet header).
+constexpr uint64_t kOffloadFeatures = bit(spec::kFCsum) | bit(spec::kFGuestCsum) |
+                                      bit(spec::kFHostTso4) | bit(spec::kFHostTso6) |
+                                      bit(spec::kFGuestTso4) | bit(spec::kFGuestTso6);
+
+}  // namespace
+
+unsigned tap_offloads(uint64_t f) {
+  unsigned flags = 0;
+  if (f & bit(spec::kFGuestCsum)) {
+    flags |= TUN_F_CSUM;
+    if (f & bit(spec::kFGuestTso4)) flags |= TUN_F_TSO4;
+    if (f & bit(spec::kFGuestTso6)) flags |= TUN_F_TSO6;
+  }
+  return flags;
+}
+
+VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
+                     EventLoop& loop)
+    : options_(options),
+      mac_(options.mac.value_or(default_mac(index))),
+      memory_(memory),
+      loop_(loop),
+      tap_(options.tap, options.queue_pairs) {
+  switch (options.vhost) {
+    case VhostMode::kOn:
+      { VhostNet probe; }  // throws UserError naming the module when missing
+      use_vhost_ = true;
+      break;
+    case VhostMode::kOff:
+      use_vhost_ = false;
+      break;
+    case VhostMode::kAuto:
+      use_vhost_ = VhostNet::available();
+      if (!use_vhost_)
+        KVMMIO_LOG_WARN("net %s: %s cannot be opened, using the userspace backend "
+                        "(modprobe vhost_net for the kernel one)", options.tap.c_str(), VhostNet::kPath);
+      break;
+  }
+  // The tap's own side comes up with the VMM; the guest's link state is
+  // reported through the config space.
+  tap_.set_link(true);
+}
+
+VirtioNet::~VirtioNet() = default;
+
+uint64_t VirtioNet::device_features() const {
+  uint64_t f = bit(spec::kFMac) | bit(spec::kFStatus) | bit(spec::kFMrgRxbuf) | kOffloadFeatures;
+  if (options_.mtu) f |= bit(spec::kFMtu);
+  if (has_ctrl_queue()) f |= bit(spec::kFCtrlVq) | bit(spec::kFMq);
+  return f;
+}
+
+uint32_t VirtioNet::num_queues() const { return ctrl_queue_index() + (has_ctrl_queue() ? 1 : 0); }
+
+uint32_t VirtioNet::config_size() const { return sizeof(spec::NetConfig); }
+
+void VirtioNet::read_config(uint32_t offset, std::span<uint8_t> data) {
+  spec::NetConfig c{};
+  std::memcpy(c.mac, mac_.data(), 6);
+  c.status = spec::kStatusLinkUp;
+  c.max_virtqueue_pairs = options_.queue_pairs;
+  c.mtu = options_.mtu;
+  std::memcpy(data.data(), reinterpret_cast<const uint8_t*>(&c) + offset, data.size());
+}
+
+bool VirtioNet::accept_features(uint64_t f) {
+  // 5.1.3.1: MQ needs CTRL_VQ; the offloads need their checksum features.
+  if ((f & bit(spec::kFMq)) && !(f & bit(spec::kFCtrlVq))) return false;
+  if ((f & (bit(spec::kFHostTso4) | bit(spec::kFHostTso6))) && !(f & bit(spec::kFCsum))) return false;
+  if ((f & (bit(spec::kFGuestTso4) | bit(spec::kFGuestTso6))) && !(f & bit(spec::kFGuestCsum)))
+    return false;
+  return true;
+}
+
+bool VirtioNet::backend_owns_queue(uint32_t queue) const {
+  return use_vhost_ && queue < ctrl_queue_index();
+}
+
+bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
+  interrupt_ = activation.interrupt;
+  ctrl_ring_ = nullptr;
+  for (const auto& q : activation.queues)
+    if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring_ = q.ring;
+  const BackendContext ctx{memory_, loop_, tap_, counters_, transport_, options_.queue_pairs};
+  try {
+    tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
+    tap_.set_offload(tap_offloads(activation.features));
+    backend_ = use_vhost_ ? make_vhost_backend(ctx, activation) : make_user_backend(ctx, activation);
+  } catch (const std::exception& e) {
+    KVMMIO_LOG_ERROR("net %s: cannot start the %s backend: %s", options_.tap.c_str(),
+                     use_vhost_ ? "vhost-net" : "userspace", e.what());
+    backend_.reset();
+    return false;
+  }
+  ++counters_.activations;
+  return true;
+}
+
+void VirtioNet::queue_notify(uint32_t queue) {
+  if (has_ctrl_queue() && queue == ctrl_queue_index()) {
+    if (ctrl_ring_) process_ctrl(*ctrl_ring_);
+    return;
+  }
+  if (backend_) backend_->queue_notify(queue);
+}
+
+void VirtioNet::reset() {
+  backend_.reset();
+  ctrl_ring_ = nullptr;
+  interrupt_ = nullptr;
+}
+
+// Control queue (5.1.6.5): a command is a readable CtrlHdr and data, then
+// one writable ack byte. kvmmio accepts the receive-mode, MAC-filter and
+// queue-pair commands (the tap delivers every frame anyway; all pairs are
+// always served) and answers anything else with VIRTIO_NET_ERR.
+void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
+  virtio::DescriptorChain chain;
+  while (ring.pop(chain) == virtio::SplitQueue::PopResult::kChain) {
+    ++counters_.ctrl_commands;
+    spec::CtrlHdr hdr{};
+    uint8_t ack = spec::kCtrlErr;
+    if (virtio::read_from_chain(memory_, chain, 0, {reinterpret_cast<uint8_t*>(&hdr), sizeof(hdr)}) ==
+        sizeof(hdr)) {
+      if (hdr.cls == spec::kCtrlClassMq && hdr.cmd == spec::kCtrlMqVqPairsSet) {
+        uint16_t pairs = 0;
+        if (virtio::read_from_chain(memory_, chain, sizeof(hdr),
+                                    {reinterpret_cast<uint8_t*>(&pairs), sizeof(pairs)}) == 2 &&
+            pairs >= spec::kMqVqPairsMin && pairs <= options_.queue_pairs)
+          ack = spec::kCtrlOk;
+      } else if (hdr.cls == spec::kCtrlClassRx || hdr.cls == spec::kCtrlClassMac) {
+        ack = spec::kCtrlOk;
+      }
+    }
+    // The ack is the last writable byte of the chain.
+    const size_t written =
+        chain.writable_bytes ? virtio::write_to_chain(memory_, chain, chain.writable_bytes - 1, {&ack, 1})
+                             : 0;
+    ring.push_used(chain.head, static_cast<uint32_t>(chain.writable_bytes ? chain.writable_bytes : written));
+  }
+  if (ring.should_notify() && interrupt_) interrupt_->signal_used();
+}
+
+}  // namespace kvmmio::net

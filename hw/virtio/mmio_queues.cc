@@ -1,0 +1,134 @@
+// MmioTransport: queues going live and stopping, their kicks (ioeventfd,
+// polled on the event loop or handed to a backend) and notifications that
+// arrive as MMIO exits (virtio 1.2 4.2.3.2, 4.2.3.3).
+#include <unistd.h>
+
+#include "kvmmio/virtio/mmio_transport.h"
+#include "queue_state.h"
+
+namespace kvmmio::virtio {
+
+void MmioTransport::set_queue_ready(uint32_t index, const QueueLayout& layout) {
+  QueueState& q = queues_[index];
+  q.layout = layout;
+  q.ready = true;
+  attach_kick(index);
+  if (!active_) return;  // DRIVER_OK will start it
+  // A queue enabled after DRIVER_OK (or again after a queue reset).
+  start_ring(index);
+  update_bypass();
+  device_.enable_queue(active_queue(index));
+  if (!q.backend_owned) device_.queue_notify(index);
+}
+
+void MmioTransport::stop_queue(uint32_t index) {
+  QueueState& q = queues_[index];
+  // The device (a backend) lets go of the ring and its fds first.
+  if (active_) device_.reset_queue(index);
+  q.ring->stop();  // the device must not touch a queue that is not ready (4.2.2)
+  detach_kick(index);
+  q.ready = false;
+  update_bypass();
+}
+
+void MmioTransport::start_ring(uint32_t index) {
+  QueueState& q = queues_[index];
+  if (q.backend_owned) return;  // the backend processes this ring
+  q.ring->configure(q.layout, {.event_idx = feature::has(driver_features_, feature::kRingEventIdx),
+                               .indirect = feature::has(driver_features_, feature::kRingIndirectDesc)});
+}
+
+ActiveQueue MmioTransport::active_queue(uint32_t index) {
+  QueueState& q = queues_[index];
+  ActiveQueue a;
+  a.index = index;
+  a.layout = q.layout;
+  if (q.backend_owned) {
+    a.kick_fd = q.kick_fd();
+    a.call_fd = call_fd();
+  } else {
+    a.ring = q.ring.get();
+  }
+  return a;
+}
+
+void MmioTransport::update_bypass() {
+  // Only a backend writing the irqfd itself hides interrupts from the VMM.
+  bool bypass = false;
+  if (active_ && options_.irq == IrqMode::kIrqFd) {
+    for (const QueueState& q : queues_) bypass |= q.ready && q.backend_owned;
+  }
+  bypass_.store(bypass);
+}
+
+void MmioTransport::attach_kick(uint32_t index) {
+  QueueState& q = queues_[index];
+  ++q.epoch;
+  if (notify_mode_ == NotifyMode::kIoEventFd) {
+    try {
+      q.ioeventfd = env_.kicks->attach(notify_address(), index);
+    } catch (const std::exception& e) {
+      KVMMIO_LOG_WARN("%s: queue %u: no ioeventfd (%s); its notifications trap", log_name_.c_str(),
+                      index, e.what());
+    }
+  }
+  if (q.backend_owned) {
+    // The backend waits on this fd; the VMM must not also read it (a
+    // second reader steals kicks). Without an ioeventfd the trap path
+    // signals a plain eventfd instead.
+    if (!q.ioeventfd) q.trap_kick.emplace();
+    return;
+  }
+  if (!q.ioeventfd) return;
+  try {
+    q.poll = env_.loop->watch_eventfd(q.ioeventfd->fd(), [this, index, epoch = q.epoch](uint64_t) {
+      kick_polled(index, epoch);
+    });
+  } catch (const std::exception& e) {
+    // Unpolled, the ioeventfd would swallow the guest's kicks: trap instead.
+    KVMMIO_LOG_WARN("%s: queue %u: cannot poll its ioeventfd (%s); its notifications trap",
+                    log_name_.c_str(), index, e.what());
+    q.ioeventfd.reset();
+  }
+}
+
+void MmioTransport::detach_kick(uint32_t index) {
+  QueueState& q = queues_[index];
+  if (q.poll) {
+    retired_watches_.push_back(std::move(*q.poll));
+    q.poll.reset();
+  }
+  q.ioeventfd.reset();  // deassigned from KVM now: later kicks trap
+  q.trap_kick.reset();
+  ++q.epoch;
+}
+
+void MmioTransport::notify_trapped(uint32_t value) {
+  counters_.notifies_trapped.fetch_add(1, std::memory_order_relaxed);
+  // Without VIRTIO_F_NOTIFICATION_DATA the value is the queue index (4.2.2).
+  if (value >= queues_.size())
+    return guest_error("QueueNotify for queue %u; the device has %zu", value, queues_.size());
+  QueueState& q = queues_[value];
+  if (!q.ready) return;  // a spurious notification is harmless (2.7.10)
+  if (q.backend_owned) {
+    const int fd = q.kick_fd();
+    const uint64_t one = 1;
+    if (fd >= 0 && ::write(fd, &one, sizeof(one)) != sizeof(one))
+      KVMMIO_LOG_WARN("%s: queue %u: forwarding a trapped kick failed", log_name_.c_str(), value);
+    return;
+  }
+  if (active_) device_.queue_notify(value);
+}
+
+void MmioTransport::kick_polled(uint32_t index, uint64_t epoch) {
+  counters_.notifies_polled.fetch_add(1, std::memory_order_relaxed);
+  std::vector<EventLoop::Registration> retired;
+  {
+    std::lock_guard lock(mutex_);
+    // A kick of a queue that was stopped (or restarted) since: drop it.
+    if (queues_[index].epoch == epoch && queues_[index].ready && active_) device_.queue_notify(index);
+    retired.swap(retired_watches_);
+  }
+}
+
+}  // namespace kvmmio::virtio

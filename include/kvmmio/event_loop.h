@@ -1,0 +1,86 @@
+// EventLoop: one epoll thread that runs callbacks when eventfds (or other
+// fds) become readable: the VMM's userspace backends (polled queue
+// ioeventfds) and the irq=relay forwarder run on it.
+//
+// A watch is an RAII Registration. Destroying it removes the fd from the
+// epoll set, and, off the loop thread, waits for a callback of that watch
+// that is running right now, so whatever the callback captured may be freed
+// afterwards. Destroying a Registration from inside a callback is allowed.
+// Do not destroy one while holding a lock that its own callback takes.
+//
+// The loop keeps a dup() of each fd, so closing the original fd while the
+// watch is alive cannot leave a stale or reused fd number in the epoll set.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "kvmmio/event_fd.h"
+#include "kvmmio/unique_fd.h"
+
+namespace kvmmio {
+
+class EventLoop {
+ public:
+  class Registration {
+   public:
+    Registration() = default;
+    Registration(Registration&& other) noexcept;
+    Registration& operator=(Registration&& other) noexcept;
+    ~Registration();
+    explicit operator bool() const { return loop_ != nullptr; }
+
+   private:
+    friend class EventLoop;
+    Registration(EventLoop* loop, uint64_t id) : loop_(loop), id_(id) {}
+    EventLoop* loop_ = nullptr;
+    uint64_t id_ = 0;
+  };
+
+  // Starts the loop thread. Throws std::system_error if epoll is unavailable.
+  EventLoop();
+  // Stops and joins the thread. Registrations must be gone by then.
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Calls `on_readable` on the loop thread while `fd` is readable (level
+  // triggered: the callback must consume what made it readable).
+  [[nodiscard]] Registration watch(int fd, std::function<void()> on_readable);
+  // For eventfds: the loop reads (and so clears) the counter and passes it.
+  [[nodiscard]] Registration watch_eventfd(int fd, std::function<void(uint64_t count)> on_signal);
+
+  bool on_loop_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  // Callbacks run so far (each is one VMM wake-up for the watched fd).
+  uint64_t dispatches() const { return dispatches_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Watch {
+    UniqueFd fd;  // a dup of the watched fd
+    bool is_eventfd;
+    std::function<void()> on_readable;
+    std::function<void(uint64_t)> on_signal;
+  };
+  Registration add(int fd, std::shared_ptr<Watch> watch);
+  void remove(uint64_t id);
+  void run();
+  void dispatch(uint64_t id);
+
+  UniqueFd epoll_;
+  EventFd stop_;
+  std::mutex mutex_;
+  std::condition_variable idle_;  // signalled when running_ changes
+  std::map<uint64_t, std::shared_ptr<Watch>> watches_;
+  uint64_t next_id_ = 1;  // 0 is the stop eventfd
+  uint64_t running_ = 0;  // id of the callback running now, 0 if none
+  std::atomic<uint64_t> dispatches_{0};
+  std::thread thread_;  // last: starts after everything above exists
+};
+
+}  // namespace kvmmio

@@ -1,0 +1,73 @@
+// VhostNet: one /dev/vhost-net instance, i.e. one virtio-net queue pair
+// moved by the kernel (vring 0 = RX, vring 1 = TX) between guest memory and
+// a tap fd, with no VMM code in the data path.
+//
+// Set-up order (design-points.md): SET_OWNER, GET_FEATURES, SET_FEATURES,
+// SET_MEM_TABLE, per vring NUM/BASE/ADDR/KICK/CALL/ERR, then NET_SET_BACKEND
+// with the tap fd. Reset: NET_SET_BACKEND -1 and GET_VRING_BASE per vring,
+// after which everything can be set up again.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kvmmio/guest_memory.h"
+#include "kvmmio/unique_fd.h"
+
+namespace kvmmio::net {
+
+class VhostNet {
+ public:
+  static constexpr const char* kPath = "/dev/vhost-net";
+  static constexpr unsigned kRxVring = 0;
+  static constexpr unsigned kTxVring = 1;
+
+  // True when /dev/vhost-net can be opened here.
+  static bool available();
+
+  // Opens /dev/vhost-net and takes ownership (VHOST_SET_OWNER). UserError
+  // naming the module to load when the device is missing.
+  VhostNet();
+
+  // What the kernel backend offers (VHOST_GET_FEATURES).
+  uint64_t features() const { return features_; }
+  // VHOST_SET_FEATURES with the features the guest accepted. Features the
+  // backend does not offer are refused (std::invalid_argument);
+  // VIRTIO_F_ACCESS_PLATFORM is dropped, since no IOMMU is modelled and
+  // vhost would otherwise expect IOTLB messages for every access.
+  void set_features(uint64_t guest_features);
+
+  // VHOST_SET_MEM_TABLE: every RAM region of `memory`, with the VMM's
+  // userspace addresses for it.
+  void set_mem_table(const GuestMemory& memory);
+
+  struct Vring {
+    unsigned index = 0;          // kRxVring or kTxVring
+    uint16_t size = 0;           // queue size (power of two)
+    uint16_t next_avail = 0;     // where the kernel starts reading the avail ring
+    uint64_t desc_gpa = 0, avail_gpa = 0, used_gpa = 0;
+    int kick_fd = -1;            // the queue's ioeventfd
+    int call_fd = -1;            // the device's irqfd (or the relay's eventfd)
+    int err_fd = -1;             // optional: vhost signals ring errors here
+  };
+  // VHOST_SET_VRING_NUM/BASE/ADDR/KICK/CALL/ERR. The ring addresses are
+  // checked through GuestMemory::span() (std::invalid_argument when a ring
+  // is not inside guest RAM) and handed over as host addresses.
+  void setup_vring(const GuestMemory& memory, const Vring& vring);
+
+  // VHOST_NET_SET_BACKEND: the tap fd vring `index` moves packets to and
+  // from; -1 detaches (packets stop, the ring state is kept).
+  void set_backend(unsigned index, int tap_fd);
+
+  // Detaches the backend and returns where the kernel stopped in the avail
+  // ring (VHOST_GET_VRING_BASE), to resume from or to discard on reset.
+  uint16_t stop_vring(unsigned index);
+
+  int fd() const { return fd_.get(); }
+
+ private:
+  UniqueFd fd_;
+  uint64_t features_ = 0;
+};
+
+}  // namespace kvmmio::net

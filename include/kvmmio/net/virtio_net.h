@@ -1,0 +1,93 @@
+// VirtioNet: the virtio-net device (virtio 1.2 section 5.1) over a tap,
+// with its queues moved by one of two backends:
+//  - vhost-net (the kernel): the VMM hands each RX/TX pair to a /dev/vhost-net
+//    instance with the queue's ioeventfd as kick and the device's irqfd as
+//    call, and is out of the data path;
+//  - userspace: the event-loop thread moves packets between rings and the
+//    tap, woken by the queue ioeventfds and tap readiness.
+// The control queue (MQ) is always the VMM's.
+//
+// Queues: RX0, TX0, RX1, TX1, ..., then the control queue when MQ is offered.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kvmmio/event_loop.h"
+#include "kvmmio/guest_memory.h"
+#include "kvmmio/net/net_options.h"
+#include "kvmmio/net/tap.h"
+#include "kvmmio/virtio/mmio_transport.h"
+#include "kvmmio/virtio/virtio_device.h"
+
+namespace kvmmio::net {
+
+// What the device and its backend did; read by the VMM's stats output.
+struct NetCounters {
+  std::atomic<uint64_t> tx_packets{0}, tx_bytes{0};  // userspace backend only
+  std::atomic<uint64_t> rx_packets{0}, rx_bytes{0};  // userspace backend only
+  std::atomic<uint64_t> rx_dropped{0};     // frames that fit no guest buffer
+  std::atomic<uint64_t> rx_stalls{0};      // RX paused: the guest posted no buffers
+  std::atomic<uint64_t> tap_errors{0};     // writes the tap refused (link down, removed)
+  std::atomic<uint64_t> vhost_errors{0};   // vring errors vhost signalled
+  std::atomic<uint64_t> ctrl_commands{0};
+  std::atomic<uint64_t> activations{0};    // DRIVER_OK count (resets + 1)
+};
+
+class NetBackend;
+
+class VirtioNet final : public virtio::VirtioDevice {
+ public:
+  static constexpr uint16_t kQueueSize = 256;
+
+  // Opens the tap (created if absent) and resolves vhost=auto: vhost-net
+  // when /dev/vhost-net opens, else userspace with one warning. vhost=on
+  // without /dev/vhost-net is a UserError naming the module.
+  VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop);
+  ~VirtioNet() override;
+
+  // The transport in front of this device (for locking from the loop thread).
+  void attach(virtio::MmioTransport& transport) { transport_ = &transport; }
+
+  bool uses_vhost() const { return use_vhost_; }
+  const NetOptions& options() const { return options_; }
+  const NetCounters& counters() const { return counters_; }
+  Tap& tap() { return tap_; }
+
+  // VirtioDevice
+  uint32_t device_id() const override { return 1; }
+  uint64_t device_features() const override;
+  uint32_t num_queues() const override;
+  uint16_t queue_max_size(uint32_t) const override { return kQueueSize; }
+  uint32_t config_size() const override;
+  void read_config(uint32_t offset, std::span<uint8_t> data) override;
+  bool accept_features(uint64_t features) override;
+  bool backend_owns_queue(uint32_t queue) const override;
+  bool activate(const virtio::DeviceActivation& activation) override;
+  void queue_notify(uint32_t queue) override;
+  void reset() override;
+
+ private:
+  uint32_t ctrl_queue_index() const { return 2u * options_.queue_pairs; }
+  bool has_ctrl_queue() const { return options_.queue_pairs > 1; }
+  void process_ctrl(virtio::SplitQueue& ring);
+
+  NetOptions options_;
+  std::array<uint8_t, 6> mac_;
+  const GuestMemory& memory_;
+  EventLoop& loop_;
+  Tap tap_;
+  bool use_vhost_ = false;
+  virtio::MmioTransport* transport_ = nullptr;
+  NetCounters counters_;
+
+  // Between activate() and reset():
+  std::unique_ptr<NetBackend> backend_;
+  virtio::SplitQueue* ctrl_ring_ = nullptr;
+  virtio::VirtioInterrupt* interrupt_ = nullptr;
+};
+
+}  // namespace kvmmio::net

@@ -1,0 +1,184 @@
+// MmioTransport: one virtio-mmio device as the guest sees it (virtio 1.2
+// section 4.2): the register file, modern (Version 2, 4.2.2) or legacy
+// (Version 1, 4.2.4), in front of a VirtioDevice.
+//
+// It owns the guest-facing side: register widths and directions, the
+// status state machine (device_status.h), feature negotiation, queue set-up
+// and validation, ConfigGeneration, and the two hot paths:
+//  - notifications: one ioeventfd per live queue at base + 0x50 (4 bytes,
+//    datamatch = queue index), polled on the EventLoop for VMM-owned queues
+//    and handed to the backend for backend-owned ones; QueueNotify writes
+//    that still arrive as MMIO exits are handled too (notify=trap, or no
+//    ioeventfd);
+//  - interrupts: one irqfd per device. In irq=irqfd mode everyone, VMM and
+//    backend, writes it directly; in irq=relay mode backends write a relay
+//    eventfd that the EventLoop forwards. docs/virtio-mmio.md explains why
+//    InterruptStatus reports the used-buffer bit whenever a backend bypasses
+//    the VMM.
+//
+// Guest mistakes never throw: they are counted, logged rate-limited, and
+// ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
+// Register accesses and polled kicks are serialised by one lock per device.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvmmio/event_fd.h"
+#include "kvmmio/event_loop.h"
+#include "kvmmio/guest_memory.h"
+#include "kvmmio/log.h"
+#include "kvmmio/mmio_bus.h"
+#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/virtio/mmio_regs.h"
+#include "kvmmio/virtio/split_queue.h"
+#include "kvmmio/virtio/virtio_device.h"
+
+namespace kvmmio::virtio {
+
+enum class NotifyMode { kIoEventFd, kTrap };
+enum class IrqMode { kIrqFd, kRelay };
+
+// Per-device transport options (the VMM's device option list).
+struct TransportOptions {
+  uint32_t version = kVersionModern;  // 1: legacy register layout, 2: modern
+  NotifyMode notify = NotifyMode::kIoEventFd;
+  IrqMode irq = IrqMode::kIrqFd;
+
+  // Applies one option: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay.
+  // Throws UserError naming the accepted values.
+  void set(std::string_view key, std::string_view value);
+};
+
+// What the VMM did for this device; read by the VMM's stats output.
+struct TransportCounters {
+  std::atomic<uint64_t> notifies_trapped{0};     // QueueNotify writes that were MMIO exits
+  std::atomic<uint64_t> notifies_polled{0};      // VMM wake-ups on a queue ioeventfd it polls
+  std::atomic<uint64_t> interrupts_injected{0};  // the VMM wrote the irqfd itself
+  std::atomic<uint64_t> interrupts_relayed{0};   // irq=relay: a backend's call forwarded
+  std::atomic<uint64_t> config_interrupts{0};    // configuration-change interrupts (in injected)
+  std::atomic<uint64_t> needs_reset{0};          // DEVICE_NEEDS_RESET entered
+  std::atomic<uint64_t> guest_errors{0};
+};
+
+// What the transport is wired to.
+struct TransportEnv {
+  const GuestMemory& memory;
+  EventFd& irq;           // raises the device's interrupt: the irqfd's eventfd (edge SPI)
+  uint64_t base = 0;      // guest physical address of the register window
+  KickSource* kicks = nullptr;  // nullptr: no ioeventfds, QueueNotify traps
+  EventLoop* loop = nullptr;    // polls VMM-owned kicks and the relay; outlives the transport
+  std::string name = "virtio-mmio";  // names the device in guest-error messages
+};
+
+class MmioTransport final : public MmioDevice, private VirtioInterrupt, private QueueFaultSink {
+ public:
+  // Throws std::invalid_argument for a device the transport cannot present
+  // (too many queues, bad queue sizes, config larger than 256 bytes) or
+  // irq=relay without an EventLoop. `device` must outlive the transport.
+  MmioTransport(VirtioDevice& device, TransportEnv env, TransportOptions options = {});
+  ~MmioTransport() override;
+  MmioTransport(const MmioTransport&) = delete;
+  MmioTransport& operator=(const MmioTransport&) = delete;
+
+  void mmio_read(uint64_t offset, std::span<uint8_t> data) override;
+  void mmio_write(uint64_t offset, std::span<const uint8_t> data) override;
+
+  uint64_t base() const { return env_.base; }
+  static constexpr uint64_t window_size() { return kMmioWindowSize; }
+  uint64_t notify_address() const { return env_.base + reg::kQueueNotify; }
+  const TransportOptions& options() const { return options_; }
+  // kTrap when asked for, or when there is no KickSource or EventLoop.
+  NotifyMode notify_mode() const { return notify_mode_; }
+  const TransportCounters& counters() const { return counters_; }
+
+  // For device-initiated configuration changes and failures.
+  VirtioInterrupt& interrupt() { return *this; }
+  // Held by device threads that touch queues outside transport callbacks.
+  std::unique_lock<std::mutex> lock_device() { return std::unique_lock(mutex_); }
+  // For device threads whose watches may be removed under this lock (a
+  // reset): they poll with try_lock and give up when told to stop, instead
+  // of blocking a reset that waits for them.
+  std::unique_lock<std::mutex> try_lock_device() { return std::unique_lock(mutex_, std::try_to_lock); }
+
+  // Snapshots for tests and stats.
+  uint32_t device_status() const { return status_.load(); }
+  uint64_t driver_features() const;
+  // The fd a backend writes to send a used-buffer notification.
+  int call_fd() const;
+
+ private:
+  struct QueueState;
+
+  // mmio_transport.cc: dispatch, common registers, config window
+  uint32_t read_register(const RegisterInfo& info);
+  void write_register(const RegisterInfo& info, uint32_t value);
+  void read_config(uint64_t offset, std::span<uint8_t> data);
+  void write_config(uint64_t offset, std::span<const uint8_t> data);
+  void guest_error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  QueueState* selected_queue();
+  uint64_t offered_features() const;
+  // mmio_modern.cc / mmio_legacy.cc: registers of one layout only
+  uint32_t read_modern(const RegisterInfo& info);
+  void write_modern(const RegisterInfo& info, uint32_t value);
+  uint32_t read_legacy(const RegisterInfo& info);
+  void write_legacy(const RegisterInfo& info, uint32_t value);
+  // mmio_lifecycle.cc: status, negotiation, activation, reset
+  void write_status(uint32_t value);
+  bool features_acceptable(uint64_t features);
+  void activate();
+  void reset_device();
+  // mmio_queues.cc: queue liveness, kicks, notifications
+  void set_queue_ready(uint32_t index, const QueueLayout& layout);
+  void stop_queue(uint32_t index);
+  void start_ring(uint32_t index);
+  ActiveQueue active_queue(uint32_t index);
+  void update_bypass();
+  void attach_kick(uint32_t index);
+  void detach_kick(uint32_t index);
+  void notify_trapped(uint32_t value);
+  void kick_polled(uint32_t index, uint64_t epoch);
+  // mmio_interrupts.cc
+  void raise(uint32_t bits);
+  uint32_t interrupt_status() const;
+  void acknowledge(uint32_t bits);
+  void signal_used() override;
+  void signal_config_change() override;
+  void needs_reset(const char* why) override;
+  void queue_fault(uint32_t queue_index, QueueError error) override;
+
+  VirtioDevice& device_;
+  TransportEnv env_;
+  TransportOptions options_;
+  NotifyMode notify_mode_;
+  std::string log_name_;
+  GuestErrorLog errors_;
+  TransportCounters counters_;
+
+  mutable std::mutex mutex_;  // registers, queues, device callbacks
+  std::atomic<uint32_t> status_{0};
+  std::atomic<uint32_t> interrupt_status_{0};
+  std::atomic<uint32_t> config_generation_{0};
+  // A backend writes the irqfd directly: InterruptStatus cannot know.
+  std::atomic<bool> bypass_{false};
+  bool active_ = false;  // activate() succeeded, reset() not yet called
+  uint32_t device_features_sel_ = 0;
+  uint32_t driver_features_sel_ = 0;
+  uint64_t driver_features_ = 0;
+  uint32_t queue_sel_ = 0;
+  uint32_t guest_page_size_;  // legacy; kept across resets, Linux writes it once at probe
+  std::vector<QueueState> queues_;
+  std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' call eventfd
+  EventLoop::Registration relay_watch_;
+  // Watches of kicks detached under the lock, destroyed after it is dropped
+  // (their destructor waits for a running callback, which takes the lock).
+  std::vector<EventLoop::Registration> retired_watches_;
+};
+
+}  // namespace kvmmio::virtio

@@ -1,0 +1,84 @@
+#!/bin/sh
+# L2 side of the arm64 scenarios that boot L2 under kvmmio (vmm-boot.sh).
+# L2's /init runs this hook after printing KVMMIO-L2-READY, then powers off
+# (poweroff -f: PSCI SYSTEM_OFF, which ends kvmmio with status 0).
+# What it does is chosen on L2's kernel command line with kvmmio.l2test=:
+#   report  print what L2 sees: KVMMIO-L2-CPUS: N (online CPUs),
+#           KVMMIO-L2-GIC: name (the timer's irqchip), KVMMIO-L2-UPTIME: s
+#   reboot  reboot -f (PSCI SYSTEM_RESET: kvmmio exits with status 3)
+#   wait    sleep until killed (the host side stops kvmmio with a signal)
+#   net     networking over virtio-net (net-modes.sh is the L1 side):
+#           address from kvmmio.ip=, peer kvmmio.host=; ping, iperf3 both
+#           ways, checksummed transfers both ways, the device's interrupt
+#           count; results as KVMMIO-L2-* lines
+#   shell   an interactive shell on the console (the host types into it)
+#   (none)  the same shell: what L2's /init gives when it has no hooks
+read -r cmdline </proc/cmdline
+test='' ip='' host='' secs=3
+for arg in $cmdline; do
+    case $arg in
+    kvmmio.l2test=*) test=${arg#*=} ;;
+    kvmmio.ip=*) ip=${arg#*=} ;;
+    kvmmio.host=*) host=${arg#*=} ;;
+    kvmmio.secs=*) secs=${arg#*=} ;;
+    esac
+done
+
+# The interrupts L2 took from its virtio-mmio devices (all CPUs summed).
+virtio_irqs() {
+    awk '/virtio/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts
+}
+
+net_test() {
+    ip link set lo up
+    ip addr add "$ip/24" dev eth0 && ip link set eth0 up || { echo "KVMMIO-L2-ERROR: no eth0"; return; }
+    echo "KVMMIO-L2-DRIVER: $(basename "$(readlink /sys/class/net/eth0/device/driver)")"
+    echo "KVMMIO-L2-VIRTIO-IDS: $(cat /sys/bus/virtio/devices/*/device 2>/dev/null | tr '\n' ' ')"
+    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING: ok" || echo "KVMMIO-L2-PING: failed"
+    echo "KVMMIO-L2-NET-UP"
+    # L1 pings us now; it says when it is done by opening port 5002.
+    i=0
+    while ! nc "$host" 5002 </dev/null >/dev/null 2>&1; do
+        i=$((i + 1)); [ $i -lt 60 ] || break; sleep 1
+    done
+    irq0=$(virtio_irqs)
+    for dir in tx rx; do
+        r=''; [ $dir = rx ] && r=-R
+        bps=$(iperf3 -c "$host" -t "$secs" $r -f m 2>&1 | awk '/receiver$/ { print $(NF - 2) }')
+        echo "KVMMIO-L2-IPERF-$dir: ${bps:-failed} Mbit/s"
+    done
+    wget -q -O /tmp/from-host "http://$host:8000/to-guest" || echo "KVMMIO-L2-ERROR: wget failed"
+    echo "KVMMIO-L2-MD5-FROM-HOST: $(md5sum </tmp/from-host | cut -d' ' -f1) $(wc -c </tmp/from-host)"
+    dd if=/dev/urandom of=/tmp/to-host bs=64k count=32 2>/dev/null
+    echo "KVMMIO-L2-MD5-TO-HOST: $(md5sum </tmp/to-host | cut -d' ' -f1)"
+    nc "$host" 5001 </tmp/to-host
+    echo "KVMMIO-L2-IRQS: $(($(virtio_irqs) - irq0))"
+    echo "KVMMIO-L2-NET-DONE"
+}
+
+case $test in
+report)
+    echo "KVMMIO-L2-CPUS: $(grep -c '^processor' /proc/cpuinfo)"
+    # The chip name in /proc/interrupts: "GICv3" for arm,gic-v3, "GIC-0"
+    # for arm,cortex-a15-gic.
+    echo "KVMMIO-L2-GIC: $(awk '/arch_timer/ { print $(NF - 3); exit }' /proc/interrupts)"
+    echo "KVMMIO-L2-UPTIME: $(cut -d' ' -f1 /proc/uptime)"
+    ;;
+reboot)
+    echo "KVMMIO-L2-REBOOT"
+    reboot -f
+    ;;
+net)
+    net_test
+    ;;
+wait)
+    echo "KVMMIO-L2-WAITING"
+    while :; do sleep 60; done
+    ;;
+shell | '')
+    setsid cttyhack sh
+    ;;
+*)
+    echo "KVMMIO-L2-ERROR: unknown kvmmio.l2test=$test"
+    ;;
+esac

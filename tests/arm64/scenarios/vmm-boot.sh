@@ -1,0 +1,249 @@
+#!/bin/sh
+# vmm-boot: kvmmio boots the Debian arm64 kernel (/l2/Image, /l2/initramfs)
+# as an L2 guest on the vGIC this L1 offers (--gic auto), on the PL011
+# console, and stops the way its documentation says:
+#   cpus1, cpus2  L2 reaches /init (KVMMIO-L2-READY on kvmmio's stdout),
+#                 reports its CPU count and GIC, powers off (poweroff -f:
+#                 PSCI SYSTEM_OFF); kvmmio exits 0
+#   reset         L2 runs reboot -f (PSCI SYSTEM_RESET); kvmmio exits 3
+#   sigterm       kvmmio gets SIGTERM while L2 runs; it exits 143
+#   console-input commands typed into kvmmio's stdin reach L2's shell
+#                 through the PL011 (RX FIFO, level interrupt) and run there;
+#                 the last one is poweroff -f
+#   bad-guest     a 76-byte "kernel" whose load KVM cannot emulate: kvmmio
+#                 exits 1 and logs the vCPU's registers
+#   setup-errors  a vGIC this L1 lacks, more RAM than L1 has, (GICv2) more
+#                 than 8 vCPUs: exit 2 with the fix named, no stats file left
+# Every run's --stats JSON must show exits on every vCPU, the stop reason,
+# and no guest errors. Each run is a test case in vmm-boot.xml (GoogleTest's
+# XML shape, so the platform's summary counts them).
+# L2's side is tests/arm64/l2-hooks/50-kvmmio-l2test.sh, chosen with
+# kvmmio.l2test= on L2's command line. L2 stays `quiet`: every console
+# byte is an MMIO exit in L1.
+# shellcheck source=tests/arm64/lib.sh
+. /kvmmio/lib.sh
+scenario_name=vmm-boot
+
+require_dev /dev/kvm
+command -v kvmmio >/dev/null || fail "kvmmio is not in /kvmmio/bin (scripts/arm64/prepare.sh puts it there)"
+case $KVMMIO_L1_GIC in
+3) want_gic=v3 want_l2_gic=GICv3 ;;
+2) want_gic=v2 want_l2_gic=GIC-0 ;;
+*) fail "KVMMIO_L1_GIC is '$KVMMIO_L1_GIC', not 3 or 2" ;;
+esac
+
+R=$KVMMIO_RESULTS
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# check_stats FILE CPUS STATUS REASON: the --stats document of one run.
+check_stats() {
+    f=$1
+    [ -s "$f" ] || { echo "no stats file $f"; return 1; }
+    grep -q "^  \"cpus\": $2,\$" "$f" || { echo "stats: cpus is not $2"; return 1; }
+    grep -q "^  \"gic\": \"$want_gic\",\$" "$f" || { echo "stats: gic is not $want_gic"; return 1; }
+    grep -q "^  \"exit_status\": $3,\$" "$f" || { echo "stats: exit_status is not $3"; return 1; }
+    grep -q "^  \"stop_reason\": \"$4\",\$" "$f" || { echo "stats: stop_reason is not '$4'"; return 1; }
+    grep -q '^  "unclaimed_mmio": 0,$' "$f" || { echo "stats: unclaimed MMIO accesses"; return 1; }
+    # Every vCPU recorded exits (secondaries at least the kick that stopped them).
+    totals=$(sed -n 's/^ *"total_exits": \([0-9]*\),$/\1/p' "$f")
+    [ "$(echo "$totals" | wc -l)" = "$2" ] || { echo "stats: not $2 vCPU entries"; return 1; }
+    for t in $totals; do [ "$t" -gt 0 ] || { echo "stats: a vCPU with no exits"; return 1; }; done
+    # No device saw a guest error on a clean boot.
+    if grep '"guest_errors": ' "$f" | grep -vq '"guest_errors": 0$'; then
+        echo "stats: guest errors"; return 1
+    fi
+    tx=$(sed -n 's/^ *"tx_bytes": \([0-9]*\),$/\1/p' "$f")
+    [ "${tx:-0}" -gt 0 ] || { echo "stats: the UART sent nothing"; return 1; }
+}
+
+
+# boot NAME CPUS L2TEST [STDIN]: runs kvmmio in the background (stdin from
+# STDIN, default the scenario's /dev/null), output in $R/NAME.*; sets $pid.
+boot() {
+    : >"$R/$1.console"
+    kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 256M --cpus "$2" --gic auto \
+        --cmdline "console=ttyAMA0 earlycon quiet panic=-1 kvmmio.l2test=$3" --stats "$R/$1.json" \
+        <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
+    pid=$!
+}
+
+# wait_for FILE TEXT SECONDS: until TEXT is in FILE or kvmmio has ended.
+wait_for() {
+    i=0
+    while ! grep -q "$2" "$1" && kill -0 "$pid" 2>/dev/null && [ $i -lt $(($3 * 5)) ]; do
+        sleep 0.2; i=$((i + 1))
+    done
+    grep -q "$2" "$1"
+}
+
+# finish SECONDS: waits for kvmmio (killing it after SECONDS); sets $status.
+finish() {
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ $i -lt $(($1 * 5)) ]; do sleep 0.2; i=$((i + 1)); done
+    if kill -0 "$pid" 2>/dev/null; then
+        # SIGTERM first: kvmmio then writes its stats (per-vCPU exits show
+        # where a stuck guest was); SIGKILL if even that does not end it.
+        kill -TERM "$pid" 2>/dev/null
+        i=0
+        while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" || true
+        status=timeout
+    else
+        status=0
+        wait "$pid" || status=$?
+    fi
+}
+
+# A clean boot to /init and power-off, with the guest's own view checked.
+run_poweroff() {
+    name=cpus$1
+    step "kvmmio boots L2 with $1 vCPU(s) on vGICv$KVMMIO_L1_GIC and powers off"
+    t0=$(uptime_s)
+    boot "$name" "$1" report
+    finish 180
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    out=$R/$name.console msg=''
+    if [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/$name.stderr" | tr '\n"' ' _'))"
+    elif ! grep -q KVMMIO-L2-READY "$out"; then msg="no KVMMIO-L2-READY: L2 never reached /init"
+    elif ! grep -q "KVMMIO-L2-CPUS: $1" "$out"; then msg="L2 does not see $1 CPU(s): $(grep KVMMIO-L2-CPUS "$out")"
+    elif ! grep -q "KVMMIO-L2-GIC: $want_l2_gic" "$out"; then msg="L2 does not run on $want_l2_gic: $(grep KVMMIO-L2-GIC "$out")"
+    elif ! err=$(check_stats "$R/$name.json" "$1" 0 poweroff); then msg=$err
+    fi
+    echo "$name: kvmmio exit $status after $t s; L2 $(grep -h 'KVMMIO-L2-UPTIME' "$out" || echo 'no uptime')"
+    record "$name" "$t" "$msg"
+}
+
+run_reset() {
+    step "L2 reboots (PSCI SYSTEM_RESET): kvmmio exits 3"
+    t0=$(uptime_s)
+    boot reset 1 reboot
+    finish 180
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    msg=''
+    if [ "$status" != 3 ]; then msg="kvmmio exit status $status, not 3"
+    elif ! grep -q KVMMIO-L2-REBOOT "$R/reset.console"; then msg="L2 never got to reboot -f"
+    elif ! err=$(check_stats "$R/reset.json" 1 3 reset); then msg=$err
+    fi
+    record reset "$t" "$msg"
+}
+
+run_sigterm() {
+    step "SIGTERM stops kvmmio while L2 runs: exit 143"
+    t0=$(uptime_s)
+    boot sigterm 2 wait
+    wait_for "$R/sigterm.console" KVMMIO-L2-WAITING 180 || true
+    kill -TERM "$pid" 2>/dev/null || true
+    finish 60
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    msg=''
+    if ! grep -q KVMMIO-L2-WAITING "$R/sigterm.console"; then msg="L2 never got to its hook (exit status $status)"
+    elif [ "$status" != 143 ]; then msg="kvmmio exit status $status, not 143"
+    elif ! err=$(check_stats "$R/sigterm.json" 2 143 "signal SIGTERM"); then msg=$err
+    fi
+    record sigterm "$t" "$msg"
+}
+
+run_console_input() {
+    step "keys typed on kvmmio's stdin reach L2's shell through the PL011"
+    t0=$(uptime_s)
+    fifo=/tmp/kvmmio-stdin
+    rm -f "$fifo"
+    mkfifo "$fifo"
+    boot console-input 1 shell "$fifo"
+    exec 3>"$fifo"  # (kvmmio's open of its stdin completes here)
+    out=$R/console-input.console
+    # $((6*7)) is echoed back unexpanded; only a shell that ran it prints 42.
+    # The two lines typed are 38 bytes (rx_bytes below).
+    if wait_for "$out" KVMMIO-L2-READY 180; then
+        sleep 1
+        # shellcheck disable=SC2016 # expanded by L2's shell, not here
+        echo 'echo KVMMIO-ECHO-$((6*7))' >&3
+        wait_for "$out" KVMMIO-ECHO-42 60 || true
+        echo 'poweroff -f' >&3
+    fi
+    finish 60
+    exec 3>&-
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    rx=$(sed -n 's/^ *"rx_bytes": \([0-9]*\),$/\1/p' "$R/console-input.json" 2>/dev/null)
+    irqs=$(sed -n 's/^ *"interrupts": \([0-9]*\),$/\1/p' "$R/console-input.json" 2>/dev/null)
+    msg=''
+    if ! grep -q KVMMIO-ECHO-42 "$out"; then msg="the typed command did not run in L2 (exit status $status)"
+    elif [ "$status" != 0 ]; then msg="kvmmio exit status $status after poweroff -f, not 0"
+    elif ! err=$(check_stats "$R/console-input.json" 1 0 poweroff); then msg=$err
+    elif [ "${rx:-0}" -lt 38 ] || [ "${irqs:-0}" -lt 1 ]; then msg="stats: rx_bytes ${rx:-?}, interrupts ${irqs:-?}"
+    fi
+    record console-input "$t" "$msg"
+}
+
+# A kernel that branches past its header, then loads a pair of registers
+# from 0x10000000, which is neither RAM nor a device. LDP gives KVM no
+# instruction syndrome to emulate the access with, so KVM_RUN fails.
+make_bad_image() {
+    {
+        printf '\020\000\000\024\000\000\000\000'             # 0: b .+64; code1
+        printf '\000\000\000\000\000\000\000\000'             # 8: text_offset 0
+        printf '\000\000\001\000\000\000\000\000'             # 16: image_size 64 KiB
+        printf '\012\000\000\000\000\000\000\000'             # 24: flags 0xa: LE, 4K, anywhere
+        printf '\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000'
+        printf 'ARMd\000\000\000\000'                             # 56: magic "ARM\x64"
+        printf '\001\000\242\322'                                 # 64: movz x1, #0x1000, lsl #16
+        printf '\042\014\100\251'                                 # 68: ldp x2, x3, [x1]
+        printf '\000\000\000\024'                                 # 72: b .
+    } >"$1"
+}
+
+run_bad_guest() {
+    step "a guest access KVM cannot emulate: kvmmio exits 1 with the registers logged"
+    t0=$(uptime_s)
+    make_bad_image /tmp/bad-Image
+    kvmmio run --kernel /tmp/bad-Image --mem 64M --stats "$R/bad-guest.json" \
+        </dev/null >"$R/bad-guest.console" 2>"$R/bad-guest.stderr" &
+    pid=$!
+    finish 60
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    msg=''
+    if [ "$status" != 1 ]; then msg="kvmmio exit status $status, not 1"
+    elif ! grep -q 'vCPU 0 registers: pc=0x40000044 ' "$R/bad-guest.stderr"; then
+        msg="no register dump at the LDP (pc=0x40000044): $(tr '\n"' ' _' <"$R/bad-guest.stderr")"
+    elif ! grep -q '^  "exit_status": 1,$' "$R/bad-guest.json"; then msg="stats: exit_status is not 1"
+    elif ! grep -q '^  "stop_reason": "vCPU 0: ' "$R/bad-guest.json"; then msg="stats: stop_reason does not name vCPU 0"
+    fi
+    record bad-guest "$t" "$msg"
+}
+
+# expect_setup_error NAME TEXT ARGS...: kvmmio run ARGS exits 2 at once,
+# says TEXT, and leaves no stats file.
+expect_setup_error() {
+    name=$1 text=$2
+    shift 2
+    st=0
+    kvmmio run --kernel /l2/Image --stats "$R/$name.json" "$@" </dev/null >/dev/null 2>"$R/$name.stderr" || st=$?
+    if [ "$st" != 2 ]; then echo "$name: exit status $st, not 2"; return 1; fi
+    if ! grep -q "$text" "$R/$name.stderr"; then echo "$name: message lacks '$text': $(cat "$R/$name.stderr")"; return 1; fi
+    if [ -e "$R/$name.json" ]; then echo "$name: left $name.json behind"; return 1; fi
+}
+
+run_setup_errors() {
+    step "set-up errors on a real KVM host: exit 2, the fix named, nothing left"
+    t0=$(uptime_s)
+    if [ "$KVMMIO_L1_GIC" = 3 ]; then other=v2 fix='use --gic v3 or --gic auto'; else other=v3 fix='use --gic v2 or --gic auto'; fi
+    msg=$(expect_setup_error wrong-gic "$fix" --gic "$other") &&
+        msg=$(expect_setup_error too-much-mem "more than this host's" --mem 64G) &&
+        msg=''
+    if [ -z "$msg" ] && [ "$KVMMIO_L1_GIC" = 2 ]; then
+        msg=$(expect_setup_error too-many-cpus 'a GICv2 guest can have at most 8 vCPUs' --cpus 9) && msg=''
+    fi
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    record setup-errors "$t" "$msg"
+}
+
+run_poweroff 1
+run_poweroff 2
+run_reset
+run_sigterm
+run_console_input
+run_bad_guest
+run_setup_errors
+
+write_cases vmm-boot

@@ -1,0 +1,122 @@
+// EventLoop: dispatch, and registrations that can be dropped at any time.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "../virtio/harness.h"
+#include "kvmmio/event_fd.h"
+#include "kvmmio/event_loop.h"
+
+namespace kvmmio {
+namespace {
+
+using namespace std::chrono_literals;
+using virtio::test::eventually;
+
+TEST(EventLoop, PassesTheEventFdCounterToTheCallback) {
+  EventLoop loop;
+  EventFd fd;
+  std::atomic<uint64_t> total{0};
+  auto watch = loop.watch_eventfd(fd.fd(), [&](uint64_t n) { total += n; });
+  fd.signal(3);
+  ASSERT_TRUE(eventually([&] { return total == 3; }));
+  fd.signal(2);
+  ASSERT_TRUE(eventually([&] { return total == 5; }));
+  EXPECT_FALSE(fd.take().has_value());  // the loop drained it
+}
+
+TEST(EventLoop, GenericWatchLeavesReadingToTheCallback) {
+  EventLoop loop;
+  EventFd fd;
+  std::atomic<int> calls{0};
+  auto watch = loop.watch(fd.fd(), [&] {
+    fd.take();
+    ++calls;
+  });
+  fd.signal();
+  ASSERT_TRUE(eventually([&] { return calls == 1; }));
+}
+
+TEST(EventLoop, NoCallbacksAfterTheRegistrationIsGone) {
+  EventLoop loop;
+  EventFd fd;
+  std::atomic<int> calls{0};
+  {
+    auto watch = loop.watch_eventfd(fd.fd(), [&](uint64_t) { ++calls; });
+  }
+  fd.signal();
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(fd.take().value_or(0), 1u);  // nobody read it
+}
+
+TEST(EventLoop, DroppingARegistrationWaitsForItsRunningCallback) {
+  EventLoop loop;
+  EventFd fd;
+  std::atomic<bool> started{false}, finished{false};
+  std::optional<EventLoop::Registration> watch = loop.watch_eventfd(fd.fd(), [&](uint64_t) {
+    started = true;
+    std::this_thread::sleep_for(200ms);
+    finished = true;
+  });
+  fd.signal();
+  ASSERT_TRUE(eventually([&] { return started.load(); }));
+  watch.reset();
+  EXPECT_TRUE(finished);  // what the callback used may now be freed
+}
+
+TEST(EventLoop, ACallbackMayDropItsOwnRegistration) {
+  EventLoop loop;
+  EventFd fd;
+  std::atomic<int> calls{0};
+  std::mutex mutex;  // orders the assignment below before the callback's reset
+  std::optional<EventLoop::Registration> watch;
+  {
+    std::lock_guard lock(mutex);
+    watch = loop.watch_eventfd(fd.fd(), [&](uint64_t) {
+      ++calls;
+      std::lock_guard inner(mutex);
+      watch.reset();  // from the loop thread: must not wait for itself
+    });
+  }
+  fd.signal();
+  ASSERT_TRUE(eventually([&] { return calls == 1; }));
+  fd.signal();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(EventLoop, ClosingTheWatchedFdCannotRedirectTheWatch) {
+  // The loop watches its own dup: a new fd that reuses the closed number
+  // is not mistaken for the watched one.
+  EventLoop loop;
+  std::atomic<int> calls{0};
+  auto original = std::make_unique<EventFd>();
+  auto watch = loop.watch_eventfd(original->fd(), [&](uint64_t) { ++calls; });
+  const int number = original->fd();
+  original.reset();
+  EventFd reused;
+  ASSERT_EQ(reused.fd(), number);
+  reused.signal();
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(reused.take().value_or(0), 1u);
+}
+
+TEST(EventLoop, CountsDispatches) {
+  EventLoop loop;
+  EventFd a, b;
+  auto wa = loop.watch_eventfd(a.fd(), [](uint64_t) {});
+  auto wb = loop.watch_eventfd(b.fd(), [](uint64_t) {});
+  a.signal();
+  ASSERT_TRUE(eventually([&] { return loop.dispatches() == 1; }));
+  b.signal();
+  ASSERT_TRUE(eventually([&] { return loop.dispatches() == 2; }));
+}
+
+}  // namespace
+}  // namespace kvmmio

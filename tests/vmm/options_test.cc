@@ -1,0 +1,162 @@
+// kvmmio's command line: every option in both forms, defaults, and one
+// clear UsageError (exit status 2) per kind of mistake, naming the fix.
+#include "vmm/options.h"
+
+#include <gtest/gtest.h>
+
+#include "vmm/memory_map.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+Command parse(std::vector<std::string> args) { return parse_command_line(args); }
+
+TEST(Options, ParsesEveryRunOptionInBothForms) {
+  Command c = parse({"run", "--kernel", "/k/Image", "--initrd=/i.cpio", "--cmdline",
+                     "console=ttyAMA0 quiet", "--mem=1G", "--cpus", "4", "--gic=v2", "--console",
+                     "serial", "--dump-dtb", "out.dtb", "--stats=s.json"});
+  ASSERT_EQ(c.kind, Command::Kind::kRun);
+  const RunOptions& o = c.run;
+  EXPECT_EQ(o.kernel, "/k/Image");
+  EXPECT_EQ(o.initrd, "/i.cpio");
+  EXPECT_EQ(o.cmdline, "console=ttyAMA0 quiet");
+  EXPECT_EQ(o.kernel_cmdline(), "console=ttyAMA0 quiet");
+  EXPECT_EQ(o.mem, uint64_t{1} << 30);
+  EXPECT_EQ(o.cpus, 4);
+  EXPECT_EQ(o.gic, GicChoice::kV2);
+  EXPECT_EQ(o.console, ConsoleKind::kSerial);
+  EXPECT_EQ(o.dump_dtb, "out.dtb");
+  EXPECT_EQ(o.stats, "s.json");
+}
+
+TEST(Options, DefaultsAreTheDocumentedOnes) {
+  const RunOptions o = parse({"run", "--kernel", "Image"}).run;
+  EXPECT_EQ(o.mem, uint64_t{512} << 20);
+  EXPECT_EQ(o.cpus, 1);
+  EXPECT_EQ(o.gic, GicChoice::kAuto);
+  EXPECT_EQ(o.console, ConsoleKind::kSerial);
+  EXPECT_FALSE(o.initrd || o.dump_dtb || o.stats || o.cmdline);
+  EXPECT_EQ(o.kernel_cmdline(), "console=ttyAMA0 earlycon");
+  RunOptions v = parse({"run", "--kernel", "Image", "--console", "virtio"}).run;
+  EXPECT_EQ(v.kernel_cmdline(), "console=hvc0 earlycon");
+  // An explicitly empty command line stays empty.
+  EXPECT_EQ(parse({"run", "--kernel", "Image", "--cmdline="}).run.kernel_cmdline(), "");
+}
+
+TEST(Options, HelpAndVersion) {
+  EXPECT_EQ(parse({"--help"}).kind, Command::Kind::kHelp);
+  EXPECT_EQ(parse({"-h"}).kind, Command::Kind::kHelp);
+  EXPECT_EQ(parse({"run", "--kernel", "x", "--help"}).kind, Command::Kind::kHelp);
+  EXPECT_EQ(parse({"--version"}).kind, Command::Kind::kVersion);
+  EXPECT_EQ(version_text().rfind("kvmmio ", 0), 0u);
+}
+
+TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
+  const std::string help = help_text();
+  for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--mem", "--cpus", "--gic",
+                          "--console", "--net", "--dump-dtb", "--stats", "--help", "--version"})
+    EXPECT_NE(help.find(opt), std::string::npos) << opt;
+  for (const char* status : {"\n  0 ", "\n  1 ", "\n  2 ", "\n  3 ", "128+N"})
+    EXPECT_NE(help.find(status), std::string::npos) << status;
+  EXPECT_NE(help.find(default_cmdline(ConsoleKind::kVirtio)), std::string::npos);
+  for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap"})
+    EXPECT_NE(help.find(key), std::string::npos) << key;
+}
+
+TEST(Options, NetMayBeGivenSeveralTimes) {
+  const Command c = parse_command_line(
+      {"run", "--kernel", "k", "--net", "tap=a", "--net", "tap=b,vhost=off,irq=relay"});
+  ASSERT_EQ(c.run.nets.size(), 2u);
+  EXPECT_EQ(c.run.nets[0].tap, "a");
+  EXPECT_EQ(c.run.nets[1].vhost, net::VhostMode::kOff);
+  EXPECT_EQ(c.run.nets[1].transport.irq, virtio::IrqMode::kRelay);
+}
+
+TEST(Options, SizesTakeBinarySuffixes) {
+  EXPECT_EQ(parse_size("4096", "--mem"), 4096u);
+  EXPECT_EQ(parse_size("64k", "--mem"), 64u << 10);
+  EXPECT_EQ(parse_size("64K", "--mem"), 64u << 10);
+  EXPECT_EQ(parse_size("512M", "--mem"), uint64_t{512} << 20);
+  EXPECT_EQ(parse_size("2g", "--mem"), uint64_t{2} << 30);
+  for (const char* bad : {"", "M", "12X", "-1", "1.5G", "0x100", " 1M", "1M ", "1MB",
+                          "99999999999999999999", "17179869184G"}) {
+    try {
+      parse_size(bad, "--mem");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("--mem"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("K, M or G"), std::string::npos) << msg;
+    }
+  }
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::vector<std::string> message_has;  // the problem and the fix
+};
+
+class OptionErrors : public testing::TestWithParam<BadCase> {};
+
+TEST_P(OptionErrors, AreUsageErrorsThatNameTheFix) {
+  const BadCase& c = GetParam();
+  try {
+    parse(c.args);
+    ADD_FAILURE() << "accepted";
+  } catch (const UsageError& e) {
+    // A UsageError is a UserError: main() maps it to exit status 2.
+    const UserError& as_user_error = e;
+    const std::string msg = as_user_error.what();
+    for (const auto& part : c.message_has)
+      EXPECT_NE(msg.find(part), std::string::npos) << "'" << part << "' not in: " << msg;
+  }
+}
+
+const std::string kHugeCmdline(3000, 'x');
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, OptionErrors,
+    testing::Values(
+        BadCase{{}, {"no command", "kvmmio run --kernel IMAGE"}},
+        BadCase{{"boot"}, {"unknown command 'boot'", "run"}},
+        BadCase{{"--kernel", "x"}, {"comes after the command", "kvmmio run --kernel"}},
+        BadCase{{"run"}, {"--kernel IMAGE is required"}},
+        BadCase{{"run", "--initrd", "i"}, {"--kernel IMAGE is required"}},
+        BadCase{{"run", "--kernel"}, {"--kernel needs a value", "arm64 Image"}},
+        BadCase{{"run", "--kernel="}, {"--kernel needs a file"}},
+        BadCase{{"run", "--kernel", "k", "--kernel", "k2"}, {"--kernel is given twice", "once"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=a,vhost=maybe"},
+                {"vhost=maybe", "on, off or auto"}},
+        BadCase{{"run", "--kernel", "k", "--net", "vhost=on"}, {"needs tap=NAME"}},
+        BadCase{{"run", "--kernel", "k", "--bogus"}, {"unknown option '--bogus'", "--help"}},
+        BadCase{{"run", "--kernel", "k", "extra"}, {"unexpected argument 'extra'", "--"}},
+        BadCase{{"run", "--kernel", "k", "-m", "1G"}, {"unexpected argument '-m'"}},
+        BadCase{{"run", "--kernel", "k", "--cpus", "0"}, {"--cpus 0", "from 1 to 123"}},
+        BadCase{{"run", "--kernel", "k", "--cpus", "124"},
+                {"--cpus 124", "from 1 to 123", "GICv2 allows at most 8"}},
+        BadCase{{"run", "--kernel", "k", "--cpus", "two"}, {"--cpus two", "whole number"}},
+        BadCase{{"run", "--kernel", "k", "--cpus", "2x"}, {"--cpus 2x"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "0"}, {"--mem 0", "e.g. --mem 512M"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "512"},
+                {"--mem 512", "whole number of MiB", "plain number counts bytes"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "1536K"}, {"--mem 1536K", "--mem 2M"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "2000G"},
+                {"--mem 2000G", "40-bit", "at most --mem 1023G"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "lots"}, {"--mem lots", "not a size"}},
+        BadCase{{"run", "--kernel", "k", "--gic", "v4"}, {"--gic v4", "auto, v3 or v2"}},
+        BadCase{{"run", "--kernel", "k", "--gic", "3"}, {"--gic 3", "auto, v3 or v2"}},
+        BadCase{{"run", "--kernel", "k", "--console", "tty"},
+                {"--console tty", "serial", "virtio"}},
+        BadCase{{"run", "--kernel", "k", "--stats"}, {"--stats needs a value"}},
+        BadCase{{"run", "--kernel", "k", "--dump-dtb="}, {"--dump-dtb needs a file"}},
+        BadCase{{"run", "--kernel", "k", "--cmdline", kHugeCmdline},
+                {"--cmdline is 3000 bytes", "2047", "shorten"}}));
+
+TEST(Options, LargestValuesAreAccepted) {
+  const RunOptions o = parse({"run", "--kernel", "k", "--cpus", "123", "--mem", "1023G"}).run;
+  EXPECT_EQ(o.cpus, layout::kMaxCpusGicV3);
+  EXPECT_EQ(o.mem, layout::kMaxRamSize);
+}
+
+}  // namespace
+}  // namespace kvmmio::vmm

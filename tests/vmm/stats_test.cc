@@ -1,0 +1,108 @@
+// The --stats JSON: the documented keys, per-vCPU exits by reason, device
+// counters, string escaping, and well-formed nesting.
+#include "vmm/stats.h"
+
+#include <gtest/gtest.h>
+
+namespace kvmmio::vmm {
+namespace {
+
+// A small structural check: brackets balance outside strings, strings end.
+bool balanced(const std::string& json) {
+  std::string stack;
+  bool in_string = false, escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      else if (static_cast<unsigned char>(c) < 0x20)
+        return false;
+      continue;
+    }
+    if (c == '"')
+      in_string = true;
+    else if (c == '{' || c == '[')
+      stack += c;
+    else if (c == '}' || c == ']') {
+      if (stack.empty() || (c == '}') != (stack.back() == '{')) return false;
+      stack.pop_back();
+    }
+  }
+  return stack.empty() && !in_string;
+}
+
+MachineStats sample() {
+  MachineStats m;
+  m.cpus = 2;
+  m.mem_bytes = 256u << 20;
+  m.gic = "v3";
+  m.wall_time_seconds = 4.25;
+  m.exit_status = 0;
+  m.stop_reason = "poweroff";
+  VcpuExitCounts c0;
+  c0.mmio = 120;
+  c0.interrupted = 1;
+  c0.system_event = 1;
+  m.vcpus.push_back(vcpu_stats(0, c0));
+  VcpuExitCounts c1;
+  c1.mmio = 3;
+  m.vcpus.push_back(vcpu_stats(1, c1));
+  m.devices.push_back(DeviceStats{
+      "uart0", "pl011", 0x09000000, 0x1000, 1, {{"tx_bytes", 100}, {"guest_errors", 0}}});
+  return m;
+}
+
+TEST(Stats, VcpuExitsByReasonAndTotal) {
+  VcpuExitCounts c;
+  c.mmio = 5;
+  c.hlt = 2;
+  c.unknown = 1;
+  const VcpuStats s = vcpu_stats(3, c);
+  EXPECT_EQ(s.index, 3);
+  EXPECT_EQ(s.total_exits, 8u);
+  ASSERT_EQ(s.exits.size(), 8u);
+  EXPECT_EQ(s.exits[0], (std::pair<std::string, uint64_t>{"mmio", 5}));
+}
+
+TEST(Stats, JsonHasTheDocumentedShape) {
+  const std::string json = to_json(sample());
+  EXPECT_TRUE(balanced(json)) << json;
+  for (const char* line : {"  \"schema_version\": 1,",
+                           "  \"cpus\": 2,",
+                           "  \"mem_bytes\": 268435456,",
+                           "  \"gic\": \"v3\",",
+                           "  \"wall_time_seconds\": 4.250,",
+                           "  \"exit_status\": 0,",
+                           "  \"stop_reason\": \"poweroff\",",
+                           "  \"unclaimed_mmio\": 0,",
+                           "      \"index\": 0,",
+                           "      \"total_exits\": 122,",
+                           "        \"mmio\": 120,",
+                           "        \"system_event\": 1,",
+                           "      \"index\": 1,",
+                           "      \"total_exits\": 3,",
+                           "      \"name\": \"uart0\",",
+                           "      \"type\": \"pl011\",",
+                           "      \"base\": 150994944,",
+                           "      \"spi\": 1,",
+                           "        \"tx_bytes\": 100,",
+                           "        \"guest_errors\": 0"})
+    EXPECT_NE(json.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << json;
+}
+
+TEST(Stats, EmptyListsAndEscapedStrings) {
+  MachineStats m;
+  m.stop_reason = "failure: \"x\"\n\tat \\ \x01";
+  const std::string json = to_json(m);
+  EXPECT_TRUE(balanced(json)) << json;
+  EXPECT_NE(json.find("\"vcpus\": [],"), std::string::npos);
+  EXPECT_NE(json.find("\"devices\": []\n"), std::string::npos);
+  EXPECT_NE(json.find(R"("failure: \"x\"\n\tat \\ \u0001")"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace kvmmio::vmm

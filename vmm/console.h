@@ -1,0 +1,78 @@
+// The guest console on the VMM's stdin/stdout, through the PL011:
+//   ConsoleOutput  the UART's TX sink: bytes to an fd (stdout), as they come
+//   ConsoleInput   an fd (stdin) read on the event loop into the UART's RX
+//                  FIFO, holding back what does not fit until the guest
+//                  reads (no input is dropped); on a terminal, the Ctrl-A
+//                  escapes: Ctrl-A x stops the VM, Ctrl-A Ctrl-A sends one
+//                  Ctrl-A.
+// Raw mode is RawTerminal's job.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "hw/pl011.h"
+#include "kvmmio/event_fd.h"
+#include "kvmmio/event_loop.h"
+
+namespace kvmmio::vmm {
+
+class ConsoleOutput {
+ public:
+  explicit ConsoleOutput(int fd) : fd_(fd) {}
+  // Writes one byte, waiting while the fd is full (the guest's UART is
+  // slowed to the reader's pace) and retrying after signals. When the fd is
+  // gone (EPIPE, closed) the byte is dropped and the problem logged once.
+  void put(uint8_t byte);
+  // From now on, a put() that would wait gives up instead: a vCPU stuck
+  // writing to a stalled pipe must still stop with the machine.
+  void stop_waiting() { stopping_ = true; }
+
+ private:
+  int fd_;
+  std::atomic<bool> broken_{false};
+  std::atomic<bool> stopping_{false};
+};
+
+class ConsoleInput {
+ public:
+  static constexpr uint8_t kEscape = 0x01;  // Ctrl-A
+  static constexpr size_t kMaxPending = 4096;
+
+  // Watches `fd` on `loop` (or, for a regular file, reads it as the UART
+  // drains). `escapes`: interpret Ctrl-A sequences (stdin is a terminal);
+  // `on_quit` runs on Ctrl-A x, on the loop thread.
+  ConsoleInput(EventLoop& loop, int fd, hw::Pl011& uart, bool escapes,
+               std::function<void()> on_quit);
+  ~ConsoleInput();
+  ConsoleInput(const ConsoleInput&) = delete;
+  ConsoleInput& operator=(const ConsoleInput&) = delete;
+
+  bool at_eof() const { return eof_; }
+
+ private:
+  void on_readable();
+  void on_uart_space();
+  void read_some();
+  void take(const uint8_t* data, size_t n);
+  void flush();
+  void watch_input(bool on);
+
+  EventLoop& loop_;
+  int fd_;
+  hw::Pl011& uart_;
+  bool escapes_;
+  std::function<void()> on_quit_;
+  bool pollable_ = false;  // epoll cannot watch regular files or /dev/null
+  std::atomic<bool> eof_{false};
+  bool after_escape_ = false;
+  std::vector<uint8_t> pending_;
+  EventFd space_;  // the UART made room
+  // Last: dropped first, so no callback runs on a half-destroyed object.
+  EventLoop::Registration space_watch_;
+  EventLoop::Registration input_watch_;
+};
+
+}  // namespace kvmmio::vmm

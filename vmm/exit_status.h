@@ -1,0 +1,13 @@
+// kvmmio's exit statuses, as documented in --help, kvmmio(1) and
+// docs/usage.md. Scripts rely on them: change all four places together.
+#pragma once
+
+namespace kvmmio::vmm::exit_status {
+
+constexpr int kPoweredOff = 0;      // PSCI SYSTEM_OFF, or nothing to run (--dump-dtb, --help)
+constexpr int kFailure = 1;         // vCPU internal error, KVM_RUN failure, guest crash report
+constexpr int kUsage = 2;           // bad usage or set-up error; the message names the fix
+constexpr int kResetRequested = 3;  // PSCI SYSTEM_RESET: run kvmmio again to reboot
+constexpr int kSignalBase = 128;    // + the signal number (SIGINT 130, SIGTERM 143)
+
+}  // namespace kvmmio::vmm::exit_status

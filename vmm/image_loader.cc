@@ -1,0 +1,166 @@
+// arm64 Image header checks and boot-file loading.
+#include "vmm/image_loader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "kvmmio/error.h"
+#include "kvmmio/log.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+uint32_t le32(std::span<const uint8_t> b, size_t off) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | b[off + i];
+  return v;
+}
+
+uint64_t le64(std::span<const uint8_t> b, size_t off) {
+  return le32(b, off) | (uint64_t{le32(b, off + 4)} << 32);
+}
+
+bool has_bytes(std::span<const uint8_t> b, size_t off, const char* text) {
+  const size_t n = std::strlen(text);
+  return b.size() >= off + n && std::memcmp(b.data() + off, text, n) == 0;
+}
+
+// What a file that is not an arm64 Image most likely is, for the message.
+std::string not_an_image(std::span<const uint8_t> head, const std::string& name) {
+  const std::string prefix = "--kernel " + name + ": ";
+  if (has_bytes(head, 0, "\x1f\x8b"))
+    return prefix +
+           "is gzip-compressed (an Image.gz?); kvmmio boots uncompressed Images: "
+           "gunzip -c " +
+           name + " > Image, then --kernel Image";
+  if (has_bytes(head, 0,
+                "\x7f"
+                "ELF"))
+    return prefix +
+           "is an ELF file (vmlinux?); boot the Image made from it: "
+           "arch/arm64/boot/Image";
+  if (has_bytes(head, 0x202, "HdrS"))
+    return prefix +
+           "is an x86 bzImage; kvmmio boots arm64 kernels: give an arm64 Image "
+           "(arch/arm64/boot/Image, or /boot/vmlinuz-*-arm64 of Debian's arm64 kernel)";
+  if (has_bytes(head, 0, "MZ") && has_bytes(head, 4, "zimg"))
+    return prefix +
+           "is a compressed EFI zboot image (vmlinuz.efi); kvmmio boots uncompressed "
+           "Images: give arch/arm64/boot/Image";
+  return prefix +
+         "is not an arm64 Linux Image (no \"ARM\\x64\" magic at offset 56); give "
+         "arch/arm64/boot/Image, or /boot/vmlinuz-*-arm64 of Debian's arm64 kernel";
+}
+
+// Real Images are tens of MiB; a far larger image_size means a corrupted
+// header, and trusting it would only produce a misleading "--mem" advice.
+constexpr uint64_t kMaxPlausibleImageSize = uint64_t{1} << 30;
+constexpr uint64_t kTextOffsetLimit = uint64_t{2} << 20;  // below the 2 MiB alignment
+constexpr uint64_t kTextOffsetAlign = 4096;
+
+}  // namespace
+
+unsigned ImageHeader::page_size_kib() const {
+  switch ((flags >> 1) & 3) {
+    case 1: return 4;
+    case 2: return 16;
+    case 3: return 64;
+    default: return 0;
+  }
+}
+
+ImageHeader parse_image_header(std::span<const uint8_t> head, uint64_t file_size,
+                               const std::string& name) {
+  const std::string prefix = "--kernel " + name + ": ";
+  if (file_size < ImageHeader::kSize || head.size() < ImageHeader::kSize)
+    throw UserError(prefix + "only " + std::to_string(file_size) +
+                    " bytes, too small for an arm64 Image (its header alone is 64 bytes); give "
+                    "arch/arm64/boot/Image");
+  if (le32(head, ImageHeader::kMagicOffset) != ImageHeader::kMagic)
+    throw UserError(not_an_image(head, name));
+
+  ImageHeader h;
+  h.text_offset = le64(head, 8);
+  h.image_size = le64(head, 16);
+  h.flags = le64(head, 24);
+
+  if (h.image_size == 0)
+    throw UserError(prefix +
+                    "image_size is 0: an Image from before Linux 3.17, whose load "
+                    "offset is not reliably little-endian; kvmmio boots Linux 3.17 or later");
+  if (h.flags & 1)
+    throw UserError(prefix +
+                    "is a big-endian kernel (flags bit 0); kvmmio boots little-endian "
+                    "arm64 kernels");
+  if (h.text_offset % kTextOffsetAlign != 0 || h.text_offset >= kTextOffsetLimit) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(h.text_offset));
+    throw UserError(prefix + "corrupted header: text_offset " + buf +
+                    " is not a multiple of 4 KiB below 2 MiB; give an intact Image");
+  }
+  if (h.image_size > kMaxPlausibleImageSize)
+    throw UserError(prefix + "corrupted header: image_size " + std::to_string(h.image_size) +
+                    " bytes is implausible (over 1 GiB); give an intact Image");
+  if (h.image_size < file_size)
+    throw UserError(prefix + "corrupted header: image_size (" + std::to_string(h.image_size) +
+                    " bytes, which includes bss) is smaller than the file (" +
+                    std::to_string(file_size) + " bytes); give an intact Image");
+  if (h.reserved_flags() != 0)
+    KVMMIO_LOG_WARN("--kernel %s: reserved Image flags bits set (0x%llx); booting anyway",
+                    name.c_str(), static_cast<unsigned long long>(h.flags));
+  return h;
+}
+
+BootFile::BootFile(const std::string& path, const std::string& option)
+    : path_(path), option_(option) {
+  fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd_)
+    throw UserError(option + " " + path + ": cannot open: " + std::strerror(errno) +
+                    "; check the path");
+  struct stat st {};
+  if (::fstat(fd_.get(), &st) != 0) throw_errno("fstat " + path);
+  if (!S_ISREG(st.st_mode))
+    throw UserError(option + " " + path + ": not a regular file; give the file itself");
+  if (st.st_size == 0) throw UserError(option + " " + path + ": the file is empty; check the path");
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+std::vector<uint8_t> BootFile::head(size_t n) const {
+  std::vector<uint8_t> buf(std::min<uint64_t>(n, size_));
+  size_t done = 0;
+  while (done < buf.size()) {
+    const ssize_t r = ::pread(fd_.get(), buf.data() + done, buf.size() - done, done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw_errno("read " + path_);
+    if (r == 0) break;
+    done += static_cast<size_t>(r);
+  }
+  buf.resize(done);
+  return buf;
+}
+
+void BootFile::load(const GuestMemory& memory, uint64_t gpa) const {
+  auto dst = memory.span(gpa, size_);
+  if (!dst) throw std::runtime_error(option_ + " " + path_ + ": guest range is not RAM");
+  uint64_t done = 0;
+  while (done < size_) {
+    const ssize_t r =
+        ::pread(fd_.get(), dst->data() + done, size_ - done, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw_errno("read " + path_);
+    if (r == 0) throw std::runtime_error(option_ + " " + path_ + ": file shrank while loading");
+    done += static_cast<uint64_t>(r);
+  }
+}
+
+KernelImage::KernelImage(const std::string& path)
+    : file_(path, "--kernel"),
+      // 0x210 bytes: enough to recognise an x86 bzImage ("HdrS" at 0x202).
+      header_(parse_image_header(file_.head(0x210), file_.size(), path)) {}
+
+}  // namespace kvmmio::vmm

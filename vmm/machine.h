@@ -1,0 +1,91 @@
+// Machine: one arm64 VM assembled from the memory map (vmm/memory_map.h):
+// RAM, vCPUs each on a thread of its own, the in-kernel vGIC, the PL011 on
+// the console, virtio-mmio devices in their slots, the event-loop thread
+// for userspace backends, and the orderly stop.
+//
+// Life cycle (one Machine per process: on the nested Debian 6.1 L1, a VM
+// created after vCPUs were kicked out of WFI can misbehave, see
+// docs/arm64-platform.md "Known L1 issues", so a reboot is a new process):
+//   Machine m(config);           // everything set up, no guest code run;
+//                                // every vCPU ioctl happens on that vCPU's
+//                                // own thread (KVM_ARM_VCPU_INIT included)
+//   m.add_virtio_mmio(...);      // devices, in slot order
+//   RunResult r = m.run();       // boots, returns once stopped and joined
+//   MachineStats s = m.stats();
+// A constructor that throws leaves nothing behind (threads joined, fds
+// closed, memory unmapped). On hosts other than arm64 the constructor throws
+// a UserError that says where kvmmio can run.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kvmmio/event_loop.h"
+#include "kvmmio/mmio_bus.h"
+#include "kvmmio/vm.h"
+#include "vmm/boot_layout.h"
+#include "vmm/image_loader.h"
+#include "vmm/memory_map.h"
+#include "vmm/options.h"
+#include "vmm/stats.h"
+
+namespace kvmmio::vmm {
+
+struct MachineConfig {
+  uint64_t mem = 0;
+  int cpus = 1;
+  GicChoice gic = GicChoice::kAuto;
+  std::string bootargs;
+  const KernelImage* kernel = nullptr;  // must outlive the Machine
+  const BootFile* initrd = nullptr;     // optional; must outlive the Machine
+  BootLayout boot;                      // plan_boot() for kernel, initrd, mem
+  int console_in = 0;                   // stdin
+  int console_out = 1;                  // stdout
+  bool console_escapes = false;         // Ctrl-A x etc. (stdin is a terminal)
+};
+
+// What a virtio-mmio device factory gets: the VM (for ioeventfds, irqfds,
+// guest memory), the event loop (for backend fds) and its slot (base and
+// SPI == GSI).
+struct DeviceContext {
+  Vm& vm;
+  EventLoop& loop;
+  layout::VirtioMmioSlot slot;
+};
+struct AttachedDevice {
+  std::unique_ptr<MmioDevice> device;  // claimed on the bus at slot.base
+  std::function<Counters()> counters;  // for --stats; include "guest_errors"
+};
+using DeviceFactory = std::function<AttachedDevice(DeviceContext&)>;
+
+struct RunResult {
+  int exit_status = 0;
+  std::string stop_reason;
+};
+
+class Machine {
+ public:
+  explicit Machine(const MachineConfig& config);
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  // Puts a device in the next free virtio-mmio slot; before run() only.
+  // Throws UserError when the window is full.
+  layout::VirtioMmioSlot add_virtio_mmio(std::string name, std::string type, DeviceFactory factory);
+
+  // Loads kernel, initrd and device tree, starts the vCPUs and the event
+  // loop, and returns when the VM has stopped (guest power-off or reset,
+  // signal, Ctrl-A x, failure) and every thread is joined.
+  RunResult run();
+
+  MachineStats stats() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvmmio::vmm

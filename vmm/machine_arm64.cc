@@ -1,0 +1,267 @@
+// Machine on an arm64 host: assembly, boot and orderly stop (machine.h).
+#include <linux/kvm.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+
+#include "hw/pl011.h"
+#include "kvmmio/arch/arm64.h"
+#include "kvmmio/kvm.h"
+#include "kvmmio/log.h"
+#include "vmm/console.h"
+#include "vmm/device_tree.h"
+#include "vmm/machine.h"
+#include "vmm/signals.h"
+#include "vmm/stop_request.h"
+#include "vmm/vcpu_runner.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t host_ram_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+const char* gic_choice_name(arm64::GicVersion v) {
+  return v == arm64::GicVersion::kV3 ? "v3" : "v2";
+}
+
+struct Device {
+  std::string name;
+  std::string type;
+  uint64_t base;
+  uint64_t size;
+  uint32_t spi;
+  std::unique_ptr<MmioDevice> model;
+  std::function<Counters()> counters;
+};
+
+}  // namespace
+
+class Machine::Impl {
+ public:
+  explicit Impl(const MachineConfig& config);
+  ~Impl();
+
+  layout::VirtioMmioSlot add_virtio_mmio(std::string name, std::string type, DeviceFactory factory);
+  RunResult run();
+  MachineStats stats() const;
+
+ private:
+  arm64::GicVersion choose_gic();
+  void check_resources();
+  void load_guest();
+  void shutdown();
+
+  MachineConfig config_;
+  SignalFd signals_;  // first: blocks the stop signals before any thread exists
+  StopRequest stop_;
+  Kvm kvm_;
+  std::unique_ptr<Vm> vm_;
+  arm64::GicVersion gic_ = arm64::GicVersion::kV3;
+  EventLoop loop_;  // its thread starts here; devices' watches must go before it
+  ConsoleOutput console_out_;
+  std::unique_ptr<hw::Pl011> uart_;
+  std::vector<Device> devices_;  // [0] is the UART, then virtio-mmio in slot order
+  uint32_t virtio_count_ = 0;
+  std::vector<std::unique_ptr<VcpuRunner>> runners_;
+  std::vector<uint64_t> mpidrs_;
+  std::unique_ptr<arm64::Vgic> vgic_;
+  std::unique_ptr<ConsoleInput> console_in_;
+  EventLoop::Registration signal_watch_;
+  bool ran_ = false;
+  Clock::time_point started_{}, stopped_{};
+};
+
+Machine::Impl::Impl(const MachineConfig& config)
+    : config_(config), console_out_(config.console_out) {
+  vm_ = std::make_unique<Vm>(kvm_);
+  gic_ = choose_gic();
+  check_resources();
+  vm_->add_ram(layout::kRamBase, config_.mem);
+
+  // The UART: TX to the console, its level line through KVM_IRQ_LINE (see
+  // hw/pl011.h for why level).
+  uart_ = std::make_unique<hw::Pl011>(
+      [this](uint8_t byte) { console_out_.put(byte); },
+      [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kUartSpi), level); });
+  vm_->mmio_bus().claim(layout::kUartBase, layout::kUartSize, *uart_, "pl011");
+  devices_.push_back(Device{"uart0", "pl011", layout::kUartBase, layout::kUartSize,
+                            layout::kUartSpi, nullptr, [this] {
+                              const auto c = uart_->counters();
+                              return Counters{{"tx_bytes", c.tx_bytes},
+                                              {"rx_bytes", c.rx_bytes},
+                                              {"interrupts", c.interrupts},
+                                              {"guest_errors", c.guest_errors}};
+                            }});
+
+  // vCPUs are created here (KVM_CREATE_VCPU is a VM ioctl) and initialised
+  // on their own threads; the vGIC needs all of them initialised.
+  for (int i = 0; i < config_.cpus; ++i)
+    runners_.push_back(std::make_unique<VcpuRunner>(*vm_, vm_->create_vcpu(i), stop_));
+  for (auto& r : runners_) mpidrs_.push_back(r->wait_initialised());
+  vgic_ = std::make_unique<arm64::Vgic>(*vm_, gic_, layout::kGicLayout, layout::kGicNrIrqs);
+}
+
+Machine::Impl::~Impl() { shutdown(); }
+
+arm64::GicVersion Machine::Impl::choose_gic() {
+  using arm64::GicVersion;
+  const bool v3 = arm64::vgic_supported(*vm_, GicVersion::kV3);
+  const bool v2 = arm64::vgic_supported(*vm_, GicVersion::kV2);
+  GicVersion chosen;
+  switch (config_.gic) {
+    case GicChoice::kV3:
+      if (!v3)
+        throw UserError(std::string("--gic v3: this host's KVM cannot create a virtual GICv3") +
+                        (v2 ? "; use --gic v2 or --gic auto" : " (nor a GICv2)"));
+      chosen = GicVersion::kV3;
+      break;
+    case GicChoice::kV2:
+      if (!v2)
+        throw UserError(std::string("--gic v2: this host's KVM cannot create a virtual GICv2 "
+                                    "(GICv3 hosts without GICv2 compatibility cannot)") +
+                        (v3 ? "; use --gic v3 or --gic auto" : ""));
+      chosen = GicVersion::kV2;
+      break;
+    case GicChoice::kAuto:
+    default:
+      if (!v3 && !v2)
+        throw UserError("this host's KVM can create neither a virtual GICv3 nor a GICv2");
+      chosen = v3 ? GicVersion::kV3 : GicVersion::kV2;
+      break;
+  }
+  if (config_.cpus > layout::max_cpus(chosen))
+    throw UserError("--cpus " + std::to_string(config_.cpus) + ": a " + arm64::gic_name(chosen) +
+                    " guest can have at most " + std::to_string(layout::max_cpus(chosen)) +
+                    " vCPUs; use fewer" + (chosen == GicVersion::kV2 && v3 ? ", or --gic v3" : ""));
+  return chosen;
+}
+
+void Machine::Impl::check_resources() {
+  int max = kvm_.check_extension(KVM_CAP_MAX_VCPUS);
+  if (max <= 0) max = kvm_.check_extension(KVM_CAP_NR_VCPUS);
+  if (max > 0 && config_.cpus > max)
+    throw UserError("--cpus " + std::to_string(config_.cpus) + ": this host's KVM allows at most " +
+                    std::to_string(max) + " vCPUs per VM; use --cpus " + std::to_string(max) +
+                    " or fewer");
+  // Guest RAM is allocated as the guest touches it, but a VM bigger than the
+  // host cannot run well, and is almost always a typo.
+  const uint64_t host = host_ram_bytes();
+  if (host && config_.mem > host)
+    throw UserError("--mem " + std::to_string(config_.mem >> 20) + "M is more than this host's " +
+                    std::to_string(host >> 20) + " MiB of RAM; use a smaller --mem");
+}
+
+layout::VirtioMmioSlot Machine::Impl::add_virtio_mmio(std::string name, std::string type,
+                                                      DeviceFactory factory) {
+  if (ran_) throw std::logic_error("add_virtio_mmio after run()");
+  if (virtio_count_ >= layout::kVirtioMmioSlots)
+    throw UserError("too many virtio devices: the virtio-mmio window has " +
+                    std::to_string(layout::kVirtioMmioSlots) + " slots; use fewer devices");
+  const layout::VirtioMmioSlot slot = layout::virtio_mmio_slot(virtio_count_);
+  DeviceContext context{*vm_, loop_, slot};
+  AttachedDevice attached = factory(context);
+  vm_->mmio_bus().claim(slot.base, slot.size, *attached.device, name);
+  devices_.push_back(Device{std::move(name), std::move(type), slot.base, slot.size, slot.spi,
+                            std::move(attached.device), std::move(attached.counters)});
+  ++virtio_count_;
+  return slot;
+}
+
+void Machine::Impl::load_guest() {
+  DeviceTreeSpec spec;
+  spec.ram_base = layout::kRamBase;
+  spec.ram_size = config_.mem;
+  spec.cpu_mpidrs = mpidrs_;
+  spec.gic = gic_;
+  spec.bootargs = config_.bootargs;
+  spec.initrd = config_.boot.initrd;
+  for (uint32_t i = 0; i < virtio_count_; ++i)
+    spec.virtio_mmio.push_back(layout::virtio_mmio_slot(i));
+  add_random_seeds(spec);
+  const std::vector<uint8_t> dtb = build_device_tree(spec);
+
+  config_.kernel->file().load(vm_->memory(), config_.boot.kernel_entry);
+  if (config_.initrd) config_.initrd->load(vm_->memory(), config_.boot.initrd->start);
+  if (!vm_->memory().write(config_.boot.dtb, dtb.data(), dtb.size()))
+    throw std::runtime_error("device tree does not fit at its planned address");
+}
+
+RunResult Machine::Impl::run() {
+  if (ran_) throw std::logic_error("Machine::run() twice");
+  ran_ = true;
+  load_guest();
+
+  console_in_ =
+      std::make_unique<ConsoleInput>(loop_, config_.console_in, *uart_, config_.console_escapes,
+                                     [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
+  signal_watch_ = loop_.watch(signals_.fd(), [this] {
+    while (auto sig = signals_.take())
+      stop_.request(StopCause::kSignal, std::string("signal ") + signal_name(*sig), *sig);
+  });
+
+  started_ = Clock::now();
+  for (auto& r : runners_)
+    r->start(&r == &runners_.front()
+                 ? std::optional<BootEntry>(BootEntry{config_.boot.kernel_entry, config_.boot.dtb})
+                 : std::nullopt);
+  stop_.wait();
+  shutdown();
+  stopped_ = Clock::now();
+
+  RunResult result{stop_.exit_status(), stop_.reason()};
+  return result;
+}
+
+void Machine::Impl::shutdown() {
+  // Normally the stop cause is decided by now; otherwise this is a teardown
+  // (an error between construction and the end of run()).
+  stop_.request(StopCause::kFailure, "machine torn down before the guest stopped");
+  console_out_.stop_waiting();
+  // Kicking a vCPU out of WFI is what poisons later VMs on the nested L1;
+  // there are none in this process.
+  for (auto& r : runners_) r->stop();
+  for (auto& r : runners_) r->join();
+  // The guest is gone: no more console input or signal handling (the stop
+  // cause is decided).
+  console_in_.reset();
+  signal_watch_ = {};
+}
+
+MachineStats Machine::Impl::stats() const {
+  MachineStats s;
+  s.cpus = config_.cpus;
+  s.mem_bytes = config_.mem;
+  s.gic = gic_choice_name(gic_);
+  if (ran_) {
+    const auto end = stopped_ == Clock::time_point{} ? Clock::now() : stopped_;
+    s.wall_time_seconds = std::chrono::duration<double>(end - started_).count();
+  }
+  s.exit_status = stop_.requested() ? stop_.exit_status() : 0;
+  s.stop_reason = stop_.requested() ? stop_.reason() : "not started";
+  for (const auto& r : runners_)
+    s.vcpus.push_back(vcpu_stats(r->vcpu().index(), r->vcpu().exit_counts()));
+  for (const auto& d : devices_)
+    s.devices.push_back(
+        DeviceStats{d.name, d.type, d.base, d.size, d.spi, d.counters ? d.counters() : Counters{}});
+  s.unclaimed_mmio = vm_->mmio_bus().unclaimed_accesses();
+  return s;
+}
+
+Machine::Machine(const MachineConfig& config) : impl_(std::make_unique<Impl>(config)) {}
+Machine::~Machine() = default;
+
+layout::VirtioMmioSlot Machine::add_virtio_mmio(std::string name, std::string type,
+                                                DeviceFactory factory) {
+  return impl_->add_virtio_mmio(std::move(name), std::move(type), std::move(factory));
+}
+RunResult Machine::run() { return impl_->run(); }
+MachineStats Machine::stats() const { return impl_->stats(); }
+
+}  // namespace kvmmio::vmm

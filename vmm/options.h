@@ -1,0 +1,66 @@
+// The kvmmio command line: parsing, validation of what can be checked without
+// touching files or KVM, and the --help text. Owns no resources.
+//
+// Every problem is a UsageError whose message names the option, what is
+// wrong, and the fix; main() prints it and exits with status 2.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvmmio/error.h"
+#include "kvmmio/net/net_options.h"
+
+namespace kvmmio::vmm {
+
+class UsageError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+enum class GicChoice { kAuto, kV3, kV2 };
+enum class ConsoleKind { kSerial, kVirtio };
+
+const char* to_string(GicChoice gic);
+const char* to_string(ConsoleKind console);
+
+struct RunOptions {
+  std::string kernel;
+  std::optional<std::string> initrd;
+  std::optional<std::string> cmdline;  // nullopt: default_cmdline(console)
+  uint64_t mem;
+  int cpus = 1;
+  GicChoice gic = GicChoice::kAuto;
+  ConsoleKind console = ConsoleKind::kSerial;
+  std::optional<std::string> dump_dtb;
+  std::optional<std::string> stats;
+  std::vector<net::NetOptions> nets;  // one per --net, in order
+
+  RunOptions();
+  // The kernel command line the guest gets.
+  std::string kernel_cmdline() const;
+};
+
+struct Command {
+  enum class Kind { kHelp, kVersion, kRun };
+  Kind kind = Kind::kHelp;
+  RunOptions run;
+};
+
+// Parses argv[1..] (the program name left out).
+Command parse_command_line(const std::vector<std::string>& args);
+
+// "512M", "2G", "65536", "64k": a byte count with an optional binary K/M/G
+// suffix (either case). `option` names the option in the error message.
+uint64_t parse_size(std::string_view text, std::string_view option);
+
+// The kernel command line when --cmdline is not given.
+std::string default_cmdline(ConsoleKind console);
+
+std::string help_text();
+std::string version_text();
+
+}  // namespace kvmmio::vmm

@@ -1,0 +1,116 @@
+// `kvmmio run` and `kvmmio run --dump-dtb` (see run_command.h).
+#include "vmm/run_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <optional>
+
+#include "kvmmio/log.h"
+#include "vmm/boot_layout.h"
+#include "vmm/device_tree.h"
+#include "vmm/devices.h"
+#include "vmm/exit_status.h"
+#include "vmm/image_loader.h"
+#include "vmm/machine.h"
+#include "vmm/output_file.h"
+#include "vmm/raw_terminal.h"
+#include "vmm/virtio_slot.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+// The tree a VM with these options would get, without a VM: MPIDRs as KVM
+// assigns them, and GICv3 for --gic auto (what any GICv3 host offers).
+int dump_dtb(const RunOptions& options, const std::vector<VirtioDevicePlan>& plan,
+             const BootLayout& boot) {
+  DeviceTreeSpec spec;
+  spec.ram_size = options.mem;
+  spec.gic = options.gic == GicChoice::kV2 ? arm64::GicVersion::kV2 : arm64::GicVersion::kV3;
+  if (options.cpus > layout::max_cpus(spec.gic))
+    throw UsageError("--cpus " + std::to_string(options.cpus) +
+                     " with --gic v2: a GICv2 guest can "
+                     "have at most " +
+                     std::to_string(layout::kMaxCpusGicV2) + " vCPUs; use fewer, or --gic v3");
+  for (int i = 0; i < options.cpus; ++i) spec.cpu_mpidrs.push_back(mpidr_of_vcpu(i));
+  spec.bootargs = options.kernel_cmdline();
+  spec.initrd = boot.initrd;
+  for (uint32_t i = 0; i < plan.size(); ++i)
+    spec.virtio_mmio.push_back(layout::virtio_mmio_slot(i));
+  add_random_seeds(spec);
+  OutputFile out(*options.dump_dtb, "--dump-dtb");
+  out.write(build_device_tree(spec));
+  return exit_status::kPoweredOff;
+}
+
+void report_stop(const RunResult& result) {
+  switch (result.exit_status) {
+    case exit_status::kPoweredOff: break;  // the normal end: nothing to say
+    case exit_status::kResetRequested:
+      KVMMIO_LOG_INFO(
+          "the guest asked for a reset (PSCI SYSTEM_RESET); kvmmio does not reboot "
+          "in-process: exit status 3, run it again to boot again");
+      break;
+    default:
+      KVMMIO_LOG_INFO("stopped: %s (exit status %d)", result.stop_reason.c_str(),
+                      result.exit_status);
+      break;
+  }
+}
+
+}  // namespace
+
+int run_command(const RunOptions& options) {
+  const std::vector<VirtioDevicePlan> plan = plan_virtio_devices(options);
+  const KernelImage kernel(options.kernel);
+  std::optional<BootFile> initrd;
+  if (options.initrd) initrd.emplace(*options.initrd, "--initrd");
+  const BootLayout boot =
+      plan_boot(layout::kRamBase, options.mem, kernel.header(),
+                initrd ? std::optional<uint64_t>(initrd->size()) : std::nullopt);
+
+  if (options.dump_dtb) return dump_dtb(options, plan, boot);
+
+  std::optional<OutputFile> stats_file;
+  if (options.stats) stats_file.emplace(*options.stats, "--stats");
+  // A closed stdout must not kill kvmmio: ConsoleOutput sees EPIPE instead.
+  ::signal(SIGPIPE, SIG_IGN);
+
+  MachineConfig config;
+  config.mem = options.mem;
+  config.cpus = options.cpus;
+  config.gic = options.gic;
+  config.bootargs = options.kernel_cmdline();
+  config.kernel = &kernel;
+  config.initrd = initrd ? &*initrd : nullptr;
+  config.boot = boot;
+  config.console_in = STDIN_FILENO;
+  config.console_out = STDOUT_FILENO;
+  config.console_escapes = ::isatty(STDIN_FILENO);
+
+  Machine machine(config);
+  // In plan order, so the slots match the device tree --dump-dtb shows.
+  for (const VirtioDevicePlan& d : plan)
+    machine.add_virtio_mmio(d.name, d.type, virtio_net_factory(options.nets.at(d.net_index), d.net_index));
+  RunResult result;
+  {
+    // Raw only while the guest owns the terminal: set-up errors above print
+    // to a normal terminal, and the mode is restored before the messages
+    // below.
+    RawTerminal raw(STDIN_FILENO);
+    result = machine.run();
+  }
+  report_stop(result);
+  if (stats_file) {
+    MachineStats stats = machine.stats();
+    try {
+      stats_file->write(to_json(stats));
+    } catch (const std::exception& e) {
+      KVMMIO_LOG_ERROR("--stats: %s", e.what());
+      return exit_status::kFailure;
+    }
+  }
+  return result.exit_status;
+}
+
+}  // namespace kvmmio::vmm

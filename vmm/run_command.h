@@ -1,0 +1,15 @@
+// `kvmmio run`: from checked options to a finished VM (or a dumped device
+// tree). Order: everything the user gave is checked first (device plan,
+// kernel, initrd, placement, output paths), then the machine is built, so
+// a mistake is reported before anything starts.
+#pragma once
+
+#include "vmm/options.h"
+
+namespace kvmmio::vmm {
+
+// Returns the process exit status (vmm/exit_status.h). Throws UserError
+// (status 2) for input problems, other exceptions (status 1) for failures.
+int run_command(const RunOptions& options);
+
+}  // namespace kvmmio::vmm

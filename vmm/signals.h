@@ -1,0 +1,35 @@
+// SignalFd: turns the signals that should stop the VM (SIGINT, SIGTERM,
+// SIGHUP, SIGQUIT) into readable events for the event loop, instead of
+// handlers that could interrupt any thread anywhere.
+//
+// Construct it on the main thread before any other thread exists: it blocks
+// the signals in the calling thread, and threads created afterwards (vCPUs,
+// the event loop) inherit the mask, so the signals stay pending until the
+// loop reads them. The mask is deliberately not restored: the process ends
+// right after the VM, and unblocking could let a late Ctrl-C kill it before
+// the terminal and the stats are dealt with. The vCPU kick signal (SIGRTMIN)
+// is not among them.
+#pragma once
+
+#include <initializer_list>
+#include <optional>
+
+#include "kvmmio/unique_fd.h"
+
+namespace kvmmio::vmm {
+
+class SignalFd {
+ public:
+  SignalFd();  // SIGINT, SIGTERM, SIGHUP, SIGQUIT
+  int fd() const { return fd_.get(); }
+  // The next pending signal's number, or nullopt.
+  std::optional<int> take();
+
+ private:
+  UniqueFd fd_;
+};
+
+// "SIGINT", "SIGTERM", ... ("signal N" for others).
+const char* signal_name(int signo);
+
+}  // namespace kvmmio::vmm

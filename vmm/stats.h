@@ -1,0 +1,53 @@
+// The --stats document: what one VM run did, as JSON (schema in
+// docs/usage.md, "Statistics"). Plain data plus the writer; the machine
+// fills it in at exit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvmmio/vcpu.h"
+
+namespace kvmmio::vmm {
+
+// Named counters in a fixed order (the JSON keeps it).
+using Counters = std::vector<std::pair<std::string, uint64_t>>;
+
+struct VcpuStats {
+  int index = 0;
+  Counters exits;  // by reason
+  uint64_t total_exits = 0;
+};
+
+struct DeviceStats {
+  std::string name;  // "uart0", "virtio0", ...
+  std::string type;  // "pl011", "virtio-console", ...
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint32_t spi = 0;
+  // Every device reports "guest_errors"; virtio devices add the transport's
+  // counters (notifies by path, interrupts injected or relayed by the VMM).
+  Counters counters;
+};
+
+struct MachineStats {
+  static constexpr int kSchemaVersion = 1;
+  int cpus = 0;
+  uint64_t mem_bytes = 0;
+  std::string gic;  // "v3" or "v2": what the guest got
+  double wall_time_seconds = 0;
+  int exit_status = 0;
+  std::string stop_reason;  // "poweroff", "reset", "signal SIGINT", "failure: ..."
+  std::vector<VcpuStats> vcpus;
+  std::vector<DeviceStats> devices;
+  uint64_t unclaimed_mmio = 0;  // guest accesses no device claimed (guest errors)
+};
+
+VcpuStats vcpu_stats(int index, const VcpuExitCounts& counts);
+
+// Pretty-printed, one value per line, so shell tools can grep it too.
+std::string to_json(const MachineStats& stats);
+
+}  // namespace kvmmio::vmm

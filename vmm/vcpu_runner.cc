@@ -1,0 +1,189 @@
+// The vCPU thread: init, boot registers, the run loop, failure reports.
+#include "vmm/vcpu_runner.h"
+
+#include <linux/kvm.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstddef>
+#include <cstdio>
+#include <system_error>
+
+#include "kvmmio/arch/arm64.h"
+#include "kvmmio/log.h"
+#include "vmm/device_tree.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+uint64_t reg_elr_el1() {
+  return KVM_REG_ARM64 | KVM_REG_SIZE_U64 | KVM_REG_ARM_CORE |
+         (offsetof(kvm_regs, elr_el1) / sizeof(uint32_t));
+}
+
+// The state that explains most guest deaths: where it was, at which EL and
+// with what masks (pstate), its first arguments, and the last exception it
+// took at EL1 (syndrome, faulting address, return address).
+std::string describe_registers(Vcpu& vcpu) {
+  struct Reg {
+    const char* name;
+    uint64_t id;
+  };
+  const Reg regs[] = {
+      {"pc", arm64::reg_pc()},
+      {"pstate", arm64::reg_pstate()},
+      {"x0", arm64::reg_x(0)},
+      {"x1", arm64::reg_x(1)},
+      {"x2", arm64::reg_x(2)},
+      {"x3", arm64::reg_x(3)},
+      {"sp_el1", arm64::reg_sp_el1()},
+      {"elr_el1", reg_elr_el1()},
+      {"esr_el1", ARM64_SYS_REG(3, 0, 5, 2, 0)},
+      {"far_el1", ARM64_SYS_REG(3, 0, 6, 0, 0)},
+  };
+  std::string out;
+  for (const Reg& r : regs) {
+    char buf[48];
+    try {
+      std::snprintf(buf, sizeof buf, "%s=0x%" PRIx64 " ", r.name, vcpu.get_one_reg(r.id));
+    } catch (const std::exception&) {
+      std::snprintf(buf, sizeof buf, "%s=? ", r.name);
+    }
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+VcpuRunner::VcpuRunner(Vm& vm, std::unique_ptr<Vcpu> vcpu, StopRequest& stop)
+    : vm_(vm), vcpu_(std::move(vcpu)), stop_(stop), thread_([this] { thread_main(); }) {}
+
+VcpuRunner::~VcpuRunner() {
+  if (!thread_.joinable()) return;
+  stop_.request(StopCause::kFailure, "machine torn down");
+  stop();
+  join();
+}
+
+void VcpuRunner::stop() {
+  bool running;
+  {
+    std::lock_guard lock(mutex_);
+    running = phase_ == Phase::kRunning;
+    if (!running) phase_ = Phase::kAborted;
+  }
+  cv_.notify_all();
+  // immediate_exit covers a vCPU about to enter KVM_RUN, the signal one in
+  // it; either way the loop then sees the StopRequest.
+  if (running) vcpu_->kick();
+}
+
+void VcpuRunner::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t VcpuRunner::wait_initialised() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return init_done_; });
+  if (init_error_) std::rethrow_exception(init_error_);
+  return mpidr_;
+}
+
+void VcpuRunner::start(std::optional<BootEntry> entry) {
+  {
+    std::lock_guard lock(mutex_);
+    if (phase_ != Phase::kInitialised) return;
+    entry_ = entry;
+    phase_ = Phase::kRunning;
+  }
+  cv_.notify_all();
+}
+
+void VcpuRunner::thread_main() {
+  try {
+    // Secondaries stay powered off in KVM until the guest's PSCI CPU_ON,
+    // which also sets their entry point and context id.
+    arm64::init_vcpu(vm_, *vcpu_, /*powered_off=*/vcpu_->index() > 0);
+    const uint64_t mpidr = mpidr_affinity(vcpu_->get_one_reg(arm64::reg_mpidr()));
+    std::lock_guard lock(mutex_);
+    mpidr_ = mpidr;
+    init_done_ = true;
+    if (phase_ == Phase::kInitialising) phase_ = Phase::kInitialised;
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    init_error_ = std::current_exception();
+    init_done_ = true;
+    phase_ = Phase::kAborted;
+  }
+  cv_.notify_all();
+
+  {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return phase_ == Phase::kRunning || phase_ == Phase::kAborted; });
+    if (phase_ == Phase::kAborted) return;
+  }
+  try {
+    if (entry_) {
+      vcpu_->set_one_reg(arm64::reg_x(0), entry_->dtb);
+      for (int i = 1; i <= 3; ++i) vcpu_->set_one_reg(arm64::reg_x(i), 0);
+      vcpu_->set_one_reg(arm64::reg_pstate(), arm64::kPstateEl1hMasked);
+      vcpu_->set_one_reg(arm64::reg_pc(), entry_->pc);
+    }
+    run_loop();
+  } catch (const std::system_error& e) {
+    // KVM_RUN answers ENOSYS when the guest touched an address that is
+    // neither RAM nor a device with an instruction it cannot emulate (no
+    // syndrome, e.g. LDP/STP): the guest's bug, named as such.
+    fail(e.code().value() == ENOSYS
+             ? std::string(e.what()) +
+                   " (the guest accessed an address that is neither RAM nor a "
+                   "device, with an instruction KVM cannot emulate)"
+             : std::string(e.what()));
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
+void VcpuRunner::run_loop() {
+  while (!stop_.requested()) {
+    const VcpuExit ex = vcpu_->run();
+    switch (ex.kind) {
+      case VcpuExit::Kind::kMmio:         // the bus handled it (or counted it)
+      case VcpuExit::Kind::kInterrupted:  // a kick: the loop condition decides
+        break;
+      case VcpuExit::Kind::kSystemEvent:
+        switch (ex.system_event_type) {
+          case KVM_SYSTEM_EVENT_SHUTDOWN: stop_.request(StopCause::kPowerOff, "poweroff"); return;
+          case KVM_SYSTEM_EVENT_RESET: stop_.request(StopCause::kReset, "reset"); return;
+          case KVM_SYSTEM_EVENT_CRASH:
+            fail("the guest reported a crash (KVM_SYSTEM_EVENT_CRASH)");
+            return;
+          default:
+            fail("unexpected system event type " + std::to_string(ex.system_event_type));
+            return;
+        }
+      case VcpuExit::Kind::kInternalError:
+        fail("KVM_EXIT_INTERNAL_ERROR, suberror " + std::to_string(ex.internal_suberror));
+        return;
+      case VcpuExit::Kind::kFailEntry: {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "KVM_EXIT_FAIL_ENTRY, reason 0x%llx",
+                      static_cast<unsigned long long>(
+                          vcpu_->run_struct()->fail_entry.hardware_entry_failure_reason));
+        fail(buf);
+        return;
+      }
+      default: fail("unexpected exit reason " + std::to_string(ex.raw_reason)); return;
+    }
+  }
+}
+
+void VcpuRunner::fail(const std::string& what) {
+  const std::string reason = "vCPU " + std::to_string(vcpu_->index()) + ": " + what;
+  KVMMIO_LOG_ERROR("%s", reason.c_str());
+  KVMMIO_LOG_ERROR("vCPU %d registers: %s", vcpu_->index(), describe_registers(*vcpu_).c_str());
+  stop_.request(StopCause::kFailure, reason);
+}
+
+}  // namespace kvmmio::vmm

@@ -1,0 +1,77 @@
+// VcpuRunner (arm64): one vCPU and the thread that owns it. Every ioctl on
+// the vCPU after KVM_CREATE_VCPU happens on this thread: KVM_ARM_VCPU_INIT,
+// register set-up, KVM_RUN, and the register dump on failure. On the nested
+// Debian 6.1 L1, a thread that did vCPU ioctls on a vCPU later blocked in
+// WFI corrupts vCPUs it sets up afterwards (docs/arm64-platform.md).
+//
+// The thread starts at construction and initialises the vCPU (PSCI 0.2;
+// secondaries powered off until the guest's CPU_ON), then waits: the
+// machine creates the vGIC (which needs every vCPU initialised) and loads
+// the guest, then start()s each runner. The run loop ends on a PSCI system
+// event, a failure (registers logged), or a StopRequest plus kick().
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "kvmmio/vcpu.h"
+#include "kvmmio/vm.h"
+#include "vmm/stop_request.h"
+
+namespace kvmmio::vmm {
+
+// Where the boot vCPU enters the kernel (booting.rst: x0 = DTB, x1-x3 = 0,
+// EL1h with D, A, I, F masked).
+struct BootEntry {
+  uint64_t pc = 0;
+  uint64_t dtb = 0;
+};
+
+class VcpuRunner {
+ public:
+  VcpuRunner(Vm& vm, std::unique_ptr<Vcpu> vcpu, StopRequest& stop);
+  // Ends the thread if it has not finished (as stop(), after making a
+  // StopRequest if none was made) and joins it.
+  ~VcpuRunner();
+  VcpuRunner(const VcpuRunner&) = delete;
+  VcpuRunner& operator=(const VcpuRunner&) = delete;
+
+  // Waits for the vCPU's initialisation; rethrows its error. Returns the
+  // vCPU's MPIDR affinity, for its cpu node.
+  uint64_t wait_initialised();
+  // Lets the vCPU run; the boot vCPU gets `entry`.
+  void start(std::optional<BootEntry> entry);
+  // Ends the thread: before start() it gives up waiting; after, the vCPU
+  // is kicked out of KVM_RUN and the loop, seeing the StopRequest the
+  // caller made first, ends. Then join().
+  void stop();
+  void join();
+
+  const Vcpu& vcpu() const { return *vcpu_; }
+
+ private:
+  enum class Phase { kInitialising, kInitialised, kRunning, kAborted };
+  void thread_main();
+  void run_loop();
+  void fail(const std::string& what);
+
+  Vm& vm_;
+  std::unique_ptr<Vcpu> vcpu_;
+  StopRequest& stop_;
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  Phase phase_ = Phase::kInitialising;
+  bool init_done_ = false;
+  std::exception_ptr init_error_;
+  uint64_t mpidr_ = 0;
+  std::optional<BootEntry> entry_;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+}  // namespace kvmmio::vmm

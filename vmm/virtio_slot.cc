@@ -1,0 +1,69 @@
+// VirtioSlot and the device factories that use it.
+#include "vmm/virtio_slot.h"
+
+#include "kvmmio/net/virtio_net.h"
+
+namespace kvmmio::vmm {
+
+VirtioSlot::VirtioSlot(DeviceContext& ctx, const std::string& name, const DeviceMaker& make_device,
+                       const virtio::TransportOptions& options)
+    : irq_(ctx.vm, ctx.slot.spi), kicks_(ctx.vm), device_(make_device(ctx)) {
+  transport_ = std::make_unique<virtio::MmioTransport>(
+      *device_,
+      virtio::TransportEnv{.memory = ctx.vm.memory(), .irq = irq_.event(), .base = ctx.slot.base,
+                           .kicks = &kicks_, .loop = &ctx.loop, .name = name},
+      options);
+}
+
+VirtioSlot::~VirtioSlot() = default;
+
+Counters VirtioSlot::counters() const {
+  const virtio::TransportCounters& c = transport_->counters();
+  return {{"guest_errors", c.guest_errors.load()},
+          {"notifies_trapped", c.notifies_trapped.load()},
+          {"notifies_polled", c.notifies_polled.load()},
+          {"interrupts_injected", c.interrupts_injected.load()},
+          {"interrupts_relayed", c.interrupts_relayed.load()},
+          {"config_interrupts", c.config_interrupts.load()},
+          {"needs_reset", c.needs_reset.load()},
+          {"transport_version", transport_->options().version},
+          {"notify_ioeventfd", transport_->notify_mode() == virtio::NotifyMode::kIoEventFd},
+          {"irq_relay", transport_->options().irq == virtio::IrqMode::kRelay}};
+}
+
+DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index) {
+  return [options, index](DeviceContext& ctx) {
+    net::VirtioNet* net = nullptr;
+    auto slot = std::make_unique<VirtioSlot>(
+        ctx, "net" + std::to_string(index),
+        [&](DeviceContext& c) {
+          auto d = std::make_unique<net::VirtioNet>(options, index, c.vm.memory(), c.loop);
+          net = d.get();
+          return d;
+        },
+        options.transport);
+    net->attach(slot->transport());
+    VirtioSlot* s = slot.get();
+    AttachedDevice attached;
+    attached.device = std::move(slot);
+    attached.counters = [s, net] {
+      Counters c = s->counters();
+      const net::NetCounters& n = net->counters();
+      c.insert(c.end(), {{"vhost", net->uses_vhost()},
+                         {"tx_packets", n.tx_packets.load()},
+                         {"tx_bytes", n.tx_bytes.load()},
+                         {"rx_packets", n.rx_packets.load()},
+                         {"rx_bytes", n.rx_bytes.load()},
+                         {"rx_dropped", n.rx_dropped.load()},
+                         {"rx_stalls", n.rx_stalls.load()},
+                         {"tap_errors", n.tap_errors.load()},
+                         {"vhost_errors", n.vhost_errors.load()},
+                         {"ctrl_commands", n.ctrl_commands.load()},
+                         {"activations", n.activations.load()}});
+      return c;
+    };
+    return attached;
+  };
+}
+
+}  // namespace kvmmio::vmm

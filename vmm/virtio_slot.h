@@ -1,0 +1,47 @@
+// VirtioSlot: one virtio-mmio slot of the machine, owning everything a
+// virtio device needs there: its edge-triggered SPI as an irqfd, KVM
+// ioeventfds for its queue notifications, the device model and the
+// transport in front of it. The machine claims it on the MMIO bus.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kvmmio/irqfd.h"
+#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/virtio/mmio_transport.h"
+#include "vmm/machine.h"
+#include "vmm/stats.h"
+
+namespace kvmmio::vmm {
+
+class VirtioSlot final : public MmioDevice {
+ public:
+  using DeviceMaker = std::function<std::unique_ptr<virtio::VirtioDevice>(DeviceContext&)>;
+
+  VirtioSlot(DeviceContext& ctx, const std::string& name, const DeviceMaker& make_device,
+             const virtio::TransportOptions& options);
+  ~VirtioSlot() override;
+
+  void mmio_read(uint64_t offset, std::span<uint8_t> data) override { transport_->mmio_read(offset, data); }
+  void mmio_write(uint64_t offset, std::span<const uint8_t> data) override {
+    transport_->mmio_write(offset, data);
+  }
+
+  virtio::VirtioDevice& device() { return *device_; }
+  virtio::MmioTransport& transport() { return *transport_; }
+  // The transport's counters, for --stats.
+  Counters counters() const;
+
+ private:
+  IrqFd irq_;
+  virtio::IoEventFdKickSource kicks_;
+  std::unique_ptr<virtio::VirtioDevice> device_;
+  std::unique_ptr<virtio::MmioTransport> transport_;  // last: goes first
+};
+
+// The factory that puts a virtio-net device described by `options` in a slot.
+DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index);
+
+}  // namespace kvmmio::vmm
