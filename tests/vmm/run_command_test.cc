@@ -112,7 +112,7 @@ TEST_F(RunCommand, InputProblemsAreUserErrorsAndLeaveNoFiles) {
 
   RunOptions virtio = o;
   virtio.console = ConsoleKind::kVirtio;
-  EXPECT_NE(user_error(virtio).find("virtio console needs the virtio-mmio transport"),
+  EXPECT_NE(user_error(virtio).find("no virtio-console device yet; use --console serial"),
             std::string::npos);
 
   RunOptions unwritable = o;
