@@ -13,8 +13,8 @@
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/net/vhost_net.h"
+#include "../virtio/driver_ring.h"
 #include "packet_socket.h"
-#include "test_ring.h"
 
 namespace kvmmio::net {
 namespace {
@@ -53,10 +53,10 @@ class VhostNetTest : public ::testing::Test {
   void start(VhostNet& vhost, Tap& tap, uint16_t rx_next = 0, uint16_t tx_next = 0) {
     vhost.set_features(1ull << spec::kFVersion1);
     vhost.set_mem_table(memory);
-    vhost.setup_vring(memory, {VhostNet::kRxVring, kQueueSize, rx_next, rx.desc_gpa(),
-                               rx.avail_gpa(), rx.used_gpa(), rx_kick.fd(), rx_call.fd(), -1});
-    vhost.setup_vring(memory, {VhostNet::kTxVring, kQueueSize, tx_next, tx.desc_gpa(),
-                               tx.avail_gpa(), tx.used_gpa(), tx_kick.fd(), tx_call.fd(), -1});
+    vhost.setup_vring(memory, {VhostNet::kRxVring, kQueueSize, rx_next, rx.layout().desc,
+                               rx.layout().avail, rx.layout().used, rx_kick.fd(), rx_call.fd(), -1});
+    vhost.setup_vring(memory, {VhostNet::kTxVring, kQueueSize, tx_next, tx.layout().desc,
+                               tx.layout().avail, tx.layout().used, tx_kick.fd(), tx_call.fd(), -1});
     vhost.set_backend(VhostNet::kRxVring, tap.fd(0));
     vhost.set_backend(VhostNet::kTxVring, tap.fd(0));
   }
@@ -67,13 +67,17 @@ class VhostNetTest : public ::testing::Test {
     std::vector<uint8_t> bytes(kHdr + frame.size(), 0);
     std::copy(frame.begin(), frame.end(), bytes.begin() + kHdr);
     ASSERT_TRUE(memory.write(buf, bytes.data(), bytes.size()));
-    tx.add_buffer(slot, buf, static_cast<uint32_t>(bytes.size()), false);
+    const virtio::test::Buffer b[] = {{buf, static_cast<uint32_t>(bytes.size()), false}};
+    ASSERT_EQ(tx.add(b), slot % kQueueSize);
+    tx.publish();
     tx_kick.signal();
   }
 
   GuestMemory memory = make_memory();  // before the rings, which live in it
-  test::TestRing rx{memory, kRam + 0x0000, kRam + 0x1000, kRam + 0x2000, kQueueSize};
-  test::TestRing tx{memory, kRam + 0x4000, kRam + 0x5000, kRam + 0x6000, kQueueSize};
+  // Driver-side rings; heads are handed out from 0 in order, so the n-th
+  // buffer added is descriptor n.
+  virtio::test::DriverRing rx{memory, {kQueueSize, kRam + 0x0000, kRam + 0x1000, kRam + 0x2000}};
+  virtio::test::DriverRing tx{memory, {kQueueSize, kRam + 0x4000, kRam + 0x5000, kRam + 0x6000}};
   EventFd rx_kick, rx_call, tx_kick, tx_call;
 };
 
@@ -102,7 +106,7 @@ TEST_F(VhostNetTest, TransmittedFramesReachTheTapIntactWithoutTheVmm) {
   EXPECT_GE(tx_call.take().value_or(0), 1u);
   int used = 0;
   for (int tries = 0; tries < 100 && used < 8; ++tries) {
-    while (auto u = tx.next_used()) {
+    while (auto u = tx.take_used()) {
       EXPECT_EQ(u->id, static_cast<uint32_t>(used));
       ++used;
     }
@@ -118,8 +122,11 @@ TEST_F(VhostNetTest, FramesFromTheTapLandInPostedGuestBuffers) {
   test::PacketSocket sock(tap.ifindex());
   VhostNet vhost;
   start(vhost, tap);
-  for (uint16_t i = 0; i < kQueueSize; ++i)
-    rx.add_buffer(i, kBufferBase + (32 + i) * kBufferSize, kBufferSize, true);
+  for (uint16_t i = 0; i < kQueueSize; ++i) {
+    const virtio::test::Buffer b[] = {{kBufferBase + (32 + i) * kBufferSize, kBufferSize, true}};
+    rx.add(b);
+  }
+  rx.publish();
   rx_kick.signal();
 
   const auto frame = test::test_frame(7, 300);
@@ -129,7 +136,7 @@ TEST_F(VhostNetTest, FramesFromTheTapLandInPostedGuestBuffers) {
   for (int tries = 0; tries < 50; ++tries) {
     ASSERT_TRUE(rx_call.wait_readable(5000)) << "vhost never signalled a received frame";
     rx_call.take();
-    while (auto u = rx.next_used()) {
+    while (auto u = rx.take_used()) {
       ASSERT_LT(u->id, kQueueSize);
       ASSERT_LE(u->len, kBufferSize);
       ASSERT_GE(u->len, kHdr);
@@ -182,10 +189,10 @@ TEST_F(VhostNetTest, RingsOutsideGuestRamAreRefused) {
   VhostNet vhost;
   vhost.set_features(1ull << spec::kFVersion1);
   vhost.set_mem_table(memory);
-  VhostNet::Vring bad{VhostNet::kTxVring, kQueueSize, 0, kRam + (2 << 20) - 8, tx.avail_gpa(),
-                      tx.used_gpa(), tx_kick.fd(), tx_call.fd(), -1};
+  VhostNet::Vring bad{VhostNet::kTxVring, kQueueSize, 0, kRam + (2 << 20) - 8, tx.layout().avail,
+                      tx.layout().used, tx_kick.fd(), tx_call.fd(), -1};
   EXPECT_THROW(vhost.setup_vring(memory, bad), std::invalid_argument);
-  bad.desc_gpa = tx.desc_gpa();
+  bad.desc_gpa = tx.layout().desc;
   bad.used_gpa = 0x1000;  // not RAM at all
   EXPECT_THROW(vhost.setup_vring(memory, bad), std::invalid_argument);
 }
