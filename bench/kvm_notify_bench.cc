@@ -58,7 +58,7 @@ double store_loop(Kvm& kvm, uint32_t stores, bool ioeventfd) {
   if (ioeventfd) fd.emplace(IoEventFd::mmio_datamatch<uint32_t>(m.vm(), m.notify_addr(), 0));
   m.load_store_loop(0, stores);
   const auto start = Clock::now();
-  if (m.run_until_report(std::chrono::seconds(120)).kind != Report::Kind::kDone)
+  if (m.run_until_report(std::chrono::seconds(30)).kind != Report::Kind::kDone)
     die("store-loop guest did not finish");
   const double per = us_since(start, stores);
   const uint64_t seen = ioeventfd ? fd->event().take().value_or(0) : m.notify_exits();
@@ -126,7 +126,7 @@ double interrupts(Kvm& kvm, uint32_t count, bool relay) {
 }
 
 // Runs `measure` in a child process and returns what it measured.
-double isolated(const std::function<double()>& measure) {
+double isolated_once(const std::function<double()>& measure, bool* ok) {
   int pipefd[2];
   if (::pipe(pipefd) != 0) die("pipe");
   const pid_t pid = ::fork();
@@ -143,8 +143,22 @@ double isolated(const std::function<double()>& measure) {
   ::close(pipefd[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (n != sizeof(v) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) die("a measurement failed");
+  *ok = n == sizeof(v) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return v;
+}
+
+// The nested L1 (Debian 6.1 under TCG) intermittently stops advancing the PC
+// after in-kernel MMIO (docs/arm64-platform.md, "Known L1 issues"): a guest
+// then never finishes. A failed measurement is retried, in the open.
+double isolated(const std::function<double()>& measure) {
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    bool ok = false;
+    const double v = isolated_once(measure, &ok);
+    if (ok) return v;
+    std::fprintf(stderr, "kvm_notify_bench: measurement failed (attempt %d of 3)%s\n", attempt,
+                 attempt < 3 ? "; retrying" : "");
+  }
+  die("a measurement failed three times");
 }
 
 double median(std::vector<double> v) {
