@@ -3,8 +3,8 @@
 # from Debian's archive, fetched once.
 #
 # Owns: the host packages it installs (if missing), $CACHE/debs (downloaded
-# arm64 .debs), $CACHE/root (those .debs unpacked into one arm64 root, also
-# the sysroot for libfdt in the cross build), $CACHE/stamps and
+# arm64 .debs), $CACHE/root (those .debs unpacked into one arm64 root),
+# $CACHE/stamps and
 # $CACHE/kernel-version. See common.sh for $CACHE (env KVMMIO_CACHE).
 #
 # Idempotent: a second run installs, downloads and unpacks nothing.
@@ -85,7 +85,8 @@ lib_closure() {
 }
 
 mapfile -t iperf_libs < <(lib_closure iperf3)
-PKGS=("$kpkg" busybox-static iperf3 "${iperf_libs[@]}" libfdt1 libfdt-dev)
+# (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
+PKGS=("$kpkg" busybox-static iperf3 "${iperf_libs[@]}")
 
 # Candidate versions, as "PACKAGE VERSION FILE"; FILE is the name
 # `apt-get download` saves it under (epoch colon written as %3a).

@@ -3,7 +3,6 @@
 // vhost moves data between this process's memory and the tap). Only where
 // /dev/vhost-net exists: the nested arm64 L1 in CI (KVMMIO_REQUIRE_VHOST=1
 // there turns a missing device into a failure).
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,6 +13,7 @@
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/net/vhost_net.h"
 #include "../virtio/driver_ring.h"
+#include "open_fds.h"
 #include "packet_socket.h"
 
 namespace kvmmio::net {
@@ -24,14 +24,6 @@ constexpr uint16_t kQueueSize = 16;
 constexpr uint64_t kBufferBase = kRam + 0x100000;
 constexpr uint32_t kBufferSize = 4096;
 constexpr size_t kHdr = sizeof(spec::NetHdrV1);  // 12: VERSION_1
-
-int open_fd_count() {
-  int n = 0;
-  DIR* d = ::opendir("/proc/self/fd");
-  while (::readdir(d)) ++n;
-  ::closedir(d);
-  return n;
-}
 
 class VhostNetTest : public ::testing::Test {
  protected:
@@ -174,14 +166,14 @@ TEST_F(VhostNetTest, StopReportsWhereTheKernelStoppedAndRestartResumesThere) {
 TEST_F(VhostNetTest, ResetCyclesLeakNoFds) {
   Tap tap("kvmvh3");
   tap.set_vnet_hdr_size(kHdr);
-  const int before = open_fd_count();
+  const int before = test::open_fds();
   for (int i = 0; i < 20; ++i) {
     VhostNet vhost;
     start(vhost, tap);
     vhost.stop_vring(VhostNet::kRxVring);
     vhost.stop_vring(VhostNet::kTxVring);
   }
-  EXPECT_EQ(open_fd_count(), before);
+  EXPECT_EQ(test::open_fds(), before);
 }
 
 TEST_F(VhostNetTest, RingsOutsideGuestRamAreRefused) {

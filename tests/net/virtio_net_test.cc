@@ -6,7 +6,6 @@
 // ioeventfd-like eventfds), and on arm64 (where /dev/vhost-net exists: the
 // nested L1 in CI) vhost-net, whose interrupts must reach the interrupt
 // eventfd without the VMM: the transport's injected count stays 0.
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -24,6 +23,7 @@
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/mmio_regs.h"
+#include "open_fds.h"
 #include "packet_socket.h"
 
 namespace kvmmio::net {
@@ -47,14 +47,6 @@ constexpr uint64_t bit(unsigned n) { return 1ull << n; }
 enum class Mode { kUserTrap, kUserPolled, kVhost };
 const char* name(Mode m) {
   return m == Mode::kUserTrap ? "UserspaceTrap" : m == Mode::kUserPolled ? "UserspacePolled" : "Vhost";
-}
-
-int open_fds() {
-  int n = 0;
-  DIR* d = ::opendir("/proc/self/fd");
-  while (::readdir(d)) ++n;
-  ::closedir(d);
-  return n;
 }
 
 // One virtio-net device behind a transport, with a driver, in test memory.
@@ -259,13 +251,13 @@ TEST_P(VirtioNetTest, ResetAndReinitialiseRepeatedlyWithoutLeakingFds) {
   NetMachine m(GetParam(), tap("z"));
   m.bring_up(kBasic);
   test::PacketSocket sock(m.device->tap().ifindex());
-  const int before = open_fds();
+  const int before = test::open_fds();
   for (int cycle = 0; cycle < 20; ++cycle) {
     m.driver->reset();
     m.bring_up(kBasic);
   }
   // A removed event-loop watch closes its fd once a dispatch in flight ends.
-  EXPECT_TRUE(eventually([&] { return open_fds() == before; })) << open_fds() << " fds, " << before << " before";
+  EXPECT_TRUE(eventually([&] { return test::open_fds() == before; })) << test::open_fds() << " fds, " << before << " before";
   EXPECT_EQ(m.device->counters().activations.load(), 21u);
   const auto frame = test::test_frame(77);
   m.send(frame, kBuffers);
