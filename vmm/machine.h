@@ -43,6 +43,9 @@ struct MachineConfig {
   int console_in = 0;                   // stdin
   int console_out = 1;                  // stdout
   bool console_escapes = false;         // Ctrl-A x etc. (stdin is a terminal)
+  // SIGUSR1 while the guest runs: called on the event-loop thread with the
+  // statistics so far (run_command writes them to --stats). Empty: ignored.
+  std::function<void(const MachineStats&)> on_stats_request;
 };
 
 // What a virtio-mmio device factory gets: the VM (for ioeventfds, irqfds,

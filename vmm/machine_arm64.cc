@@ -1,5 +1,6 @@
 // Machine on an arm64 host: assembly, boot and orderly stop (machine.h).
 #include <linux/kvm.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -202,8 +203,13 @@ RunResult Machine::Impl::run() {
       std::make_unique<ConsoleInput>(loop_, config_.console_in, *uart_, config_.console_escapes,
                                      [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
   signal_watch_ = loop_.watch(signals_.fd(), [this] {
-    while (auto sig = signals_.take())
+    while (auto sig = signals_.take()) {
+      if (*sig == SIGUSR1) {
+        if (config_.on_stats_request) config_.on_stats_request(stats());
+        continue;
+      }
       stop_.request(StopCause::kSignal, std::string("signal ") + signal_name(*sig), *sig);
+    }
   });
 
   started_ = Clock::now();
@@ -244,7 +250,8 @@ MachineStats Machine::Impl::stats() const {
     s.wall_time_seconds = std::chrono::duration<double>(end - started_).count();
   }
   s.exit_status = stop_.requested() ? stop_.exit_status() : 0;
-  s.stop_reason = stop_.requested() ? stop_.reason() : "not started";
+  s.stop_reason = stop_.requested() ? stop_.reason() : ran_ ? "running" : "not started";
+  s.event_loop_wakeups = loop_.dispatches();
   for (const auto& r : runners_)
     s.vcpus.push_back(vcpu_stats(r->vcpu().index(), r->vcpu().exit_counts()));
   for (const auto& d : devices_)

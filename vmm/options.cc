@@ -269,7 +269,8 @@ Options of `run`:
                       without creating a VM (works on any host; --gic auto
                       describes a GICv3)
   --stats FILE        at exit, write a JSON document with vCPU exits by reason,
-                      device counters and wall time to FILE
+                      device counters and wall time to FILE; SIGUSR1 writes
+                      a snapshot while the guest runs
   -h, --help          this text
 
 When stdin is a terminal it is put in raw mode (restored at exit): keys go to

@@ -16,30 +16,64 @@ OutputFile::OutputFile(const std::string& path, const std::string& option) : pat
   fd_ = UniqueFd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd_) {
     created_ = true;
+    regular_ = true;
     return;
   }
   if (errno == EEXIST) fd_ = UniqueFd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   if (!fd_)
     throw UserError(option + " " + path + ": cannot write: " + std::strerror(errno) +
                     "; give a path in a writable directory");
+  struct stat st {};
+  regular_ = ::fstat(fd_.get(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 OutputFile::~OutputFile() {
   if (created_ && !written_) ::unlink(path_.c_str());
 }
 
-void OutputFile::write(std::span<const uint8_t> content) {
-  // A regular file is truncated; a pipe or terminal (--stats /dev/stdout)
-  // is simply written to.
-  struct stat st {};
-  if (::fstat(fd_.get(), &st) == 0 && S_ISREG(st.st_mode) && ::ftruncate(fd_.get(), 0) != 0)
-    throw_errno("truncate " + path_);
+namespace {
+
+void write_all(int fd, std::span<const uint8_t> content, const std::string& what) {
   size_t done = 0;
   while (done < content.size()) {
-    const ssize_t r = ::write(fd_.get(), content.data() + done, content.size() - done);
+    const ssize_t r = ::write(fd, content.data() + done, content.size() - done);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw_errno("write " + path_);
+    if (r < 0) throw_errno("write " + what);
     done += static_cast<size_t>(r);
+  }
+}
+
+}  // namespace
+
+void OutputFile::write(std::span<const uint8_t> content) {
+  if (!regular_) {  // a pipe or terminal: simply written to
+    write_all(fd_.get(), content, path_);
+    written_ = true;
+    return;
+  }
+  const std::string tmp = path_ + ".kvmmio-tmp";
+  UniqueFd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!out) {
+    // A writable file in a directory we cannot create files in: replace
+    // the content in place (a reader may then see a partial document).
+    if (errno != EACCES && errno != EPERM && errno != EROFS) throw_errno("create " + tmp);
+    if (::ftruncate(fd_.get(), 0) != 0) throw_errno("truncate " + path_);
+    if (::lseek(fd_.get(), 0, SEEK_SET) < 0) throw_errno("seek " + path_);
+    write_all(fd_.get(), content, path_);
+    written_ = true;
+    return;
+  }
+  try {
+    write_all(out.get(), content, tmp);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    errno = err;
+    throw_errno("rename " + tmp + " to " + path_);
   }
   written_ = true;
 }

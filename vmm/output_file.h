@@ -2,6 +2,11 @@
 // at the start so that a bad path is a usage error before anything runs.
 // If nothing is ever written (kvmmio stopped early), a file this object
 // created is removed again; a file that existed is left untouched.
+//
+// A regular file is replaced whole on each write (a sibling temporary file
+// renamed over it), so a reader polling it (--stats snapshots on SIGUSR1)
+// never sees half a document. Anything else (a pipe, /dev/stdout) is
+// written to in place.
 #pragma once
 
 #include <span>
@@ -19,6 +24,7 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   // Replaces the file's content; throws std::system_error on failure.
+  // May be called more than once.
   void write(std::span<const uint8_t> content);
   void write(const std::string& content) {
     write({reinterpret_cast<const uint8_t*>(content.data()), content.size()});
@@ -28,6 +34,7 @@ class OutputFile {
  private:
   std::string path_;
   UniqueFd fd_;
+  bool regular_ = false;
   bool created_ = false;
   bool written_ = false;
 };

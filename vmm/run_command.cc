@@ -87,6 +87,16 @@ int run_command(const RunOptions& options) {
   config.console_in = STDIN_FILENO;
   config.console_out = STDOUT_FILENO;
   config.console_escapes = ::isatty(STDIN_FILENO);
+  if (stats_file) {
+    // kill -USR1: the counters so far, e.g. before and after a benchmark run.
+    config.on_stats_request = [&stats_file](const MachineStats& stats) {
+      try {
+        stats_file->write(to_json(stats));
+      } catch (const std::exception& e) {
+        KVMMIO_LOG_ERROR("--stats snapshot: %s", e.what());
+      }
+    };
+  }
 
   Machine machine(config);
   // In plan order, so the slots match the device tree --dump-dtb shows.

@@ -1,4 +1,4 @@
-// Stop signals as a signalfd (see signals.h).
+// Stop and snapshot signals as a signalfd (see signals.h).
 #include "vmm/signals.h"
 
 #include <pthread.h>
@@ -15,7 +15,7 @@ namespace kvmmio::vmm {
 SignalFd::SignalFd() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1}) sigaddset(&set, sig);
   if (const int err = ::pthread_sigmask(SIG_BLOCK, &set, nullptr); err != 0) {
     errno = err;
     throw_errno("pthread_sigmask");
@@ -37,6 +37,7 @@ const char* signal_name(int signo) {
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
     case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
     default: return "signal";
   }
 }

@@ -1,6 +1,8 @@
-// SignalFd: turns the signals that should stop the VM (SIGINT, SIGTERM,
-// SIGHUP, SIGQUIT) into readable events for the event loop, instead of
-// handlers that could interrupt any thread anywhere.
+// SignalFd: turns the signals kvmmio acts on into readable events for the
+// event loop, instead of handlers that could interrupt any thread anywhere:
+// the ones that stop the VM (SIGINT, SIGTERM, SIGHUP, SIGQUIT) and SIGUSR1,
+// which asks for a --stats snapshot while the guest runs (so a benchmark
+// can take counter deltas around each measurement).
 //
 // Construct it on the main thread before any other thread exists: it blocks
 // the signals in the calling thread, and threads created afterwards (vCPUs,
@@ -20,7 +22,7 @@ namespace kvmmio::vmm {
 
 class SignalFd {
  public:
-  SignalFd();  // SIGINT, SIGTERM, SIGHUP, SIGQUIT
+  SignalFd();  // SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1
   int fd() const { return fd_.get(); }
   // The next pending signal's number, or nullopt.
   std::optional<int> take();
@@ -29,7 +31,7 @@ class SignalFd {
   UniqueFd fd_;
 };
 
-// "SIGINT", "SIGTERM", ... ("signal N" for others).
+// "SIGINT", "SIGTERM", ... ("signal" for others).
 const char* signal_name(int signo);
 
 }  // namespace kvmmio::vmm

@@ -68,6 +68,7 @@ std::string to_json(const MachineStats& m) {
   out += "  \"exit_status\": " + std::to_string(m.exit_status) + ",\n";
   out += "  \"stop_reason\": " + quote(m.stop_reason) + ",\n";
   out += "  \"unclaimed_mmio\": " + std::to_string(m.unclaimed_mmio) + ",\n";
+  out += "  \"event_loop_wakeups\": " + std::to_string(m.event_loop_wakeups) + ",\n";
   out += "  \"vcpus\": [";
   for (size_t i = 0; i < m.vcpus.size(); ++i) {
     const VcpuStats& v = m.vcpus[i];

@@ -39,10 +39,13 @@ struct MachineStats {
   std::string gic;  // "v3" or "v2": what the guest got
   double wall_time_seconds = 0;
   int exit_status = 0;
-  std::string stop_reason;  // "poweroff", "reset", "signal SIGINT", "failure: ..."
+  std::string stop_reason;  // "poweroff", "reset", "signal SIGINT", "failure: ...", "running" (a snapshot)
   std::vector<VcpuStats> vcpus;
   std::vector<DeviceStats> devices;
   uint64_t unclaimed_mmio = 0;  // guest accesses no device claimed (guest errors)
+  // Callbacks the event-loop thread ran (each one VMM wake-up: a polled
+  // kick, a relayed interrupt, tap readiness, console input, a signal).
+  uint64_t event_loop_wakeups = 0;
 };
 
 VcpuStats vcpu_stats(int index, const VcpuExitCounts& counts);

@@ -79,6 +79,7 @@ TEST(Stats, JsonHasTheDocumentedShape) {
                            "  \"exit_status\": 0,",
                            "  \"stop_reason\": \"poweroff\",",
                            "  \"unclaimed_mmio\": 0,",
+                           "  \"event_loop_wakeups\": 0,",
                            "      \"index\": 0,",
                            "      \"total_exits\": 122,",
                            "        \"mmio\": 120,",

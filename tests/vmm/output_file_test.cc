@@ -1,0 +1,110 @@
+// OutputFile: opened early, written (possibly many times: --stats
+// snapshots) by replacing a regular file whole, written in place to pipes,
+// and removed again when kvmmio created it but never wrote it.
+#include "vmm/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "kvmmio/error.h"
+#include "kvmmio/unique_fd.h"
+#include "tests/vmm/test_files.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+std::string read_text(const std::string& path) {
+  const std::vector<uint8_t> bytes = test::read_file(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+ino_t inode_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
+}
+
+TEST(OutputFile, LaterWritesReplaceTheWholeContent) {
+  test::TempDir dir;
+  const std::string path = dir.file("stats.json");
+  OutputFile out(path, "--stats");
+  out.write(std::string("a long first document\n"));
+  EXPECT_EQ(read_text(path), "a long first document\n");
+  out.write(std::string("short\n"));
+  EXPECT_EQ(read_text(path), "short\n");  // no tail of the first one
+  EXPECT_FALSE(std::filesystem::exists(path + ".kvmmio-tmp"));
+}
+
+TEST(OutputFile, EachWriteIsANewFileRenamedIntoPlace) {
+  // A reader that opened the previous version keeps reading all of it: the
+  // new content never appears inside a file someone is reading.
+  test::TempDir dir;
+  const std::string path = dir.file("stats.json");
+  OutputFile out(path, "--stats");
+  out.write(std::string("first\n"));
+  UniqueFd reader(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(reader);
+  const ino_t before = inode_of(path);
+  out.write(std::string("second\n"));
+  EXPECT_NE(inode_of(path), before);
+  char buf[16] = {};
+  ASSERT_EQ(::read(reader.get(), buf, sizeof buf), 6);
+  EXPECT_EQ(std::string(buf, 6), "first\n");
+}
+
+TEST(OutputFile, AReaderMayDeleteTheFileBetweenWrites) {
+  // The benchmark deletes the stats file, sends SIGUSR1 and waits for it to
+  // reappear.
+  test::TempDir dir;
+  const std::string path = dir.file("stats.json");
+  OutputFile out(path, "--stats");
+  out.write(std::string("one\n"));
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  out.write(std::string("two\n"));
+  EXPECT_EQ(read_text(path), "two\n");
+}
+
+TEST(OutputFile, APipeIsWrittenInPlace) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  const std::string path = "/proc/self/fd/" + std::to_string(write_end.get());
+  OutputFile out(path, "--stats");
+  out.write(std::string("one\n"));
+  out.write(std::string("two\n"));
+  char buf[16] = {};
+  ASSERT_EQ(::read(read_end.get(), buf, sizeof buf), 8);
+  EXPECT_EQ(std::string(buf, 8), "one\ntwo\n");
+}
+
+TEST(OutputFile, AFileItCreatedButNeverWroteIsRemoved) {
+  test::TempDir dir;
+  const std::string path = dir.file("never.json");
+  { OutputFile out(path, "--stats"); }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(OutputFile, AnExistingFileNeverWrittenIsLeftAlone) {
+  test::TempDir dir;
+  const std::string path = dir.file("old.json");
+  test::write_file(path, {'o', 'l', 'd'});
+  { OutputFile out(path, "--stats"); }
+  EXPECT_EQ(read_text(path), "old");
+}
+
+TEST(OutputFile, AnUnwritableDirectoryIsAUsageErrorNamingTheOption) {
+  try {
+    OutputFile out("/nonexistent-dir/stats.json", "--stats");
+    FAIL() << "opened a file in a missing directory";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--stats /nonexistent-dir/stats.json"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvmmio::vmm
