@@ -1,0 +1,14 @@
+// The report as JSON (schema_version 1, documented in docs/benchmarks.md).
+#pragma once
+
+#include <string>
+
+#include "bench/report/report.h"
+
+namespace kvmmio::report {
+
+inline constexpr int kJsonSchemaVersion = 1;
+
+std::string render_json(const Report& report, const std::string& title);
+
+}  // namespace kvmmio::report

@@ -1,0 +1,96 @@
+// net_report end to end on files: a raw file and its micro JSON in a
+// scratch directory, through read_raw_file, aggregate and the renderers;
+// the JSON is read back and its key numbers checked.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "bench/report/json_value.h"
+#include "bench/report/raw_parser.h"
+#include "bench/report/render_json.h"
+#include "bench/report/render_text.h"
+#include "bench/report/report.h"
+#include "tests/unit/net_report_test_data.h"
+#include "tests/vmm/test_files.h"
+
+namespace kvmmio::report {
+namespace {
+
+class NetReportEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::ofstream(dir_.file("raw.txt")) << test::kSampleRuns << test::kSampleMicroLine;
+    std::ofstream(dir_.file("micro.json")) << test::kMicroJson;
+    RawData raw;
+    read_raw_file(dir_.file("raw.txt"), raw);
+    report_ = aggregate(raw);
+  }
+  vmm::test::TempDir dir_;
+  Report report_;
+};
+
+TEST_F(NetReportEndToEnd, JsonReadsBackWithTheExpectedNumbers) {
+  const JsonValue j = parse_json(render_json(report_, "sample"));
+  EXPECT_EQ(j["schema_version"].number(), 1);
+  EXPECT_EQ(j["title"].string(), "sample");
+  EXPECT_EQ(j["meta"]["kernel"].string(), "6.1.0-57-arm64");
+  EXPECT_EQ(j["meta"]["gic"].string(), "3");
+
+  ASSERT_EQ(j["iperf"].array().size(), 3u);
+  const JsonValue& host = j["iperf"][0];
+  EXPECT_EQ(host["config"].string(), "host");
+  EXPECT_EQ(host["mtu"].number(), 1500);
+  EXPECT_EQ(host["streams"].number(), 1);
+  EXPECT_EQ(host["runs_ok"].number(), 3);
+  EXPECT_EQ(host["median_gbps"].number(), 11);
+  EXPECT_EQ(host["min_gbps"].number(), 10);
+  EXPECT_EQ(host["max_gbps"].number(), 12);
+  EXPECT_DOUBLE_EQ(host["spread_pct"].number(), 200.0 / 11);
+  EXPECT_EQ(host["bytes"].number(), 20625000000.0);
+  EXPECT_TRUE(host["per_gb"].is_null());
+
+  const JsonValue& trap = j["iperf"][2];
+  EXPECT_EQ(trap["config"].string(), "user-trap");
+  EXPECT_EQ(trap["runs_ok"].number(), 2);
+  EXPECT_EQ(trap["runs_failed"].number(), 1);
+  EXPECT_EQ(trap["median_gbps"].number(), 2.5);
+  EXPECT_EQ(trap["ratio_to_user_trap"].number(), 1);
+  EXPECT_EQ(trap["per_gb"]["vcpu_exits"].number(), 500000);
+  EXPECT_EQ(trap["per_gb"]["vmm_irqs"].number(), 6000);
+  EXPECT_EQ(trap["per_gb"]["injected"].number(), 4000);
+  EXPECT_EQ(trap["per_gb"]["relayed"].number(), 2000);
+  EXPECT_EQ(j["iperf"][1]["ratio_to_user_trap"].number(), 3.5);
+
+  ASSERT_EQ(j["rr"].array().size(), 2u);
+  EXPECT_EQ(j["rr"][1]["median_p50_us"].number(), 100);
+  EXPECT_EQ(j["rr"][1]["p50_ratio_to_host"].number(), 2.5);
+
+  ASSERT_EQ(j["micro"].array().size(), 1u);
+  const JsonValue& micro = j["micro"][0];
+  EXPECT_EQ(micro["platform"].string(), "host-x86_64");
+  EXPECT_EQ(micro["file"].string(), "micro.json");
+  EXPECT_EQ(micro["us"]["irq_line_relay"].number(), 30);
+  EXPECT_EQ(micro["mmio_exit_per_ioeventfd"].number(), 4);  // 10 / 2.5
+  EXPECT_EQ(micro["irq_line_relay_per_irqfd"].number(), 1.2);  // 30 / 25
+
+  ASSERT_EQ(j["failures"].array().size(), 1u);
+  EXPECT_EQ(j["failures"][0]["reason"].string(), "iperf3_timeout");
+  EXPECT_EQ(j["failures"][0]["source"].string(), dir_.file("raw.txt") + ":10");
+}
+
+TEST_F(NetReportEndToEnd, TextHasEveryTable) {
+  const std::string t = render_text(report_, "sample");
+  for (const char* heading : {"Throughput:", "Latency:", "KVM-layer microbenchmarks:", "Failed runs"})
+    EXPECT_NE(t.find(heading), std::string::npos) << heading;
+  // The ratio rows: the name, then the one platform's ratio at the end.
+  const auto line_of = [&](const std::string& start) {
+    const size_t at = t.find("\n" + start);
+    return at == std::string::npos ? "" : t.substr(at + 1, t.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_TRUE(line_of("mmio_exit / ioeventfd").ends_with(" 4.00x")) << t;
+  EXPECT_TRUE(line_of("irq_line_relay / irqfd").ends_with(" 1.20x")) << t;
+  EXPECT_TRUE(line_of("user-trap").ends_with(" 500000      2000      6000        5000")) << t;
+}
+
+}  // namespace
+}  // namespace kvmmio::report

@@ -1,0 +1,162 @@
+// net_report's renderers and its JSON pieces: the text rows, nulls and
+// escapes in JSON, the gnuplot data layout.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "bench/report/json_value.h"
+#include "bench/report/json_writer.h"
+#include "bench/report/render_gnuplot.h"
+#include "bench/report/render_json.h"
+#include "bench/report/render_text.h"
+#include "bench/report/report.h"
+#include "tests/unit/net_report_test_data.h"
+
+namespace kvmmio::report {
+namespace {
+
+Report sample() { return aggregate(test::parse(test::kSampleRuns)); }
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// The line that starts with `prefix` (after collapsing runs of spaces).
+std::string row(const std::string& text, const std::string& prefix) {
+  for (std::string l : lines(text)) {
+    std::string squeezed;
+    for (char c : l)
+      if (c != ' ' || (!squeezed.empty() && squeezed.back() != ' ')) squeezed += c;
+    if (squeezed.rfind(prefix, 0) == 0) return squeezed;
+  }
+  return "(no row " + prefix + ")";
+}
+
+TEST(NetReportText, ThroughputRowsCarryEveryColumn) {
+  const std::string t = render_text(sample(), "T");
+  EXPECT_EQ(row(t, "host 1500"), "host 1500 g2h 1 11.00 18.2 3 1.00 4.40 - - - -");
+  EXPECT_EQ(row(t, "vhost-irqfd 1500"), "vhost-irqfd 1500 g2h 1 8.75 17.1 2 0.80 3.50 200 0 0 5000");
+  EXPECT_EQ(row(t, "user-trap 1500"), "user-trap 1500 g2h 1 2.50 40.0 2 +1f 0.23 1.00 500000 2000 6000 5000");
+}
+
+TEST(NetReportText, LatencyRowsFailuresAndWidth) {
+  const std::string t = render_text(sample(), "My title");
+  EXPECT_EQ(lines(t)[0], "My title");
+  EXPECT_EQ(row(t, "gic="), "gic=3 seconds=5 repeats=3 kernel=6.1.0-57-arm64");
+  EXPECT_EQ(row(t, "vhost-irqfd 1500 10000"), "vhost-irqfd 1500 10000 100.0 120.0 200.0 1 2.50");
+  EXPECT_EQ(row(t, "iperf config=user-trap"),
+            "iperf config=user-trap mtu=1500 dir=g2h streams=1 rep=2: iperf3_timeout (raw:10)");
+  for (const std::string& l : lines(t)) EXPECT_LT(l.size(), 130u) << l;
+}
+
+TEST(NetReportText, GroupsAreSeparatedByABlankLine) {
+  const Report r = aggregate(test::parse(
+      "iperf config=host mtu=1500 dir=g2h streams=1 rep=1 bytes=1 seconds=1 bps=1e9\n"
+      "iperf config=user-trap mtu=1500 dir=g2h streams=1 rep=1 bytes=1 seconds=1 bps=1e9\n"
+      "iperf config=host mtu=1500 dir=h2g streams=1 rep=1 bytes=1 seconds=1 bps=1e9\n"));
+  const std::vector<std::string> l = lines(render_text(r, "T"));
+  size_t i = 0;
+  while (i < l.size() && l[i].rfind("user-trap", 0) != 0) ++i;
+  ASSERT_LT(i + 2, l.size());
+  EXPECT_EQ(l[i + 1], "");
+  EXPECT_EQ(l[i + 2].rfind("host", 0), 0u);
+}
+
+TEST(NetReportText, MicroPlatformsSideBySide) {
+  Report r;
+  MicroPlatform a, b;
+  a.result.platform = "arm64-gicv3";
+  a.result.arch = "aarch64";
+  a.result.us = {{"ioeventfd", 2}, {"mmio_exit", 7}};
+  a.mmio_exit_per_ioeventfd = 3.5;
+  b.result.platform = "host-x86_64";
+  b.result.arch = "x86_64";
+  b.result.us = {{"mmio_exit", 9.842}, {"irqfd", 25.875}};
+  r.micro = {a, b};
+  const std::string t = render_text(r, "T");
+  EXPECT_EQ(row(t, "us per operation"), "us per operation arm64-gicv3 host-x86_64");
+  EXPECT_EQ(row(t, "ioeventfd"), "ioeventfd 2.000 -");
+  EXPECT_EQ(row(t, "mmio_exit "), "mmio_exit 7.000 9.842");
+  EXPECT_EQ(row(t, "irqfd"), "irqfd - 25.875");
+  EXPECT_EQ(row(t, "mmio_exit /"), "mmio_exit / ioeventfd 3.50x -");
+}
+
+TEST(NetReportJson, WriterEscapesNestsAndWritesNulls) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("s").string("a\"b\\c\n\x01");
+  w.key("n").number(0.1);
+  w.key("none").number(std::optional<double>());
+  w.key("empty").begin_array();
+  w.end_array();
+  w.key("list").begin_array();
+  w.integer(18446744073709551615u);
+  w.begin_object();
+  w.end_object();
+  w.end_array();
+  w.end_object();
+  EXPECT_EQ(w.finish(),
+            "{\n"
+            "  \"s\": \"a\\\"b\\\\c\\u000a\\u0001\",\n"
+            "  \"n\": 0.1,\n"
+            "  \"none\": null,\n"
+            "  \"empty\": [],\n"
+            "  \"list\": [\n"
+            "    18446744073709551615,\n"
+            "    {}\n"
+            "  ]\n"
+            "}\n");
+  const JsonValue back = parse_json(w.finish());
+  EXPECT_EQ(back["s"].string(), "a\"b\\c\n\x01");
+}
+
+TEST(NetReportJson, ReaderRefusesWhatIsNotJson) {
+  for (const char* bad : {"", "{", "{\"a\":}", "[1,]", "{\"a\":1}x", "01x", "\"\\q\"", "nan", "+1", "{'a':1}"})
+    EXPECT_THROW(parse_json(bad), std::runtime_error) << bad;
+  EXPECT_DOUBLE_EQ(parse_json(" [ -1.5e2 ] ")[0].number(), -150);
+  EXPECT_EQ(parse_json("\"\\u00e9\"").string(), "\xc3\xa9");
+}
+
+TEST(NetReportJson, AbsentValuesAreNullAndFieldsTyped) {
+  const JsonValue j = parse_json(render_json(sample(), "T"));
+  EXPECT_EQ(j["schema_version"].number(), kJsonSchemaVersion);
+  const JsonValue& host = j["iperf"][0];
+  EXPECT_EQ(host["config"].string(), "host");
+  EXPECT_TRUE(host["per_gb"].is_null());
+  EXPECT_EQ(host["dir"].string(), "g2h");
+  EXPECT_TRUE(j["rr"][0]["p50_ratio_to_host"].is_number());
+  EXPECT_TRUE(j["micro"].array().empty());
+  EXPECT_TRUE(j["failures"][0]["streams"].is_number());
+}
+
+TEST(NetReportGnuplot, DataHasOneRowPerGroupAndThreeColumnsPerConfig) {
+  const Report r = aggregate(test::parse(
+      "iperf config=host mtu=1500 dir=g2h streams=1 rep=1 bytes=1 seconds=1 bps=10e9\n"
+      "iperf config=host mtu=1500 dir=g2h streams=1 rep=2 bytes=1 seconds=1 bps=12e9\n"
+      "iperf config=vhost-irqfd mtu=9000 dir=h2g streams=4 rep=1 bytes=1 seconds=1 bps=5e9\n"
+      "rr config=latency-only mtu=1500 rep=1 failed=x\n"));
+  const GnuplotFiles g = render_gnuplot(r, "It's a title");
+  const std::vector<std::string> data = lines(g.data);
+  ASSERT_EQ(data.size(), 4u);
+  EXPECT_EQ(data[1], "# host vhost-irqfd");
+  EXPECT_EQ(data[2], "\"g2h 1x 1500\" 11.0000 10.0000 12.0000 - - -");
+  EXPECT_EQ(data[3], "\"h2g 4x 9000\" - - - 5.0000 5.0000 5.0000");
+  EXPECT_NE(g.script.find("set title 'It''s a title'"), std::string::npos);
+  EXPECT_NE(g.script.find("plot data using 2:3:4:xtic(1) title 'host', \\\n     '' using 5:6:7 title 'vhost-irqfd'\n"),
+            std::string::npos)
+      << g.script;
+  EXPECT_EQ(g.script.find("latency-only"), std::string::npos);
+  EXPECT_NE(g.script.find("set output here . '/throughput.png'"), std::string::npos);
+}
+
+TEST(NetReportGnuplot, NoIperfRunsStillGivesAScript) {
+  const GnuplotFiles g = render_gnuplot(Report{}, "T");
+  EXPECT_NE(g.script.find("no iperf runs"), std::string::npos);
+  EXPECT_EQ(g.script.find("using"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvmmio::report
