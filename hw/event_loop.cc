@@ -1,4 +1,4 @@
-// EventLoop: an epoll thread dispatching readable fds to callbacks, with
+// EventLoop: an epoll thread dispatching readable (or writable) fds to callbacks, with
 // registrations that can be dropped safely while callbacks run.
 #include "kvmmio/event_loop.h"
 
@@ -49,13 +49,23 @@ EventLoop::~EventLoop() {
 EventLoop::Registration EventLoop::watch(int fd, std::function<void()> on_readable) {
   auto w = std::make_shared<Watch>();
   w->is_eventfd = false;
+  w->events = EPOLLIN;
   w->on_readable = std::move(on_readable);
+  return add(fd, std::move(w));
+}
+
+EventLoop::Registration EventLoop::watch_writable(int fd, std::function<void()> on_writable) {
+  auto w = std::make_shared<Watch>();
+  w->is_eventfd = false;
+  w->events = EPOLLOUT;
+  w->on_readable = std::move(on_writable);
   return add(fd, std::move(w));
 }
 
 EventLoop::Registration EventLoop::watch_eventfd(int fd, std::function<void(uint64_t)> on_signal) {
   auto w = std::make_shared<Watch>();
   w->is_eventfd = true;
+  w->events = EPOLLIN;
   w->on_signal = std::move(on_signal);
   return add(fd, std::move(w));
 }
@@ -66,7 +76,7 @@ EventLoop::Registration EventLoop::add(int fd, std::shared_ptr<Watch> watch) {
   std::lock_guard lock(mutex_);
   const uint64_t id = next_id_++;
   epoll_event ev{};
-  ev.events = EPOLLIN;
+  ev.events = watch->events;
   ev.data.u64 = id;  // an id, not a pointer: a late event for a removed watch finds nothing
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, watch->fd.get(), &ev) != 0)
     throw_errno("epoll_ctl add");

@@ -29,12 +29,13 @@
 #include <mutex>
 #include <span>
 
+#include "kvmmio/console/input_sink.h"
 #include "kvmmio/log.h"
 #include "kvmmio/mmio_bus.h"
 
 namespace kvmmio::hw {
 
-class Pl011 : public MmioDevice {
+class Pl011 : public MmioDevice, public ConsoleInputSink {
  public:
   // Register offsets (ARM DDI 0183, table 3-1).
   static constexpr uint64_t kDR = 0x000;
@@ -85,10 +86,10 @@ class Pl011 : public MmioDevice {
 
   // Host input for the guest: queues as many bytes as the FIFO has room
   // for and returns that count (the rest waits at the caller: no drops).
-  size_t receive(std::span<const uint8_t> bytes);
+  size_t receive(std::span<const uint8_t> bytes) override;
   // Called, outside the device's lock, when the guest makes room in a FIFO
   // that earlier refused input.
-  void set_rx_space_callback(std::function<void()> callback);
+  void set_rx_space_callback(std::function<void()> callback) override;
 
   struct Counters {
     uint64_t tx_bytes = 0;

@@ -1,4 +1,4 @@
-// Guest console plumbing between stdin/stdout and the PL011.
+// Guest console plumbing between stdin/stdout and the console device.
 #include "vmm/console.h"
 
 #include <poll.h>
@@ -32,17 +32,17 @@ void ConsoleOutput::put(uint8_t byte) {
   }
 }
 
-ConsoleInput::ConsoleInput(EventLoop& loop, int fd, hw::Pl011& uart, bool escapes,
+ConsoleInput::ConsoleInput(EventLoop& loop, int fd, ConsoleInputSink& sink, bool escapes,
                            std::function<void()> on_quit)
-    : loop_(loop), fd_(fd), uart_(uart), escapes_(escapes), on_quit_(std::move(on_quit)) {
-  uart_.set_rx_space_callback([this] { space_.signal(); });
-  space_watch_ = loop_.watch_eventfd(space_.fd(), [this](uint64_t) { on_uart_space(); });
+    : loop_(loop), fd_(fd), sink_(sink), escapes_(escapes), on_quit_(std::move(on_quit)) {
+  sink_.set_rx_space_callback([this] { space_.signal(); });
+  space_watch_ = loop_.watch_eventfd(space_.fd(), [this](uint64_t) { on_sink_space(); });
   pollable_ = true;
   try {
     watch_input(true);
   } catch (const std::system_error& e) {
     // epoll refuses regular files and some devices (/dev/null) with EPERM:
-    // they never block, so read them as the UART drains instead.
+    // they never block, so read them as the sink drains instead.
     if (e.code().value() != EPERM) throw;
     pollable_ = false;
     space_.signal();  // start now
@@ -50,7 +50,7 @@ ConsoleInput::ConsoleInput(EventLoop& loop, int fd, hw::Pl011& uart, bool escape
 }
 
 ConsoleInput::~ConsoleInput() {
-  uart_.set_rx_space_callback({});
+  sink_.set_rx_space_callback({});
   input_watch_ = {};
   space_watch_ = {};
 }
@@ -68,9 +68,9 @@ void ConsoleInput::on_readable() {
   flush();
 }
 
-void ConsoleInput::on_uart_space() {
+void ConsoleInput::on_sink_space() {
   flush();
-  // A regular file is always "readable": refill until the UART refuses
+  // A regular file is always "readable": refill until the sink refuses
   // (its space callback brings us back) or the file ends.
   while (!pollable_ && !eof_ && pending_.empty()) {
     read_some();
@@ -118,10 +118,10 @@ void ConsoleInput::take(const uint8_t* data, size_t n) {
 
 void ConsoleInput::flush() {
   if (!pending_.empty()) {
-    const size_t n = uart_.receive(pending_);
+    const size_t n = sink_.receive(pending_);
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
   }
-  // Stop reading while a full buffer waits for the guest; the UART's space
+  // Stop reading while a full buffer waits for the guest; the sink's space
   // callback resumes it.
   watch_input(pending_.size() < kMaxPending);
 }

@@ -1,10 +1,12 @@
-// The guest console on the VMM's stdin/stdout, through the PL011:
-//   ConsoleOutput  the UART's TX sink: bytes to an fd (stdout), as they come
-//   ConsoleInput   an fd (stdin) read on the event loop into the UART's RX
-//                  FIFO, holding back what does not fit until the guest
-//                  reads (no input is dropped); on a terminal, the Ctrl-A
-//                  escapes: Ctrl-A x stops the VM, Ctrl-A Ctrl-A sends one
-//                  Ctrl-A.
+// The guest console on the VMM's stdin/stdout:
+//   ConsoleOutput  the PL011's TX sink: bytes to an fd (stdout), as they come
+//                  (virtio-console writes its output itself, without waiting)
+//   ConsoleInput   an fd (stdin) read on the event loop into the console
+//                  device's receive side (a ConsoleInputSink: the PL011's RX
+//                  FIFO or virtio-console's receiveq), holding back what
+//                  does not fit until the guest reads (no input is
+//                  dropped); on a terminal, the Ctrl-A escapes: Ctrl-A x
+//                  stops the VM, Ctrl-A Ctrl-A sends one Ctrl-A.
 // Raw mode is RawTerminal's job.
 #pragma once
 
@@ -13,7 +15,7 @@
 #include <functional>
 #include <vector>
 
-#include "hw/pl011.h"
+#include "kvmmio/console/input_sink.h"
 #include "kvmmio/event_fd.h"
 #include "kvmmio/event_loop.h"
 
@@ -41,10 +43,11 @@ class ConsoleInput {
   static constexpr uint8_t kEscape = 0x01;  // Ctrl-A
   static constexpr size_t kMaxPending = 4096;
 
-  // Watches `fd` on `loop` (or, for a regular file, reads it as the UART
-  // drains). `escapes`: interpret Ctrl-A sequences (stdin is a terminal);
-  // `on_quit` runs on Ctrl-A x, on the loop thread.
-  ConsoleInput(EventLoop& loop, int fd, hw::Pl011& uart, bool escapes,
+  // Watches `fd` on `loop` (or, for a regular file, reads it as the sink
+  // drains) and feeds `sink`, which must outlive this object. `escapes`:
+  // interpret Ctrl-A sequences (stdin is a terminal); `on_quit` runs on
+  // Ctrl-A x, on the loop thread.
+  ConsoleInput(EventLoop& loop, int fd, ConsoleInputSink& sink, bool escapes,
                std::function<void()> on_quit);
   ~ConsoleInput();
   ConsoleInput(const ConsoleInput&) = delete;
@@ -54,7 +57,7 @@ class ConsoleInput {
 
  private:
   void on_readable();
-  void on_uart_space();
+  void on_sink_space();
   void read_some();
   void take(const uint8_t* data, size_t n);
   void flush();
@@ -62,14 +65,14 @@ class ConsoleInput {
 
   EventLoop& loop_;
   int fd_;
-  hw::Pl011& uart_;
+  ConsoleInputSink& sink_;
   bool escapes_;
   std::function<void()> on_quit_;
   bool pollable_ = false;  // epoll cannot watch regular files or /dev/null
   std::atomic<bool> eof_{false};
   bool after_escape_ = false;
   std::vector<uint8_t> pending_;
-  EventFd space_;  // the UART made room
+  EventFd space_;  // the sink made room
   // Last: dropped first, so no callback runs on a half-destroyed object.
   EventLoop::Registration space_watch_;
   EventLoop::Registration input_watch_;

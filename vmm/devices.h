@@ -16,7 +16,7 @@ struct VirtioDevicePlan {
   int net_index = -1;  // virtio-net: which --net (index into RunOptions::nets)
 };
 
-// Throws UsageError for a device this build does not have.
+// --net devices in order, then the virtio console (--console virtio).
 std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options);
 
 }  // namespace kvmmio::vmm

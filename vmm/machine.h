@@ -1,6 +1,7 @@
 // Machine: one arm64 VM assembled from the memory map (vmm/memory_map.h):
-// RAM, vCPUs each on a thread of its own, the in-kernel vGIC, the PL011 on
-// the console, virtio-mmio devices in their slots, the event-loop thread
+// RAM, vCPUs each on a thread of its own, the in-kernel vGIC, the PL011
+// (the console, unless a virtio-console device takes the console input),
+// virtio-mmio devices in their slots, the event-loop thread
 // for userspace backends, and the orderly stop.
 //
 // Life cycle (one Machine per process: on the nested Debian 6.1 L1, a VM
@@ -21,6 +22,7 @@
 #include <memory>
 #include <string>
 
+#include "kvmmio/console/input_sink.h"
 #include "kvmmio/event_loop.h"
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/vm.h"
@@ -59,6 +61,9 @@ struct DeviceContext {
 struct AttachedDevice {
   std::unique_ptr<MmioDevice> device;  // claimed on the bus at slot.base
   std::function<Counters()> counters;  // for --stats; include "guest_errors"
+  // Set by the guest's console device (virtio-console): the console input
+  // (stdin) goes here instead of the PL011. Owned by `device`; at most one.
+  ConsoleInputSink* console_input = nullptr;
 };
 using DeviceFactory = std::function<AttachedDevice(DeviceContext&)>;
 

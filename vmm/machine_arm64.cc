@@ -73,6 +73,7 @@ class Machine::Impl {
   std::vector<std::unique_ptr<VcpuRunner>> runners_;
   std::vector<uint64_t> mpidrs_;
   std::unique_ptr<arm64::Vgic> vgic_;
+  ConsoleInputSink* console_sink_ = nullptr;  // the console input's device: the UART by default
   std::unique_ptr<ConsoleInput> console_in_;
   EventLoop::Registration signal_watch_;
   bool ran_ = false;
@@ -168,7 +169,10 @@ layout::VirtioMmioSlot Machine::Impl::add_virtio_mmio(std::string name, std::str
   const layout::VirtioMmioSlot slot = layout::virtio_mmio_slot(virtio_count_);
   DeviceContext context{*vm_, loop_, slot};
   AttachedDevice attached = factory(context);
+  if (attached.console_input && console_sink_)
+    throw std::logic_error("two devices take the console input");
   vm_->mmio_bus().claim(slot.base, slot.size, *attached.device, name);
+  if (attached.console_input) console_sink_ = attached.console_input;
   devices_.push_back(Device{std::move(name), std::move(type), slot.base, slot.size, slot.spi,
                             std::move(attached.device), std::move(attached.counters)});
   ++virtio_count_;
@@ -199,8 +203,11 @@ RunResult Machine::Impl::run() {
   ran_ = true;
   load_guest();
 
+  // Input goes to one device: the one the guest's console is on. The PL011
+  // still prints (earlycon) when it is not the console.
+  ConsoleInputSink& sink = console_sink_ ? *console_sink_ : *uart_;
   console_in_ =
-      std::make_unique<ConsoleInput>(loop_, config_.console_in, *uart_, config_.console_escapes,
+      std::make_unique<ConsoleInput>(loop_, config_.console_in, sink, config_.console_escapes,
                                      [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
   signal_watch_ = loop_.watch(signals_.fd(), [this] {
     while (auto sig = signals_.take()) {

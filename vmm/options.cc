@@ -52,12 +52,43 @@ GicChoice parse_gic(const std::string& value) {
                    "else v2)");
 }
 
-ConsoleKind parse_console(const std::string& value) {
-  if (value == "serial") return ConsoleKind::kSerial;
-  if (value == "virtio") return ConsoleKind::kVirtio;
-  throw UsageError("--console " + value +
-                   ": choose serial (the PL011 UART, ttyAMA0) or virtio "
-                   "(virtio-console, hvc0)");
+// serial | virtio[,KEY=VALUE...]: the keys are the virtio-mmio transport's
+// (version=, notify=, irq=), as --net takes them.
+void parse_console(RunOptions& o, const std::string& value) {
+  const size_t comma = value.find(',');
+  const std::string kind = value.substr(0, comma);
+  if (kind == "serial") {
+    if (comma != std::string::npos)
+      throw UsageError("--console " + value + ": serial takes no options (only virtio does, "
+                       "e.g. --console virtio,version=1)");
+    o.console = ConsoleKind::kSerial;
+    return;
+  }
+  if (kind != "virtio")
+    throw UsageError("--console " + value +
+                     ": choose serial (the PL011 UART, ttyAMA0) or virtio "
+                     "(virtio-console, hvc0)");
+  o.console = ConsoleKind::kVirtio;
+  std::string_view rest =
+      comma == std::string::npos ? std::string_view() : std::string_view(value).substr(comma + 1);
+  if (comma != std::string::npos && rest.empty())
+    throw UsageError("--console " + value + ": an option is missing after the comma, e.g. "
+                     "--console virtio,version=1");
+  while (!rest.empty()) {
+    const size_t next = rest.find(',');
+    const std::string_view item = rest.substr(0, next);
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw UsageError("--console virtio: '" + std::string(item) +
+                       "' is not KEY=VALUE (the keys: version=1|2, notify=ioeventfd|trap, "
+                       "irq=irqfd|relay)");
+    try {
+      o.console_transport.set(item.substr(0, eq), item.substr(eq + 1));
+    } catch (const UserError& e) {
+      throw UsageError(std::string("--console virtio: ") + e.what());
+    }
+  }
 }
 
 std::string non_empty(const std::string& option, const std::string& value, const char* what) {
@@ -102,8 +133,8 @@ const std::map<std::string, OptionSpec>& run_options() {
       {"--gic",
        {"auto, v3 or v2", [](RunOptions& o, const std::string& v) { o.gic = parse_gic(v); }}},
       {"--console",
-       {"serial or virtio",
-        [](RunOptions& o, const std::string& v) { o.console = parse_console(v); }}},
+       {"serial or virtio[,version=1|2]",
+        [](RunOptions& o, const std::string& v) { parse_console(o, v); }}},
       {"--dump-dtb",
        {"an output file, e.g. --dump-dtb guest.dtb",
         [](RunOptions& o, const std::string& v) {
@@ -257,9 +288,12 @@ Options of `run`:
                       KVM may allow fewer
   --gic auto|v3|v2    interrupt controller (default auto: v3 if the host offers
                       it, else v2)
-  --console serial|virtio
+  --console serial|virtio[,KEY=VALUE...]
                       the guest console: the PL011 UART (ttyAMA0, default) or
-                      virtio-console (hvc0; the UART stays for earlycon)
+                      virtio-console (hvc0), in the virtio-mmio slot after the
+                      --net devices, with --net's transport keys: version=1|2,
+                      notify=ioeventfd|trap, irq=irqfd|relay; the UART stays
+                      for earlycon, stdin goes to hvc0
   --net SPEC          a virtio-net device on a tap (repeatable); SPEC is
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
                       [,notify=ioeventfd|trap][,version=1|2][,mac=MAC]

@@ -13,6 +13,7 @@
 
 #include "kvmmio/error.h"
 #include "kvmmio/net/net_options.h"
+#include "kvmmio/virtio/mmio_transport.h"
 
 namespace kvmmio::vmm {
 
@@ -35,6 +36,7 @@ struct RunOptions {
   int cpus = 1;
   GicChoice gic = GicChoice::kAuto;
   ConsoleKind console = ConsoleKind::kSerial;
+  virtio::TransportOptions console_transport;  // --console virtio,KEY=VALUE...
   std::optional<std::string> dump_dtb;
   std::optional<std::string> stats;
   std::vector<net::NetOptions> nets;  // one per --net, in order

@@ -100,8 +100,14 @@ int run_command(const RunOptions& options) {
 
   Machine machine(config);
   // In plan order, so the slots match the device tree --dump-dtb shows.
-  for (const VirtioDevicePlan& d : plan)
-    machine.add_virtio_mmio(d.name, d.type, virtio_net_factory(options.nets.at(d.net_index), d.net_index));
+  for (const VirtioDevicePlan& d : plan) {
+    if (d.type == "virtio-console")
+      machine.add_virtio_mmio(d.name, d.type,
+                              virtio_console_factory(options.console_transport, STDOUT_FILENO));
+    else
+      machine.add_virtio_mmio(d.name, d.type,
+                              virtio_net_factory(options.nets.at(d.net_index), d.net_index));
+  }
   RunResult result;
   {
     // Raw only while the guest owns the terminal: set-up errors above print

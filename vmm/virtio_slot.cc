@@ -1,6 +1,7 @@
 // VirtioSlot and the device factories that use it.
 #include "vmm/virtio_slot.h"
 
+#include "kvmmio/console/virtio_console.h"
 #include "kvmmio/net/virtio_net.h"
 
 namespace kvmmio::vmm {
@@ -59,6 +60,40 @@ DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index)
                          {"tap_errors", n.tap_errors.load()},
                          {"vhost_errors", n.vhost_errors.load()},
                          {"ctrl_commands", n.ctrl_commands.load()},
+                         {"activations", n.activations.load()}});
+      return c;
+    };
+    return attached;
+  };
+}
+
+DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd) {
+  return [options, output_fd](DeviceContext& ctx) {
+    console::VirtioConsole* con = nullptr;
+    auto slot = std::make_unique<VirtioSlot>(
+        ctx, "console0",
+        [&](DeviceContext& c) {
+          auto d = std::make_unique<console::VirtioConsole>(c.vm.memory(), c.loop, output_fd);
+          con = d.get();
+          return d;
+        },
+        options);
+    con->attach(slot->transport());
+    VirtioSlot* s = slot.get();
+    AttachedDevice attached;
+    attached.device = std::move(slot);
+    attached.console_input = con;
+    attached.counters = [s, con] {
+      Counters c = s->counters();
+      // One guest_errors per device: the transport's and the device's own.
+      for (auto& [key, value] : c)
+        if (key == "guest_errors") value += con->guest_errors();
+      const console::ConsoleCounters& n = con->counters();
+      c.insert(c.end(), {{"tx_bytes", n.tx_bytes.load()},
+                         {"rx_bytes", n.rx_bytes.load()},
+                         {"tx_stalls", n.tx_stalls.load()},
+                         {"rx_waits", n.rx_waits.load()},
+                         {"output_dropped", n.output_dropped.load()},
                          {"activations", n.activations.load()}});
       return c;
     };

@@ -44,4 +44,8 @@ class VirtioSlot final : public MmioDevice {
 // The factory that puts a virtio-net device described by `options` in a slot.
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index);
 
+// The factory that puts the virtio console in a slot: guest output to
+// `output_fd`, and the machine's console input (AttachedDevice::console_input).
+DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd);
+
 }  // namespace kvmmio::vmm

@@ -1,6 +1,7 @@
 // EventLoop: one epoll thread that runs callbacks when eventfds (or other
-// fds) become readable: the VMM's userspace backends (polled queue
-// ioeventfds) and the irq=relay forwarder run on it.
+// fds) become readable, or writable: the VMM's userspace backends (polled
+// queue ioeventfds), the irq=relay forwarder and console output waiting for
+// room run on it.
 //
 // A watch is an RAII Registration. Destroying it removes the fd from the
 // epoll set, and, off the loop thread, waits for a callback of that watch
@@ -53,6 +54,11 @@ class EventLoop {
   // Calls `on_readable` on the loop thread while `fd` is readable (level
   // triggered: the callback must consume what made it readable).
   [[nodiscard]] Registration watch(int fd, std::function<void()> on_readable);
+  // Calls `on_writable` on the loop thread while `fd` has room for output
+  // (level triggered: drop the watch once the callback has written what
+  // waited). epoll refuses fds that are always ready (regular files,
+  // /dev/null) with a std::system_error, EPERM: writes to those never wait.
+  [[nodiscard]] Registration watch_writable(int fd, std::function<void()> on_writable);
   // For eventfds: the loop reads (and so clears) the counter and passes it.
   [[nodiscard]] Registration watch_eventfd(int fd, std::function<void(uint64_t count)> on_signal);
 
@@ -64,7 +70,8 @@ class EventLoop {
   struct Watch {
     UniqueFd fd;  // a dup of the watched fd
     bool is_eventfd;
-    std::function<void()> on_readable;
+    uint32_t events;  // EPOLLIN or EPOLLOUT
+    std::function<void()> on_readable;  // or writable, for EPOLLOUT watches
     std::function<void(uint64_t)> on_signal;
   };
   Registration add(int fd, std::shared_ptr<Watch> watch);

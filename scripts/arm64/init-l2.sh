@@ -6,6 +6,8 @@
 # 1. mounts proc, sysfs, devtmpfs; loads the virtio modules Debian's kernel
 #    builds as modules (virtio_mmio, failover, net_failover, virtio_net,
 #    virtio_console) in the order of /lib/modules/load-order;
+#    with console=hvc0 (kvmmio --console virtio), then reopens its stdio on
+#    /dev/hvc0: the kernel opened /dev/console before virtio_console existed;
 # 2. prints "KVMMIO-L2-READY" on the console (what an L1 test waits for);
 # 3. runs each /l2-init.d/*.sh hook in name order (build-initramfs.sh
 #    --l2-hook), printing "KVMMIO-L2-HOOK: NAME status N", then powers off;
@@ -24,6 +26,18 @@ mount -t tmpfs tmpfs /tmp
 while read -r m; do
     insmod "/lib/modules/$m" || echo "KVMMIO-L2-ERROR: insmod $m failed"
 done </lib/modules/load-order
+
+# console=hvc0: hvc0 exists only now that virtio_console (a module) has
+# bound the virtio console, so the kernel found no /dev/console to give
+# /init its stdin/stdout/stderr at boot ("unable to open an initial
+# console"). Open them on hvc0 (its node may take a moment to appear).
+case " $(cat /proc/cmdline) " in
+*" console=hvc0 "*)
+    i=0
+    while [ ! -c /dev/hvc0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    exec </dev/hvc0 >/dev/hvc0 2>&1
+    ;;
+esac
 
 echo "KVMMIO-L2-READY"
 

@@ -1,8 +1,14 @@
 // EventLoop: dispatch, and registrations that can be dropped at any time.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <system_error>
+#include <vector>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -116,6 +122,43 @@ TEST(EventLoop, CountsDispatches) {
   ASSERT_TRUE(eventually([&] { return loop.dispatches() == 1; }));
   b.signal();
   ASSERT_TRUE(eventually([&] { return loop.dispatches() == 2; }));
+}
+
+TEST(EventLoop, WritableWatchFiresOnlyOnceAFullPipeHasRoom) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+  UniqueFd rd(fds[0]), wr(fds[1]);
+  std::vector<char> chunk(4096, 'x');
+  while (::write(wr.get(), chunk.data(), chunk.size()) > 0) {
+  }
+  ASSERT_EQ(errno, EAGAIN);  // full
+  EventLoop loop;
+  std::atomic<int> calls{0};
+  EventLoop::Registration watch;
+  watch = loop.watch_writable(wr.get(), [&] {
+    ++calls;
+    watch = {};  // level triggered: a writable watch drops itself once served
+  });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(calls, 0) << "a full pipe reported room";
+  std::vector<char> sink(65536);
+  while (::read(rd.get(), sink.data(), sink.size()) > 0) {
+  }
+  ASSERT_TRUE(eventually([&] { return calls == 1; }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(EventLoop, WritableWatchRefusesFilesThatNeverWait) {
+  EventLoop loop;
+  UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  ASSERT_TRUE(null);
+  try {
+    auto watch = loop.watch_writable(null.get(), [] {});
+    FAIL() << "epoll accepted /dev/null";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), EPERM);
+  }
 }
 
 }  // namespace

@@ -72,6 +72,20 @@ TEST(Options, NetMayBeGivenSeveralTimes) {
   EXPECT_EQ(c.run.nets[1].transport.irq, virtio::IrqMode::kRelay);
 }
 
+TEST(Options, VirtioConsoleTakesTransportKeys) {
+  const RunOptions plain = parse({"run", "--kernel", "k", "--console", "virtio"}).run;
+  EXPECT_EQ(plain.console, ConsoleKind::kVirtio);
+  EXPECT_EQ(plain.console_transport.version, virtio::kVersionModern);
+  const RunOptions v1 =
+      parse({"run", "--kernel", "k", "--console=virtio,version=1,notify=trap,irq=relay"}).run;
+  EXPECT_EQ(v1.console, ConsoleKind::kVirtio);
+  EXPECT_EQ(v1.console_transport.version, virtio::kVersionLegacy);
+  EXPECT_EQ(v1.console_transport.notify, virtio::NotifyMode::kTrap);
+  EXPECT_EQ(v1.console_transport.irq, virtio::IrqMode::kRelay);
+  EXPECT_EQ(v1.kernel_cmdline(), "console=hvc0 earlycon");
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--console", "serial"}).run.console, ConsoleKind::kSerial);
+}
+
 TEST(Options, SizesTakeBinarySuffixes) {
   EXPECT_EQ(parse_size("4096", "--mem"), 4096u);
   EXPECT_EQ(parse_size("64k", "--mem"), 64u << 10);
@@ -147,6 +161,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--kernel", "k", "--gic", "3"}, {"--gic 3", "auto, v3 or v2"}},
         BadCase{{"run", "--kernel", "k", "--console", "tty"},
                 {"--console tty", "serial", "virtio"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,version=3"},
+                {"--console virtio", "version=3", "version=1 (legacy) or version=2"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,mtu=1500"},
+                {"--console virtio", "unknown virtio-mmio option mtu", "version=1|2"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,legacy"},
+                {"--console virtio", "'legacy' is not KEY=VALUE"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,"},
+                {"--console virtio,", "missing after the comma"}},
+        BadCase{{"run", "--kernel", "k", "--console", "serial,version=1"},
+                {"--console serial,version=1", "serial takes no options"}},
         BadCase{{"run", "--kernel", "k", "--stats"}, {"--stats needs a value"}},
         BadCase{{"run", "--kernel", "k", "--dump-dtb="}, {"--dump-dtb needs a file"}},
         BadCase{{"run", "--kernel", "k", "--cmdline", kHugeCmdline},

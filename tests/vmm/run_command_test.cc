@@ -10,6 +10,7 @@
 
 #include "test_files.h"
 #include "vmm/device_tree.h"
+#include "vmm/devices.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -89,6 +90,45 @@ TEST_F(RunCommand, DumpDtbWithGicV2) {
   EXPECT_NE(user_error(o).find("at most 8 vCPUs"), std::string::npos);
 }
 
+// --console virtio: a virtio,mmio node for the console after the --net
+// devices' ones, and the hvc0 command line; the PL011 stays (earlycon).
+TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
+  RunOptions o = options();
+  o.dump_dtb = dtb;
+  o.console = ConsoleKind::kVirtio;
+  auto virtio_nodes = [&] {
+    const std::vector<uint8_t> blob = test::read_file(dtb);
+    std::vector<std::string> names;
+    for (int off = fdt_node_offset_by_compatible(blob.data(), -1, "virtio,mmio"); off >= 0;
+         off = fdt_node_offset_by_compatible(blob.data(), off, "virtio,mmio"))
+      names.push_back(fdt_get_name(blob.data(), off, nullptr));
+    return names;
+  };
+  EXPECT_EQ(run_command(o), 0);
+  EXPECT_EQ(virtio_nodes(), std::vector<std::string>{"virtio@a000000"});
+  const std::vector<uint8_t> blob = test::read_file(dtb);
+  int len = 0;
+  EXPECT_STREQ(static_cast<const char*>(
+                   fdt_getprop(blob.data(), fdt_path_offset(blob.data(), "/chosen"), "bootargs", &len)),
+               "console=hvc0 earlycon");
+  EXPECT_STREQ(static_cast<const char*>(fdt_getprop(
+                   blob.data(), fdt_path_offset(blob.data(), "/chosen"), "stdout-path", &len)),
+               kUartPath);
+  EXPECT_GE(fdt_path_offset(blob.data(), kUartPath), 0);
+
+  // After a --net device: slot 1 (the net's slot does not move).
+  o.nets.push_back(net::NetOptions::parse("tap=kvmtap9"));
+  EXPECT_EQ(run_command(o), 0);
+  EXPECT_EQ(virtio_nodes(), (std::vector<std::string>{"virtio@a000000", "virtio@a000200"}));
+  EXPECT_EQ(plan_virtio_devices(o).back().type, "virtio-console");
+  o.nets.clear();
+
+  // The serial console has no virtio-mmio device at all.
+  o.console = ConsoleKind::kSerial;
+  EXPECT_EQ(run_command(o), 0);
+  EXPECT_TRUE(virtio_nodes().empty());
+}
+
 TEST_F(RunCommand, InputProblemsAreUserErrorsAndLeaveNoFiles) {
   RunOptions o = options();
   o.dump_dtb = dtb;
@@ -109,11 +149,6 @@ TEST_F(RunCommand, InputProblemsAreUserErrorsAndLeaveNoFiles) {
   RunOptions small = o;
   small.mem = 8 * kMiB;
   EXPECT_NE(user_error(small).find("at least --mem"), std::string::npos);
-
-  RunOptions virtio = o;
-  virtio.console = ConsoleKind::kVirtio;
-  EXPECT_NE(user_error(virtio).find("no virtio-console device yet; use --console serial"),
-            std::string::npos);
 
   RunOptions unwritable = o;
   unwritable.dump_dtb = dir.file("no/such/dir/out.dtb");

@@ -4,7 +4,10 @@
 # (poweroff -f: PSCI SYSTEM_OFF, which ends kvmmio with status 0).
 # What it does is chosen on L2's kernel command line with kvmmio.l2test=:
 #   report  print what L2 sees: KVMMIO-L2-CPUS: N (online CPUs),
-#           KVMMIO-L2-GIC: name (the timer's irqchip), KVMMIO-L2-UPTIME: s
+#           KVMMIO-L2-GIC: name (the timer's irqchip), KVMMIO-L2-VIRTIO-IDS:
+#           the virtio device IDs (0x0003: the virtio console),
+#           KVMMIO-L2-CONSOLE: the console tty (ttyAMA0 or hvc0),
+#           KVMMIO-L2-UPTIME: s
 #   reboot  reboot -f (PSCI SYSTEM_RESET: kvmmio exits with status 3)
 #   wait    sleep until killed (the host side stops kvmmio with a signal)
 #   net     networking over virtio-net (net-modes.sh is the L1 side):
@@ -62,6 +65,8 @@ report)
     # The chip name in /proc/interrupts: "GICv3" for arm,gic-v3, "GIC-0"
     # for arm,cortex-a15-gic.
     echo "KVMMIO-L2-GIC: $(awk '/arch_timer/ { print $(NF - 3); exit }' /proc/interrupts)"
+    echo "KVMMIO-L2-VIRTIO-IDS: $(cat /sys/bus/virtio/devices/*/device 2>/dev/null | tr '\n' ' ')"
+    echo "KVMMIO-L2-CONSOLE: $(cat /sys/class/tty/console/active 2>/dev/null)"
     echo "KVMMIO-L2-UPTIME: $(cut -d' ' -f1 /proc/uptime)"
     ;;
 reboot)

@@ -14,6 +14,12 @@
 #                 exits 1 and logs the vCPU's registers
 #   setup-errors  a vGIC this L1 lacks, more RAM than L1 has, (GICv2) more
 #                 than 8 vCPUs: exit 2 with the fix named, no stats file left
+#   hvc-cpus2     --console virtio (console=hvc0, modern transport), 2 vCPUs:
+#                 L2's READY and report arrive over virtio-console; L2 sees
+#                 device ID 0x0003 and hvc0 as its console; exit 0
+#   hvc-v1-input  --console virtio,version=1 (legacy transport), 1 vCPU:
+#                 commands typed on kvmmio's stdin reach L2's shell through
+#                 the receiveq and print the device IDs (0x0003); exit 0
 # Every run's --stats JSON must show exits on every vCPU, the stop reason,
 # and no guest errors. Each run is a test case in vmm-boot.xml (GoogleTest's
 # XML shape, so the platform's summary counts them).
@@ -49,20 +55,33 @@ check_stats() {
     [ "$(echo "$totals" | wc -l)" = "$2" ] || { echo "stats: not $2 vCPU entries"; return 1; }
     for t in $totals; do [ "$t" -gt 0 ] || { echo "stats: a vCPU with no exits"; return 1; }; done
     # No device saw a guest error on a clean boot.
-    if grep '"guest_errors": ' "$f" | grep -vq '"guest_errors": 0$'; then
+    if grep '"guest_errors": ' "$f" | grep -vqE '"guest_errors": 0,?$'; then
         echo "stats: guest errors"; return 1
     fi
-    tx=$(sed -n 's/^ *"tx_bytes": \([0-9]*\),$/\1/p' "$f")
-    [ "${tx:-0}" -gt 0 ] || { echo "stats: the UART sent nothing"; return 1; }
+    # The console device (the UART, or virtio-console: arg 5) printed.
+    tx=$(device_counter "$f" "${5:-uart0}" tx_bytes)
+    [ "${tx:-0}" -gt 0 ] || { echo "stats: ${5:-uart0} sent nothing"; return 1; }
+}
+
+# device_counter FILE DEVICE KEY: the counter KEY of device DEVICE ("uart0",
+# "console0") in a --stats document.
+device_counter() {
+    awk -v dev="\"name\": \"$2\"," -v key="\"$3\":" '
+        index($0, dev) { on = 1 }
+        on && index($0, key) { gsub(/[^0-9]/, "", $2); print $2; exit }' "$1"
 }
 
 
-# boot NAME CPUS L2TEST [STDIN]: runs kvmmio in the background (stdin from
-# STDIN, default the scenario's /dev/null), output in $R/NAME.*; sets $pid.
+# boot NAME CPUS L2TEST [STDIN [CONSOLE]]: runs kvmmio in the background
+# (stdin from STDIN, default the scenario's /dev/null; --console CONSOLE,
+# default serial, with L2's console on ttyAMA0, or hvc0 for virtio...),
+# output in $R/NAME.*; sets $pid.
 boot() {
     : >"$R/$1.console"
+    case ${5:-serial} in serial) tty=ttyAMA0 ;; *) tty=hvc0 ;; esac
     kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 256M --cpus "$2" --gic auto \
-        --cmdline "console=ttyAMA0 earlycon quiet panic=-1 kvmmio.l2test=$3" --stats "$R/$1.json" \
+        --console "${5:-serial}" \
+        --cmdline "console=$tty earlycon quiet panic=-1 kvmmio.l2test=$3" --stats "$R/$1.json" \
         <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
     pid=$!
 }
@@ -95,20 +114,31 @@ finish() {
     fi
 }
 
-# A clean boot to /init and power-off, with the guest's own view checked.
+# run_poweroff CPUS [virtio]: a clean boot to /init and power-off, with the
+# guest's own view checked; with virtio, on --console virtio: everything
+# L2 prints (READY included) comes over hvc0, L2 sees virtio device 3.
 run_poweroff() {
-    name=cpus$1
-    step "kvmmio boots L2 with $1 vCPU(s) on vGICv$KVMMIO_L1_GIC and powers off"
+    if [ "${2:-}" = virtio ]; then
+        name=hvc-cpus$1 con=virtio dev=console0 tty=hvc0
+        step "kvmmio --console virtio: L2 with $1 vCPU(s) runs on hvc0 and powers off"
+    else
+        name=cpus$1 con=serial dev=uart0 tty=ttyAMA0
+        step "kvmmio boots L2 with $1 vCPU(s) on vGICv$KVMMIO_L1_GIC and powers off"
+    fi
     t0=$(uptime_s)
-    boot "$name" "$1" report
+    boot "$name" "$1" report /dev/null "$con"
     finish 180
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
     out=$R/$name.console msg=''
     if [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/$name.stderr" | tr '\n"' ' _'))"
-    elif ! grep -q KVMMIO-L2-READY "$out"; then msg="no KVMMIO-L2-READY: L2 never reached /init"
+    elif ! grep -q KVMMIO-L2-READY "$out"; then msg="no KVMMIO-L2-READY on $tty: L2 never reached /init (or its stdio is elsewhere)"
     elif ! grep -q "KVMMIO-L2-CPUS: $1" "$out"; then msg="L2 does not see $1 CPU(s): $(grep KVMMIO-L2-CPUS "$out")"
     elif ! grep -q "KVMMIO-L2-GIC: $want_l2_gic" "$out"; then msg="L2 does not run on $want_l2_gic: $(grep KVMMIO-L2-GIC "$out")"
-    elif ! err=$(check_stats "$R/$name.json" "$1" 0 poweroff); then msg=$err
+    elif ! grep -q "KVMMIO-L2-CONSOLE: $tty" "$out"; then msg="L2's console is not $tty: $(grep KVMMIO-L2-CONSOLE "$out")"
+    elif [ $con = virtio ] && ! grep -q "KVMMIO-L2-VIRTIO-IDS: .*0x0003" "$out"; then
+        msg="L2 has no virtio device 3: $(grep KVMMIO-L2-VIRTIO-IDS "$out")"
+    elif ! err=$(check_stats "$R/$name.json" "$1" 0 poweroff $dev); then msg=$err
+    elif [ $con = virtio ] && ! err=$(check_hvc_stats "$R/$name.json" 2); then msg=$err
     fi
     echo "$name: kvmmio exit $status after $t s; L2 $(grep -h 'KVMMIO-L2-UPTIME' "$out" || echo 'no uptime')"
     record "$name" "$t" "$msg"
@@ -144,29 +174,37 @@ run_sigterm() {
     record sigterm "$t" "$msg"
 }
 
-run_console_input() {
-    step "keys typed on kvmmio's stdin reach L2's shell through the PL011"
+# type_into_shell NAME CONSOLE LINE: boots L2's shell (1 vCPU, --console
+# CONSOLE) with kvmmio's stdin on a FIFO; once L2 is ready types LINE and,
+# after KVMMIO-ECHO-42 appears (or 60 s), poweroff -f. Sets $status, $t.
+# A LINE that prints KVMMIO-ECHO-$((6*7)) proves a shell ran it: the
+# terminal's echo of the line shows it unexpanded.
+type_into_shell() {
     t0=$(uptime_s)
-    fifo=/tmp/kvmmio-stdin
+    fifo=/tmp/kvmmio-stdin-$1
     rm -f "$fifo"
     mkfifo "$fifo"
-    boot console-input 1 shell "$fifo"
+    boot "$1" 1 shell "$fifo" "$2"
     exec 3>"$fifo"  # (kvmmio's open of its stdin completes here)
-    out=$R/console-input.console
-    # $((6*7)) is echoed back unexpanded; only a shell that ran it prints 42.
-    # The two lines typed are 38 bytes (rx_bytes below).
-    if wait_for "$out" KVMMIO-L2-READY 180; then
+    if wait_for "$R/$1.console" KVMMIO-L2-READY 180; then
         sleep 1
-        # shellcheck disable=SC2016 # expanded by L2's shell, not here
-        echo 'echo KVMMIO-ECHO-$((6*7))' >&3
-        wait_for "$out" KVMMIO-ECHO-42 60 || true
+        echo "$3" >&3
+        wait_for "$R/$1.console" KVMMIO-ECHO-42 60 || true
         echo 'poweroff -f' >&3
     fi
     finish 60
     exec 3>&-
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
-    rx=$(sed -n 's/^ *"rx_bytes": \([0-9]*\),$/\1/p' "$R/console-input.json" 2>/dev/null)
-    irqs=$(sed -n 's/^ *"interrupts": \([0-9]*\),$/\1/p' "$R/console-input.json" 2>/dev/null)
+}
+
+run_console_input() {
+    step "keys typed on kvmmio's stdin reach L2's shell through the PL011"
+    # The two lines typed are 38 bytes (rx_bytes below).
+    # shellcheck disable=SC2016 # expanded by L2's shell, not here
+    type_into_shell console-input serial 'echo KVMMIO-ECHO-$((6*7))'
+    out=$R/console-input.console
+    rx=$(device_counter "$R/console-input.json" uart0 rx_bytes 2>/dev/null)
+    irqs=$(device_counter "$R/console-input.json" uart0 interrupts 2>/dev/null)
     msg=''
     if ! grep -q KVMMIO-ECHO-42 "$out"; then msg="the typed command did not run in L2 (exit status $status)"
     elif [ "$status" != 0 ]; then msg="kvmmio exit status $status after poweroff -f, not 0"
@@ -174,6 +212,35 @@ run_console_input() {
     elif [ "${rx:-0}" -lt 38 ] || [ "${irqs:-0}" -lt 1 ]; then msg="stats: rx_bytes ${rx:-?}, interrupts ${irqs:-?}"
     fi
     record console-input "$t" "$msg"
+}
+
+# check_hvc_stats FILE VERSION: the virtio console's own counters: the
+# transport version asked for, no DEVICE_NEEDS_RESET, one activation.
+check_hvc_stats() {
+    [ "$(device_counter "$1" console0 transport_version)" = "$2" ] ||
+        { echo "stats: console0 transport_version is not $2"; return 1; }
+    [ "$(device_counter "$1" console0 needs_reset)" = 0 ] || { echo "stats: console0 needed a reset"; return 1; }
+    [ "$(device_counter "$1" console0 activations)" = 1 ] || { echo "stats: console0 activations is not 1"; return 1; }
+}
+
+# Keys into L2's shell over the legacy transport's receiveq.
+run_hvc_input() {
+    step "kvmmio --console virtio,version=1: keys on stdin reach L2's shell on hvc0"
+    # 78 bytes typed; the device IDs printed next to 42.
+    # shellcheck disable=SC2016 # expanded by L2's shell, not here
+    type_into_shell hvc-v1-input virtio,version=1 'echo KVMMIO-ECHO-$((6*7)) $(cat /sys/bus/virtio/devices/*/device)'
+    out=$R/hvc-v1-input.console
+    rx=$(device_counter "$R/hvc-v1-input.json" console0 rx_bytes 2>/dev/null)
+    msg=''
+    if ! grep -q KVMMIO-L2-READY "$out"; then msg="no KVMMIO-L2-READY over hvc0 (exit status $status)"
+    elif ! grep -q KVMMIO-ECHO-42 "$out"; then msg="the typed command did not run in L2 (exit status $status)"
+    elif ! grep -q "KVMMIO-ECHO-42 .*0x0003" "$out"; then msg="L2 has no virtio device 3: $(grep KVMMIO-ECHO-42 "$out")"
+    elif [ "$status" != 0 ]; then msg="kvmmio exit status $status after poweroff -f, not 0"
+    elif ! err=$(check_stats "$R/hvc-v1-input.json" 1 0 poweroff console0); then msg=$err
+    elif ! err=$(check_hvc_stats "$R/hvc-v1-input.json" 1); then msg=$err
+    elif [ "${rx:-0}" -lt 78 ]; then msg="stats: console0 rx_bytes ${rx:-?}, less than the 78 bytes typed"
+    fi
+    record hvc-v1-input "$t" "$msg"
 }
 
 # A kernel that branches past its header, then loads a pair of registers
@@ -245,5 +312,7 @@ run_sigterm
 run_console_input
 run_bad_guest
 run_setup_errors
+run_poweroff 2 virtio
+run_hvc_input
 
 write_cases vmm-boot

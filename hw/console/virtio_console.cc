@@ -1,0 +1,232 @@
+// VirtioConsole: the transmitq to the output fd, host input into the
+// receiveq, and the checks of what the guest hands over (see the header).
+#include "kvmmio/console/virtio_console.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <system_error>
+#include <thread>
+
+namespace kvmmio::console {
+namespace {
+
+using virtio::SplitQueue;
+
+// One write() at most: after poll() reports room, a pipe takes PIPE_BUF
+// bytes without blocking, so TX never waits inside write().
+constexpr size_t kWriteChunk = PIPE_BUF;
+
+}  // namespace
+
+VirtioConsole::VirtioConsole(const GuestMemory& memory, EventLoop& loop, int output_fd)
+    : memory_(memory), loop_(loop), output_fd_(output_fd) {}
+
+VirtioConsole::~VirtioConsole() {
+  stopping_ = true;
+  output_watch_ = {};
+}
+
+void VirtioConsole::read_config(uint32_t offset, std::span<uint8_t> data) {
+  // cols and rows are valid only with F_SIZE, max_nr_ports only with
+  // F_MULTIPORT, neither offered; the one port is what max_nr_ports says.
+  uint8_t config[kConfigSize] = {};
+  const uint32_t max_nr_ports = 1;
+  std::memcpy(config + 4, &max_nr_ports, sizeof max_nr_ports);
+  std::memcpy(data.data(), config + offset, data.size());
+}
+
+bool VirtioConsole::activate(const virtio::DeviceActivation& activation) {
+  rx_ = tx_ = nullptr;
+  for (const auto& q : activation.queues) {
+    if (q.index == kReceiveQueue) rx_ = q.ring;
+    if (q.index == kTransmitQueue) tx_ = q.ring;
+  }
+  interrupt_ = activation.interrupt;
+  failed_ = false;
+  tx_pending_ = false;
+  stopping_ = false;
+  ++counters_.activations;
+  return true;
+}
+
+void VirtioConsole::reset() {
+  stopping_ = true;
+  output_watch_ = {};  // its callback, if waiting for our lock, gives up
+  rx_ = tx_ = nullptr;
+  interrupt_ = nullptr;
+  tx_pending_ = false;
+  failed_ = false;
+  // Input that waited keeps waiting: the next driver's RX kick asks for it.
+}
+
+void VirtioConsole::queue_notify(uint32_t queue) {
+  if (queue == kTransmitQueue) {
+    transmit();
+  } else if (queue == kReceiveQueue && input_waiting_) {
+    // The guest posted receive buffers: the waiting input may come now.
+    input_waiting_ = false;
+    space_available();
+  }
+}
+
+void VirtioConsole::fail(const char* why) {
+  errors_.report("%s", why);
+  failed_ = true;
+  if (interrupt_) interrupt_->needs_reset(why);
+}
+
+void VirtioConsole::set_rx_space_callback(std::function<void()> callback) {
+  std::lock_guard lock(callback_mutex_);
+  space_callback_ = std::move(callback);
+}
+
+void VirtioConsole::space_available() {
+  std::function<void()> callback;
+  {
+    std::lock_guard lock(callback_mutex_);
+    callback = space_callback_;
+  }
+  if (callback) callback();
+}
+
+size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
+  if (!transport_ || bytes.empty()) return 0;
+  auto lock = transport_->lock_device();
+  size_t taken = 0;
+  bool pushed = false;
+  while (taken < bytes.size() && rx_ && !failed_) {
+    if (rx_->pop(rx_chain_) != SplitQueue::PopResult::kChain) break;  // none, or broken (reported)
+    if (rx_chain_.readable_bytes) {
+      fail("receiveq chain has device-readable buffers (5.3.6: receive buffers are device-writable)");
+      break;
+    }
+    const size_t n = virtio::write_to_chain(memory_, rx_chain_, 0, bytes.subspan(taken));
+    rx_->push_used(rx_chain_.head, static_cast<uint32_t>(n));
+    pushed = true;
+    taken += n;
+  }
+  if (pushed && rx_->should_notify() && interrupt_) interrupt_->signal_used();
+  counters_.rx_bytes += taken;
+  if (taken < bytes.size()) {
+    // No room now: the caller keeps the rest until the guest posts buffers.
+    if (!input_waiting_) ++counters_.rx_waits;
+    input_waiting_ = true;
+  }
+  return taken;
+}
+
+// Sends every chain the guest made available, with its kicks suppressed
+// meanwhile (2.7.10), until the ring is empty or the output fd is full.
+void VirtioConsole::transmit() {
+  if (!tx_ || failed_ || output_watch_) return;  // a full output fd: its watch resumes TX
+  bool used = false;
+  for (;;) {
+    tx_->disable_notifications();
+    for (;;) {
+      if (!tx_pending_) {
+        if (tx_->pop(tx_chain_) != SplitQueue::PopResult::kChain) break;
+        if (tx_chain_.writable_bytes) {
+          fail("transmitq chain has device-writable buffers (5.3.6: transmit buffers are device-readable)");
+          return;
+        }
+        tx_pending_ = true;
+        tx_offset_ = 0;
+      }
+      if (!send_pending_chain()) {
+        // Kicks stay suppressed: the watch resumes TX when the fd has room.
+        if (!wait_for_output_room()) continue;  // cannot wait: the rest is dropped
+        if (used && tx_->should_notify()) interrupt_->signal_used();
+        return;
+      }
+      tx_pending_ = false;
+      // 2.7.8: the device wrote nothing into a transmit buffer.
+      tx_->push_used(tx_chain_.head, 0);
+      used = true;
+    }
+    if (!tx_->enable_notifications()) break;
+  }
+  if (used && tx_->should_notify()) interrupt_->signal_used();
+}
+
+// Writes the rest of tx_chain_; false if the output fd is full.
+bool VirtioConsole::send_pending_chain() {
+  uint8_t buf[kWriteChunk];
+  while (tx_offset_ < tx_chain_.readable_bytes) {
+    const size_t n = virtio::read_from_chain(memory_, tx_chain_, tx_offset_, {buf, sizeof buf});
+    if (n == 0) break;  // nothing more readable (the chain was checked when popped)
+    const size_t written = write_output({buf, n});
+    if (written == 0) return false;
+    tx_offset_ += written;
+  }
+  return true;
+}
+
+// Writes what the fd takes without waiting: 0 when it is full.
+size_t VirtioConsole::write_output(std::span<const uint8_t> bytes) {
+  for (;;) {
+    if (output_broken_) {
+      counters_.output_dropped += bytes.size();
+      return bytes.size();
+    }
+    pollfd p{output_fd_, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, 0);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return 0;
+    if (ready > 0 && !(p.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+      const ssize_t r = ::write(output_fd_, bytes.data(), bytes.size());
+      if (r > 0) {
+        counters_.tx_bytes += static_cast<uint64_t>(r);
+        return static_cast<size_t>(r);
+      }
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && errno == EAGAIN) return 0;
+    }
+    // The reader is gone (EPIPE, hang-up) or the fd is bad: the guest's
+    // output is dropped from now on, so the guest never stalls on it.
+    const char* why = ready < 0 ? std::strerror(errno)
+                      : (p.revents & (POLLERR | POLLHUP | POLLNVAL)) ? "hung up or invalid"
+                                                                     : std::strerror(errno);
+    KVMMIO_LOG_WARN("virtio-console output fd %d: %s; guest output is dropped from now on",
+                    output_fd_, why);
+    output_broken_ = true;
+  }
+}
+
+bool VirtioConsole::wait_for_output_room() {
+  ++counters_.tx_stalls;
+  try {
+    output_watch_ = loop_.watch_writable(output_fd_, [this] { on_output_room(); });
+    return true;
+  } catch (const std::system_error& e) {
+    // epoll refuses only fds that never report full, so this is not
+    // expected; the guest must not wait forever for it either.
+    KVMMIO_LOG_WARN("virtio-console output fd %d cannot be watched (%s); guest output is dropped",
+                    output_fd_, e.what());
+    output_broken_ = true;
+    return false;
+  }
+}
+
+// The output fd has room (event-loop thread). The watch is dropped under
+// the transport lock by reset(), and dropping it waits for this callback:
+// so take the lock with try_lock and give up once stopping_ says so.
+void VirtioConsole::on_output_room() {
+  for (;;) {
+    if (stopping_) return;
+    auto lock = transport_->try_lock_device();
+    if (!lock.owns_lock()) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (stopping_) return;
+    output_watch_ = {};  // from its own callback: allowed, does not wait
+    transmit();
+    return;
+  }
+}
+
+}  // namespace kvmmio::console

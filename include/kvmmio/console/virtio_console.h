@@ -1,0 +1,129 @@
+// VirtioConsole: the virtio-console device (virtio 1.2 section 5.3, device
+// ID 3) with one port and no VIRTIO_CONSOLE_F_MULTIPORT: Linux's
+// virtio_console binds it as hvc0.
+//
+// Queues (5.3.2): receiveq 0 (host input into guest buffers), transmitq 1
+// (guest output). Both are the VMM's:
+//  - TX runs when the guest kicks (queue_notify, transport lock held) and
+//    writes each chain's bytes to the output fd without waiting: when the
+//    fd is full, the chain stays unfinished and an EventLoop watch resumes
+//    it once the fd has room. The event-loop thread, which also handles the
+//    VMM's signals, never blocks on a stalled reader; the guest sees its
+//    buffers come back later, as on a slow line.
+//  - RX is the ConsoleInputSink side: receive() (any thread but the
+//    transport's callbacks) fills the guest's receiveq buffers in order and
+//    takes only what fits; the rest waits at the caller until the guest
+//    posts buffers (the RX kick calls the space callback). No input is
+//    dropped.
+// The guest is hostile: a transmitq chain with device-writable buffers or a
+// receiveq chain with device-readable ones is a guest error and the device
+// enters DEVICE_NEEDS_RESET (the ring's own checks, e.g. buffers outside
+// RAM, come from SplitQueue through the transport).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <span>
+
+#include "kvmmio/console/input_sink.h"
+#include "kvmmio/event_loop.h"
+#include "kvmmio/guest_memory.h"
+#include "kvmmio/log.h"
+#include "kvmmio/virtio/descriptor_chain.h"
+#include "kvmmio/virtio/mmio_transport.h"
+#include "kvmmio/virtio/virtio_device.h"
+
+namespace kvmmio::console {
+
+// What the device did; read by the VMM's stats output.
+struct ConsoleCounters {
+  std::atomic<uint64_t> tx_bytes{0};        // guest output written to the output fd
+  std::atomic<uint64_t> rx_bytes{0};        // host input placed in guest buffers
+  std::atomic<uint64_t> tx_stalls{0};       // TX waited for room in the output fd
+  std::atomic<uint64_t> rx_waits{0};        // input waited for the guest to post buffers
+  std::atomic<uint64_t> output_dropped{0};  // bytes dropped: the output fd is gone
+  std::atomic<uint64_t> activations{0};     // DRIVER_OK count (resets + 1)
+};
+
+class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink {
+ public:
+  static constexpr uint32_t kDeviceId = 3;
+  static constexpr uint32_t kReceiveQueue = 0;
+  static constexpr uint32_t kTransmitQueue = 1;
+  static constexpr uint16_t kQueueSize = 128;
+  // struct virtio_console_config (5.3.4): cols, rows, max_nr_ports, emerg_wr.
+  static constexpr uint32_t kConfigSize = 12;
+
+  // `output_fd` (not owned) receives the guest's output; `loop` resumes
+  // output that had to wait for room.
+  VirtioConsole(const GuestMemory& memory, EventLoop& loop, int output_fd);
+  ~VirtioConsole() override;
+  VirtioConsole(const VirtioConsole&) = delete;
+  VirtioConsole& operator=(const VirtioConsole&) = delete;
+
+  // The transport in front of this device: receive() and the output watch
+  // take its lock. Required before receive() takes any input.
+  void attach(virtio::MmioTransport& transport) { transport_ = &transport; }
+
+  const ConsoleCounters& counters() const { return counters_; }
+  // Guest errors the device itself found (the transport counts its own).
+  uint64_t guest_errors() const { return errors_.count(); }
+
+  // ConsoleInputSink. Takes the transport lock: never call it from inside
+  // a transport callback.
+  size_t receive(std::span<const uint8_t> bytes) override;
+  void set_rx_space_callback(std::function<void()> callback) override;
+
+  // VirtioDevice
+  uint32_t device_id() const override { return kDeviceId; }
+  uint64_t device_features() const override { return 0; }
+  uint32_t num_queues() const override { return 2; }
+  uint16_t queue_max_size(uint32_t) const override { return kQueueSize; }
+  uint32_t config_size() const override { return kConfigSize; }
+  void read_config(uint32_t offset, std::span<uint8_t> data) override;
+  bool activate(const virtio::DeviceActivation& activation) override;
+  void queue_notify(uint32_t queue) override;
+  void reset() override;
+
+ private:
+  // Everything below is guarded by the transport lock.
+  void transmit();
+  bool send_pending_chain();
+  size_t write_output(std::span<const uint8_t> bytes);
+  // Arms the output watch; false if the fd cannot be watched.
+  bool wait_for_output_room();
+  void on_output_room();
+  void fail(const char* why);
+  void space_available();
+
+  const GuestMemory& memory_;
+  EventLoop& loop_;
+  int output_fd_;
+  virtio::MmioTransport* transport_ = nullptr;
+  ConsoleCounters counters_;
+  GuestErrorLog errors_{"virtio-console"};
+  bool output_broken_ = false;  // EPIPE etc.: output is dropped from then on
+
+  std::mutex callback_mutex_;
+  std::function<void()> space_callback_;
+  bool input_waiting_ = false;  // receive() refused input since the last RX kick
+
+  // Between activate() and reset():
+  virtio::SplitQueue* rx_ = nullptr;
+  virtio::SplitQueue* tx_ = nullptr;
+  virtio::VirtioInterrupt* interrupt_ = nullptr;
+  bool failed_ = false;  // DEVICE_NEEDS_RESET: touch no ring until reset
+  virtio::DescriptorChain rx_chain_;
+  virtio::DescriptorChain tx_chain_;  // popped, not fully written yet when tx_pending_
+  bool tx_pending_ = false;
+  uint64_t tx_offset_ = 0;            // bytes of tx_chain_ already written
+  // Tells an output-room callback that is waiting for the lock to give up:
+  // reset() drops the watch under the lock, and the watch's removal waits
+  // for that callback.
+  std::atomic<bool> stopping_{false};
+  EventLoop::Registration output_watch_;  // last: dropped first
+};
+
+}  // namespace kvmmio::console
