@@ -7,8 +7,9 @@
 #   /init       init-l1.sh             /init      init-l2.sh
 #   /bin        static busybox         /bin       static busybox
 #   /lib/modules  vhost, tap/tun,      /lib/modules  virtio_mmio, failover,
-#     bridge, virtio-blk + deps          net_failover, virtio_net,
+#     bridge, veth, virtio-blk + deps    net_failover, virtio_net,
 #   /usr/bin/iperf3 + its libraries      virtio_console + deps
+#   /usr/sbin/ip (iproute2) + libraries
 #   /kvmmio/lib.sh  tests/arm64/lib.sh /usr/bin/iperf3 + its libraries
 #   /kvmmio/bin   --bin FILEs (PATH)   /kvmmio/bin   --l2-bin FILEs (PATH)
 #   /scenarios  tests/arm64/scenarios/*.sh   /l2-init.d  --l2-hook FILEs
@@ -27,14 +28,17 @@ Usage: ${0##*/} [--out FILE] [--bin FILE]... [--l2-bin FILE]... [--l2-hook FILE]
   --l2-bin FILE   copy FILE to /kvmmio/bin in L2 (on PATH); repeatable
   --l2-hook FILE  copy FILE to /l2-init.d in L2: L2's /init runs it after
                   KVMMIO-L2-READY, then powers off; repeatable
+  --l2-out FILE   also write the L2 initramfs to FILE (for running the L2
+                  guest on an arm64 host directly, as scripts/main.sh does)
 Needs scripts/arm64/fetch-packages.sh to have run.
 EOF
 }
 
-out=$CACHE/l1-initramfs.cpio.gz bins=() l2_bins=() l2_hooks=()
+out=$CACHE/l1-initramfs.cpio.gz l2_out='' bins=() l2_bins=() l2_hooks=()
 while (($#)); do
     case $1 in
     --out) out=${2:?--out needs a FILE}; shift 2 ;;
+    --l2-out) l2_out=${2:?--l2-out needs a FILE}; shift 2 ;;
     --bin) bins+=("${2:?--bin needs a FILE}"); shift 2 ;;
     --l2-bin) l2_bins+=("${2:?--l2-bin needs a FILE}"); shift 2 ;;
     --l2-hook) l2_hooks+=("${2:?--l2-hook needs a FILE}"); shift 2 ;;
@@ -52,6 +56,8 @@ moddir=$ROOT/lib/modules/$kver
     die "incomplete arm64 root in $ROOT: run scripts/arm64/fetch-packages.sh"
 command -v cpio >/dev/null || die "cpio missing: run scripts/arm64/fetch-packages.sh"
 READELF=aarch64-linux-gnu-readelf
+# On an arm64 host, the native readelf reads arm64 binaries.
+[[ $(uname -m) == aarch64 ]] && command -v readelf >/dev/null && READELF=readelf
 command -v $READELF >/dev/null ||
     die "$READELF missing: run scripts/arm64/fetch-packages.sh (g++-aarch64-linux-gnu)"
 
@@ -148,14 +154,21 @@ for f in "${l2_hooks[@]}"; do install -D -m 755 "$f" "$l2/l2-init.d/${f##*/}"; d
 # --- L1 ---------------------------------------------------------------------
 l1=$work/l1
 new_tree "$l1" "$here/init-l1.sh"
-add_modules "$l1" vhost_iotlb vhost tap tun vhost_net llc stp bridge \
+add_modules "$l1" vhost_iotlb vhost tap tun vhost_net llc stp bridge veth \
     virtio_mmio virtio_blk # virtio-blk: the result disk of run.sh
+# iproute2's ip ahead of busybox's on PATH: netns and veth (the host baseline
+# of the main job's benchmark).
+add_program "$l1" "$ROOT/bin/ip" usr/sbin
 install -D -m 644 "$REPO/tests/arm64/lib.sh" "$l1/kvmmio/lib.sh"
 mkdir -p "$l1/scenarios"
 install -m 755 "$REPO"/tests/arm64/scenarios/*.sh "$l1/scenarios/"
 for f in "${bins[@]}"; do add_program "$l1" "$f" kvmmio/bin; done
 install -D -m 644 "$ROOT/boot/vmlinuz-$kver" "$l1/l2/Image"
 make_cpio "$l2" "$l1/l2/initramfs"
+if [[ -n $l2_out ]]; then
+    mkdir -p "$(dirname "$l2_out")"
+    cp "$l1/l2/initramfs" "$l2_out"
+fi
 
 mkdir -p "$(dirname "$out")"
 make_cpio "$l1" "$out.tmp"

@@ -21,6 +21,10 @@ if (($#)); then # no options: print the header above
 fi
 
 HOST_PKGS=(qemu-system-arm cpio kmod g++-aarch64-linux-gnu)
+native_arm64=0
+# On an arm64 host (scripts/main.sh there) arm64 is the native architecture:
+# no foreign architecture, no emulator, no cross compiler.
+[[ $(dpkg --print-architecture) == arm64 ]] && native_arm64=1 && HOST_PKGS=(cpio kmod binutils)
 
 # --- host side: arm64 as a foreign architecture, host tools -------------
 updated=0
@@ -34,7 +38,7 @@ need_root() {
     [[ $EUID -eq 0 ]] || die "$1 needs root: run this script as root (or: sudo $0)"
 }
 
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if ((!native_arm64)) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
     need_root "dpkg --add-architecture arm64"
     dpkg --add-architecture arm64
     apt_update_once
@@ -84,9 +88,12 @@ lib_closure() {
     printf '%s\n' "${!seen[@]}" | sort
 }
 
-mapfile -t iperf_libs < <(lib_closure iperf3)
+# iproute2: L1's `ip netns` and veth pairs for the main job's host baseline
+# (busybox's ip has neither).
+mapfile -t prog_libs < <(lib_closure iperf3 iproute2)
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
-PKGS=("$kpkg" busybox-static iperf3 "${iperf_libs[@]}")
+# zlib1g: libelf1's zlib, a library not named lib*.
+PKGS=("$kpkg" busybox-static iperf3 iproute2 zlib1g "${prog_libs[@]}")
 
 # Candidate versions, as "PACKAGE VERSION FILE"; FILE is the name
 # `apt-get download` saves it under (epoch colon written as %3a).

@@ -8,6 +8,7 @@
 #   kvmmio.scenario=NAME  run /scenarios/NAME.sh
 #   kvmmio.gic=N          the GIC version QEMU emulates; exported as KVMMIO_L1_GIC
 #   kvmmio.shell=1        after the scenario, a shell on the console, not power-off
+#   kvmmio.env.NAME=VALUE exported to the scenario as NAME=VALUE (run.sh --env)
 #
 # Console lines run.sh reads: "KVMMIO-STEP: text" (progress, also printed by
 # scenarios through lib.sh), "KVMMIO-SCENARIO-START: NAME", "KVMMIO-STATUS: N"
@@ -40,6 +41,12 @@ for arg in $cmdline; do
     kvmmio.scenario=*) scenario=${arg#*=} ;;
     kvmmio.gic=*) gic=${arg#*=} ;;
     kvmmio.shell=1) shell=1 ;;
+    kvmmio.env.*=*)
+        kv=${arg#kvmmio.env.}
+        case ${kv%%=*} in
+        *[!A-Z0-9_]* | '') error "ignoring $arg: NAME must be upper case, digits, _" ;;
+        *) export "${kv%%=*}=${kv#*=}" ;;
+        esac ;;
     esac
 done
 export KVMMIO_L1_GIC="$gic" KVMMIO_RESULTS=/results

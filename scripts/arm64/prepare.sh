@@ -32,6 +32,9 @@ bins=()
 for b in $(env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory -C "$out/build" print-platform-binaries); do
   bins+=(--bin "$out/build/$b")
 done
+# The main job's driver (bench/net-compare.sh) runs in L1 like on an arm64
+# host; tcp_rr's server runs in L2.
+bins+=(--bin "$src/bench/net-compare.sh" --l2-bin "$out/build/bench/tcp_rr")
 # L2's side of the scenarios that boot L2 under kvmmio (kvmmio.l2test=...).
 for h in "$src"/tests/arm64/l2-hooks/*.sh; do
   bins+=(--l2-hook "$h")

@@ -31,6 +31,11 @@ Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
   --smp N            L1 vCPUs (default 2)
   --mem MB           L1 memory (default 2048)
   --quiet            console only to the log file, not to stdout
+  --progress         with --quiet: print the scenario's progress lines
+                     (KVMMIO-STEP) as they come, nothing else
+  --env NAME=VALUE   export NAME=VALUE to the scenario (repeatable). NAME:
+                     upper case, digits, _; VALUE: no spaces (it travels on
+                     L1's kernel command line as kvmmio.env.NAME=VALUE)
   --interactive      L1 shell on this terminal after the scenario, if any
                      (kvmmio.shell=1); no timeout, no log. Ctrl-A X quits QEMU
   -h, --help         this text
@@ -48,7 +53,7 @@ EOF
 }
 
 scenario='' gic=3 timeout=600 log='' results='' initramfs=$CACHE/l1-initramfs.cpio.gz
-smp=2 mem=2048 quiet=0 interactive=0
+smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=()
 while (($#)); do
     case $1 in
     --scenario) scenario=${2:?--scenario needs a NAME}; shift 2 ;;
@@ -60,6 +65,8 @@ while (($#)); do
     --smp) smp=${2:?--smp needs N}; shift 2 ;;
     --mem) mem=${2:?--mem needs MB}; shift 2 ;;
     --quiet) quiet=1; shift ;;
+    --progress) progress=1; shift ;;
+    --env) envs+=("${2:?--env needs NAME=VALUE}"); shift 2 ;;
     --interactive) interactive=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
@@ -69,6 +76,10 @@ done
 # --- checks -------------------------------------------------------------------
 [[ -n $scenario || $interactive == 1 ]] || die "--scenario NAME is required (see --help)"
 [[ $gic == [23] ]] || die "--gic must be 3 or 2, not '$gic'"
+for e in "${envs[@]}"; do
+    [[ $e =~ ^[A-Z_][A-Z0-9_]*=[^[:space:]]*$ ]] ||
+        die "--env '$e': want NAME=VALUE, NAME in upper case, digits and _, VALUE without spaces"
+done
 for n in "$timeout" "$smp" "$mem"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || die "not a positive number: '$n'"
 done
@@ -107,6 +118,7 @@ truncate -s 256M "$disk" # sparse: costs only what L1 writes
 append="console=ttyAMA0 panic=-1 rdinit=/init quiet kvmmio.gic=$gic"
 [[ -n $scenario ]] && append+=" kvmmio.scenario=$scenario"
 ((interactive)) && append+=" kvmmio.shell=1"
+for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
 # The known-good L1 command line (docs/arm64-platform.md); pauth-impdef=on
 # makes pointer authentication ~2.7x cheaper to emulate.
 # shellcheck disable=SC2054 # commas belong to QEMU option values
@@ -158,6 +170,9 @@ setsid "${qemu[@]}" </dev/null >"$log" 2>&1 &
 qpid=$!
 if ((!quiet)); then
     tail -n +1 -f --pid="$qpid" "$log" | sed -u 's/\r$//' &
+    streamer=$!
+elif ((progress)); then
+    tail -n +1 -f --pid="$qpid" "$log" | sed -un 's/\r$//; s/^KVMMIO-STEP: /  /p' &
     streamer=$!
 fi
 sleep "$timeout" &

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one arm64 platform scenario as a `make check` test:
-#   platform-test.sh SCENARIO GIC
+#   platform-test.sh SCENARIO GIC [RUN.SH OPTION]...   (e.g. --env NAME=VALUE)
 # Boots L1 (gic-version=GIC) with the initramfs scripts/arm64/prepare.sh made
 # in $KVMMIO_BUILDDIR/arm64-platform, runs the scenario, prints the GoogleTest
 # summaries it brought back, and returns its verdict. Exit 77 (skip) with one
@@ -8,6 +8,7 @@
 # KVMMIO_REQUIRE_ARM64=1.
 set -euo pipefail
 scenario=${1:?scenario} gic=${2:?gic}
+shift 2
 platform=${KVMMIO_BUILDDIR:?}/arm64-platform
 results=$KVMMIO_BUILDDIR/tests/arm64/results/$scenario-gicv$gic
 
@@ -26,10 +27,10 @@ run_once() {
   rm -rf "$results"
   "$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
     --initramfs "$platform/l1-initramfs.cpio.gz" --results "$results" \
-    --timeout "${KVMMIO_ARM64_TIMEOUT:-900}"
+    --timeout "${KVMMIO_ARM64_TIMEOUT:-900}" "$@"
 }
 set +e
-run_once
+run_once "$@"
 status=$?
 # The nested L1 intermittently stops advancing the PC after in-kernel MMIO
 # (a test guest or an L2 that hangs; docs/arm64-platform.md, "Known L1
@@ -42,7 +43,7 @@ if [ $status -ne 0 ] && [ $status -ne 2 ] && [ "${KVMMIO_ARM64_RETRY:-1}" = 1 ];
   echo "KVMMIO-RETRY: $scenario on gic-version=$gic failed with status $status; its results are in $first:"
   grep -h 'KVMMIO-FAIL' "$first/console.log" 2>/dev/null | sed 's/^/   /' || true
   echo "KVMMIO-RETRY: running $scenario once more"
-  run_once
+  run_once "$@"
   status=$?
 fi
 set -e

@@ -14,6 +14,7 @@
 #           address from kvmmio.ip=, peer kvmmio.host=; ping, iperf3 both
 #           ways, checksummed transfers both ways, the device's interrupt
 #           count; results as KVMMIO-L2-* lines
+#   serve   the main job's benchmark endpoint: 60-kvmmio-serve.sh's
 #   shell   an interactive shell on the console (the host types into it)
 #   (none)  the same shell: what L2's /init gives when it has no hooks
 read -r cmdline </proc/cmdline
@@ -80,6 +81,8 @@ wait)
     echo "KVMMIO-L2-WAITING"
     while :; do sleep 60; done
     ;;
+serve)
+    ;; # 60-kvmmio-serve.sh
 shell | '')
     setsid cttyhack sh
     ;;

@@ -1,0 +1,67 @@
+#!/bin/sh
+# L2 side of the main job's benchmark (bench/net-compare.sh drives it from
+# L1, or from an arm64 host): with kvmmio.l2test=serve, L2 becomes a
+# passive endpoint the host measures against, and stays up until told to
+# power off. Other kvmmio.l2test values are 50-kvmmio-l2test.sh's.
+#   eth0        address kvmmio.ip= (/24), up
+#   iperf3 -s   the throughput peer (the host runs the clients, -R for
+#               guest-to-host)
+#   tcp_rr server (port 5201 is iperf3's; tcp_rr listens on 5300)
+#   httpd :8080 control, one CGI per request:
+#     /cgi-bin/irqs          the interrupts L2 took from virtio devices so far
+#     /cgi-bin/mtu?N         set eth0's MTU to N (68-65535), answers "mtu N"
+#     /cgi-bin/poweroff      answers "bye", then poweroff -f (kvmmio exits 0)
+# Prints KVMMIO-L2-SERVING when all of it listens.
+read -r cmdline </proc/cmdline
+test='' ip=''
+for arg in $cmdline; do
+    case $arg in
+    kvmmio.l2test=*) test=${arg#*=} ;;
+    kvmmio.ip=*) ip=${arg#*=} ;;
+    esac
+done
+[ "$test" = serve ] || exit 0
+
+ip link set lo up
+if ! { ip addr add "$ip/24" dev eth0 && ip link set eth0 up; }; then
+    echo "KVMMIO-L2-ERROR: cannot bring up eth0 with kvmmio.ip=$ip"
+    exit 1
+fi
+
+www=/tmp/serve-www
+mkdir -p "$www/cgi-bin"
+cat >"$www/cgi-bin/irqs" <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+awk '/virtio/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts
+CGI
+cat >"$www/cgi-bin/mtu" <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+case $QUERY_STRING in
+'' | *[!0-9]*) echo "error: want /cgi-bin/mtu?N" ;;
+*) if [ "$QUERY_STRING" -ge 68 ] && [ "$QUERY_STRING" -le 65535 ] &&
+       ip link set eth0 mtu "$QUERY_STRING"; then
+       echo "mtu $(cat /sys/class/net/eth0/mtu)"
+   else
+       echo "error: eth0 refused mtu $QUERY_STRING"
+   fi ;;
+esac
+CGI
+cat >"$www/cgi-bin/poweroff" <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+echo bye
+# Detached, after the answer went out.
+(sleep 1; poweroff -f) </dev/null >/dev/null 2>&1 &
+CGI
+chmod 755 "$www"/cgi-bin/*
+
+iperf3 -s -D
+tcp_rr server --port 5300 </dev/null >/dev/null 2>&1 &
+httpd -p 8080 -h "$www"
+echo "KVMMIO-L2-SERVING"
+while :; do sleep 60; done

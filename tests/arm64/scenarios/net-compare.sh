@@ -1,0 +1,61 @@
+#!/bin/sh
+# net-compare: the main job's guest-versus-host network comparison in L1
+# (bench/net-compare.sh does the work; scripts/main.sh runs this scenario
+# with the full matrix and turns raw.txt into the report with net_report).
+# Parameters (run.sh --env NAME=VALUE; lists comma-separated):
+#   KVMMIO_BENCH_CONFIGS  default: all five (host and four guest modes)
+#   KVMMIO_BENCH_REPEATS  default 3
+#   KVMMIO_BENCH_SECONDS  iperf3 seconds per run, default 5
+#   KVMMIO_BENCH_STREAMS  default 1,4
+#   KVMMIO_BENCH_MTUS     default 1500,9000
+#   KVMMIO_BENCH_MICRO    1: run the KVM-layer microbenchmark too (default 1)
+#   KVMMIO_BENCH_CHECK    1: a test run (make check): every run must
+#                         complete and every guest run must show counters
+#                         that fit its mode; a GoogleTest-shaped verdict
+# shellcheck source=tests/arm64/lib.sh
+. /kvmmio/lib.sh
+scenario_name=net-compare
+require_dev /dev/kvm /dev/vhost-net /dev/net/tun
+
+R=$KVMMIO_RESULTS/net-compare
+step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:-5} s"
+status=0
+micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
+start=$(cut -d' ' -f1 /proc/uptime)
+NET_COMPARE_PREFIX='KVMMIO-STEP: ' net-compare.sh --out "$R" --kernel /l2/Image --initrd /l2/initramfs \
+    --configs "${KVMMIO_BENCH_CONFIGS:-host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap}" \
+    --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
+    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro ||
+    status=$?
+secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
+[ "${KVMMIO_BENCH_CHECK:-0}" = 1 ] || exit $status
+
+# --- as a test: what the raw records must show ------------------------------------
+raw=$R/raw.txt
+msg=''
+[ $status = 0 ] || msg="net-compare.sh exited $status: $(grep -c 'failed=' "$raw") failed runs"
+for c in $(echo "${KVMMIO_BENCH_CONFIGS:-host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap}" | tr ',' ' '); do
+    n=$(grep -c "^iperf config=$c .*bps=" "$raw" || true)
+    [ -n "$msg" ] || [ "$n" -gt 0 ] || msg="no iperf3 result for $c"
+    [ -n "$msg" ] || grep -q "^rr config=$c .*tps=" "$raw" || msg="no latency result for $c"
+    # Per mode, summed over its runs: who carried the traffic.
+    sums=$(grep "^iperf config=$c .*bps=" "$raw" | awk '{
+        for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] }
+        } END { print s["trapped"] + 0, s["polled"] + 0, s["injected"] + 0, s["relayed"] + 0, s["guest_irqs"] + 0 }')
+    # shellcheck disable=SC2086 # five numbers
+    set -- $sums
+    echo "net-compare $c: trapped $1 polled $2 injected $3 relayed $4 guest irqs $5"
+    # The same rules as net-modes: vhost+irqfd leaves the VMM out entirely.
+    fits=1
+    case $c in
+    vhost-irqfd) [ "$1$2$3$4" = 0000 ] && [ "$5" -gt 0 ] || fits=0 ;;
+    vhost-relay) [ "$1$2$3" = 000 ] && [ "$4" -gt 0 ] || fits=0 ;;
+    user-ioeventfd) [ "$1" = 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] || fits=0 ;;
+    user-trap) [ "$1" -gt 0 ] && [ "$2" = 0 ] && [ "$3" -gt 0 ] || fits=0 ;;
+    esac
+    [ -n "$msg" ] || [ $fits = 1 ] ||
+        msg="$c: counters do not fit the mode: trapped $1 polled $2 injected $3 relayed $4 guest irqs $5"
+done
+[ -n "$msg" ] || [ "${KVMMIO_BENCH_MICRO:-1}" != 1 ] || grep -q '^micro ' "$raw" || msg="no microbenchmark record"
+record all-modes "$secs" "$msg"
+write_cases net-compare
