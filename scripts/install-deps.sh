@@ -3,7 +3,7 @@
 # apt-get, idempotently: packages already present are not touched, and
 # apt-get update runs only when something is missing.
 #
-#   scripts/install-deps.sh            everything (native + arm64 cross + platform)
+#   scripts/install-deps.sh            everything (native + arm64 cross + platform + gnuplot)
 #   scripts/install-deps.sh --native   only the native build and its tests
 set -euo pipefail
 
@@ -13,11 +13,13 @@ native=(g++ make autoconf automake pkg-config linux-libc-dev libfdt-dev
 # The arm64 cross build and the nested arm64 platform (qemu-system-aarch64).
 cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64)
 platform=(qemu-system-arm cpio kmod gzip iproute2 iperf3)
+# The main job's chart (net_report writes a gnuplot script; pngcairo).
+report=(gnuplot-nox)
 
 want=("${native[@]}")
 case "${1:-}" in
   --native) ;;
-  "" | --all) want+=("${cross[@]}" "${platform[@]}") ;;
+  "" | --all) want+=("${cross[@]}" "${platform[@]}" "${report[@]}") ;;
   -h | --help) sed -n '2,8p' "$0"; exit 0 ;;
   *) echo "install-deps.sh: unknown option $1 (use --native or --all)" >&2; exit 2 ;;
 esac

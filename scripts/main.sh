@@ -1,31 +1,127 @@
 #!/usr/bin/env bash
-# The main job. Today: the KVM-layer cost benchmark (notify by ioeventfd vs
-# MMIO exit, interrupt by irqfd vs a relay thread), on this machine's
-# /dev/kvm and, when this machine is not arm64, on real KVM/ARM nested in
-# qemu-system-aarch64. Results land in results/<date>/.
-# (The guest-versus-host iperf comparison replaces this when virtio-net lands.)
+# The main job: what virtio-mmio with ioeventfd, irqfd and vhost-net buys an
+# arm64 guest. Measures iperf3 throughput and TCP request/response latency
+# of a Linux guest under kvmmio in four modes against the host's own stack
+# (two network namespaces over a veth pair), with the VMM's and the guest's
+# counters per GB, plus the KVM layer's notify and interrupt costs; then
+# writes the report (table, JSON, PNG chart). docs/benchmarks.md explains it.
+#
+# On an arm64 host with /dev/kvm it runs there; on any other host it runs
+# inside the arm64 test platform (real KVM/ARM nested in qemu-system-aarch64
+# under TCG), where only ratios and counts carry over to hardware.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-out=${KVMMIO_RESULTS_DIR:-$src/results/$(date +%Y%m%d-%H%M%S)}
+
+usage() {
+    cat <<EOF
+Usage: scripts/main.sh [options]
+  --repeats N      runs per measurement (default 3; median and spread)
+  --seconds S      iperf3 seconds per run (default 5)
+  --configs LIST   comma-separated subset of host,vhost-irqfd,vhost-relay,
+                   user-ioeventfd,user-trap (default all)
+  --streams LIST   parallel iperf3 streams (default 1,4)
+  --mtus LIST      MTUs (default 1500,9000)
+  --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
+  -h, --help       this text
+Installs what it needs (scripts/install-deps.sh), builds, measures, and
+prints the report; everything lands in the results directory it names.
+EOF
+}
+
+repeats=3 seconds=5 configs=host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap
+streams=1,4 mtus=1500,9000 out=''
+while (($#)); do
+    case $1 in
+    --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
+    --seconds) seconds=${2:?--seconds needs S}; shift 2 ;;
+    --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
+    --streams) streams=${2:?--streams needs a LIST}; shift 2 ;;
+    --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
+    --out) out=${2:?--out needs a DIR}; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+for n in "$repeats" "$seconds"; do
+    [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
+done
+for l in "$configs" "$streams" "$mtus"; do
+    [[ $l =~ ^[a-z0-9,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
+done
+out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
+out=$(mkdir -p "$out" && cd "$out" && pwd)
 build=${KVMMIO_BUILD:-$src/build}
-mkdir -p "$out"
+arch=$(uname -m)
+started=$SECONDS
+step() { echo "== $*"; }
 
+step "dependencies and the native build ($build)"
 "$src/scripts/install-deps.sh"
-cd "$src" && autoreconf -fi
-mkdir -p "$build" && cd "$build"
+(cd "$src" && autoreconf -fi)
+mkdir -p "$build"
+cd "$build"
 [ -f Makefile ] || "$src/configure" -q
-make -j"$(nproc)" bench
+make -s -j"$(nproc)"
+make -s -j"$(nproc)" bench
 
-echo "== KVM-layer costs on this machine ($(uname -m))"
-./bench/kvm_notify_bench --json "$out/kvm-bench-$(uname -m).json" | tee "$out/kvm-bench-$(uname -m).txt"
-
-if [ "$(uname -m)" != aarch64 ]; then
-  echo "== KVM-layer costs on real KVM/ARM (nested under qemu-system-aarch64, TCG)"
-  "$src/scripts/arm64/prepare.sh" "$build/arm64-platform"
-  for gic in 3 2; do
-    "$src/scripts/arm64/run.sh" --scenario bench-kvm --gic "$gic" --quiet \
-      --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv$gic"
-    cat "$out/arm64-gicv$gic/kvm-bench.txt"
-  done
+# The KVM-layer microbenchmark on this machine: notify by ioeventfd vs MMIO
+# exit, interrupt by irqfd vs a relay thread.
+raws=()
+if [ -c /dev/kvm ]; then
+    step "KVM-layer costs on this machine ($arch)"
+    mkdir -p "$out/host"
+    ./bench/kvm_notify_bench --json "$out/host/kvm-bench.json" | tee "$out/host/kvm-bench.txt"
+    echo "micro platform=host-$arch file=kvm-bench.json" >"$out/host/raw.txt"
+    raws+=(--raw "$out/host/raw.txt")
+else
+    step "no /dev/kvm here: skipping the host's KVM-layer microbenchmark"
 fi
-echo "== results in $out"
+
+if [ "$arch" != aarch64 ]; then
+    # One L1 boot runs the whole comparison; its time grows with the matrix.
+    runs=$(($(tr ',' '\n' <<<"$configs" | wc -l) * 2 * $(tr ',' '\n' <<<"$streams" | wc -l) *
+        $(tr ',' '\n' <<<"$mtus" | wc -l) * repeats))
+    timeout=$((900 + runs * (seconds + 20)))
+    step "guest versus host on real KVM/ARM, nested under qemu-system-aarch64 (TCG):" \
+        "$runs iperf3 runs of $seconds s, at most $((timeout / 60)) min"
+    "$src/scripts/arm64/prepare.sh" "$build/arm64-platform"
+    "$src/scripts/arm64/run.sh" --scenario net-compare --gic 3 --quiet --progress \
+        --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv3" \
+        --timeout "$timeout" --env KVMMIO_BENCH_REPEATS="$repeats" \
+        --env KVMMIO_BENCH_SECONDS="$seconds" --env KVMMIO_BENCH_CONFIGS="$configs" \
+        --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" ||
+        echo "main.sh: the comparison reported failures (status $?); the report shows them"
+    raws+=(--raw "$out/arm64-gicv3/net-compare/raw.txt")
+    step "KVM-layer costs on real KVM/ARM with a GICv2 (one more L1 boot)"
+    if "$src/scripts/arm64/run.sh" --scenario bench-kvm --gic 2 --quiet \
+        --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv2"; then
+        cat "$out/arm64-gicv2/kvm-bench.txt"
+        echo "micro platform=arm64-gicv2 file=kvm-bench.json" >"$out/arm64-gicv2/raw.txt"
+        raws+=(--raw "$out/arm64-gicv2/raw.txt")
+    fi
+    title="kvmmio on nested KVM/ARM (TCG; only ratios and counts carry over to hardware)"
+else
+    # An arm64 board: the same driver, directly. The guest is Debian's arm64
+    # kernel with the L2 initramfs the test platform builds.
+    step "guest versus host on this arm64 host's KVM"
+    "$src/scripts/arm64/fetch-packages.sh"
+    "$src/scripts/arm64/build-initramfs.sh" --out "$build/arm64-platform/l1-initramfs.cpio.gz" \
+        --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
+        --l2-hook "$src/tests/arm64/l2-hooks/50-kvmmio-l2test.sh" \
+        --l2-hook "$src/tests/arm64/l2-hooks/60-kvmmio-serve.sh"
+    # shellcheck source=scripts/arm64/common.sh
+    kernel=$(source "$src/scripts/arm64/common.sh" && echo "$ROOT/boot/vmlinuz-$(kernel_version)")
+    PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" \
+        --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
+        --configs "$configs" --repeats "$repeats" --seconds "$seconds" --streams "$streams" \
+        --mtus "$mtus" ||
+        echo "main.sh: the comparison reported failures (status $?); the report shows them"
+    raws+=(--raw "$out/arm64/raw.txt")
+    title="kvmmio on $(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo "this arm64 host")"
+fi
+
+step "report"
+./bench/net_report "${raws[@]}" --out "$out/report" --title "$title"
+gnuplot "$out/report/throughput.gp"
+step "results in $out (report: $out/report/report.txt, report.json, throughput.png)" \
+    "after $(((SECONDS - started) / 60)) min"
