@@ -151,11 +151,12 @@ void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
         ack = spec::kCtrlOk;
       }
     }
-    // The ack is the last writable byte of the chain.
-    const size_t written =
-        chain.writable_bytes ? virtio::write_to_chain(memory_, chain, chain.writable_bytes - 1, {&ack, 1})
-                             : 0;
-    ring.push_used(chain.head, static_cast<uint32_t>(chain.writable_bytes ? chain.writable_bytes : written));
+    // The ack is the first device-writable byte (everything before it is
+    // driver-readable), and the used length is what was written: 1 byte,
+    // or 0 for a chain with nothing writable (a driver bug, answered with
+    // nothing rather than with a length that covers bytes never written).
+    const size_t written = virtio::write_to_chain(memory_, chain, 0, {&ack, 1});
+    ring.push_used(chain.head, static_cast<uint32_t>(written));
   }
   if (ring.should_notify() && interrupt_) interrupt_->signal_used();
 }

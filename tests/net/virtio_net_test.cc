@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "../virtio/driver_ring.h"
@@ -290,6 +291,38 @@ TEST_P(VirtioNetTest, ControlQueueSetsQueuePairsAndRefusesTooMany) {
   EXPECT_EQ(command(1), spec::kCtrlOk);
   EXPECT_EQ(command(3), spec::kCtrlErr);
   EXPECT_EQ(command(0), spec::kCtrlErr);
+}
+
+// 2.7.8: the used length is what the device wrote. A control command
+// writes one ack byte, at the start of the writable part, whatever room the
+// driver gave it; a chain with no writable byte gets length 0.
+TEST_P(VirtioNetTest, ControlQueueUsedLengthCountsOnlyTheAckByte) {
+  NetMachine m(GetParam(), tap("l"), 2);
+  ASSERT_TRUE(m.bring_up(kBasic | bit(spec::kFCtrlVq) | bit(spec::kFMq)) & bit(spec::kFCtrlVq));
+  const uint8_t cmd[4] = {spec::kCtrlClassMq, spec::kCtrlMqVqPairsSet, 1, 0};
+  m.memory.write(kBuffers, cmd, sizeof(cmd));
+  const uint8_t poison[4] = {0xee, 0xee, 0xee, 0xee};
+  m.memory.write(kBuffers + 64, poison, sizeof(poison));
+  const Buffer roomy[] = {{kBuffers, 4, false}, {kBuffers + 64, 4, true}};
+  m.ctrl->add(roomy);
+  m.ctrl->publish();
+  m.kick(2 * 2);
+  std::optional<virtio::test::UsedElem> used;
+  ASSERT_TRUE(eventually([&] { return (used = m.ctrl->take_used()).has_value(); }));
+  EXPECT_EQ(used->len, 1u) << "the used length must count the ack byte only";
+  uint8_t after[4] = {};
+  m.memory.read(kBuffers + 64, after, sizeof(after));
+  EXPECT_EQ(after[0], spec::kCtrlOk);
+  EXPECT_EQ(after[1], 0xee);
+  EXPECT_EQ(after[3], 0xee) << "bytes after the ack were written";
+
+  const Buffer no_ack[] = {{kBuffers, 4, false}};
+  m.ctrl->add(no_ack);
+  m.ctrl->publish();
+  m.kick(2 * 2);
+  ASSERT_TRUE(eventually([&] { return (used = m.ctrl->take_used()).has_value(); }));
+  EXPECT_EQ(used->len, 0u);
+  EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u);
 }
 
 TEST_P(VirtioNetTest, InterruptsBypassTheVmmOnlyWithVhost) {
