@@ -73,6 +73,11 @@ void Tap::reattach() {
   for (auto& fd : fds_) set_iff(fd.get(), name_, fds_.size() > 1);
 }
 
+bool Tap::attached(unsigned queue) const {
+  ifreq ifr{};
+  return ::ioctl(fd(queue), TUNGETIFF, &ifr) == 0;
+}
+
 void Tap::set_vnet_hdr_size(int bytes) {
   for (auto& fd : fds_)
     if (::ioctl(fd.get(), TUNSETVNETHDRSZ, &bytes) != 0) throw_errno("TUNSETVNETHDRSZ");

@@ -9,6 +9,12 @@
 // is logged once per activation, every signal is counted, and the device
 // enters DEVICE_NEEDS_RESET (2.1.2) with a configuration interrupt; the
 // driver's reset tears the instances down and DRIVER_OK starts fresh ones.
+// One other cause is not the guest's: TX into a removed tap. vhost batches
+// small frames and hands the batch to the tap at once; when that fails
+// (EBADFD: the interface is gone) the kernel reports a vring error and
+// drops the batch without returning its buffers (vhost_tx_batch() in
+// drivers/vhost/net.c). When the pair's tap fd is detached, the error is
+// put down to the tap: logged once, counted, no reset.
 #include <atomic>
 #include <vector>
 
@@ -48,6 +54,7 @@ class VhostBackend final : public NetBackend {
   // and attach each vring to restart that from the new interface's state.
   void tap_restored(bool reattached) override {
     if (!reattached) return;  // down and up again: vhost resumes by itself
+    tap_error_reported_ = false;
     for (size_t pair = 0; pair < pairs_.size(); ++pair)
       for (unsigned vring : {VhostNet::kRxVring, VhostNet::kTxVring}) {
         if (!pairs_[pair].running[vring]) continue;
@@ -79,6 +86,13 @@ class VhostBackend final : public NetBackend {
   // callback), and needs_reset() is made of atomic operations.
   void ring_error(uint32_t queue, uint64_t signals) {
     ctx_.counters.vhost_errors += signals;
+    if (!ctx_.tap.attached(queue / 2)) {
+      if (!tap_error_reported_.exchange(true))
+        KVMMIO_LOG_WARN("net %s: vhost-net could not send into the removed tap (queue %u): the "
+                        "frames it had batched are dropped and their buffers kept by the kernel",
+                        ctx_.tap.name().c_str(), queue);
+      return;
+    }
     if (reported_.exchange(true)) return;
     KVMMIO_LOG_WARN("net %s: guest error: vhost-net cannot use queue %u (a descriptor or ring "
                     "outside guest RAM?); the device needs a reset", ctx_.tap.name().c_str(), queue);
@@ -100,6 +114,7 @@ class VhostBackend final : public NetBackend {
   BackendContext ctx_;
   virtio::VirtioInterrupt* interrupt_;
   std::atomic<bool> reported_{false};  // once per activation
+  std::atomic<bool> tap_error_reported_{false};  // once per removal of the tap
   std::vector<Pair> pairs_;
 };
 

@@ -355,7 +355,15 @@ TEST_P(VirtioNetTest, RemovedTapIsAttachedAgainWhenItsNameReturns) {
   EXPECT_EQ(m.driver->read_config(6, 2), 0u);
   EXPECT_EQ(c.tap_down.load(), 1u);
   m.send(test::test_frame(4), kBuffers + 0x40000);
-  ASSERT_TRUE(eventually([&] { return m.tx->used_idx() == 1; })) << "a frame sent into a removed tap was never returned";
+  if (GetParam() == Mode::kVhost) {
+    // vhost's batched TX into the dead tap fails as a vring error, and the
+    // kernel keeps the buffer (vhost_tx_batch): not the guest's fault.
+    ASSERT_TRUE(eventually([&] { return c.vhost_errors.load() >= 1; }));
+  } else {
+    ASSERT_TRUE(eventually([&] { return m.tx->used_idx() == 1; })) << "a frame sent into a removed tap was never returned";
+    EXPECT_GE(c.tap_errors.load(), 1u);
+  }
+  EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u) << "a removed tap is not a guest error";
   const uint64_t dispatches = m.loop.dispatches();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_LE(m.loop.dispatches() - dispatches, 5u) << "the event loop spins on a dead tap fd";

@@ -29,6 +29,10 @@ class Tap {
   // interface: set them again afterwards. UserError as for the constructor.
   void reattach();
 
+  // Whether queue `queue`'s fd is attached to an interface (TUNGETIFF
+  // answers EBADFD once the interface was removed).
+  bool attached(unsigned queue) const;
+
   // TUNSETVNETHDRSZ on every queue: 12 for VERSION_1 or MRG_RXBUF, else 10.
   void set_vnet_hdr_size(int bytes);
   // TUNSETOFFLOAD on every queue (TUN_F_CSUM, TUN_F_TSO4, ...).
