@@ -2,6 +2,7 @@
 #include "kvmmio/net/virtio_net.h"
 
 #include <linux/if_tun.h>
+#include <net/if.h>
 
 #include <cstring>
 #include <thread>
@@ -102,6 +103,19 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   for (const auto& q : activation.queues)
     if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring_ = q.ring;
   const BackendContext ctx{memory_, loop_, tap_, counters_, transport_, options_.queue_pairs};
+  // Removed and created again while the device was reset (no monitor then
+  // to notice): attach now, or the fds would stay dead. Gone for good: the
+  // monitor attaches when the name returns.
+  if (!tap_.attached(0) && ::if_nametoindex(tap_.name().c_str()) != 0) {
+    try {
+      tap_.reattach();
+      tap_.set_link(true);
+      ++counters_.tap_reattached;
+    } catch (const std::exception& e) {
+      KVMMIO_LOG_WARN("net %s: cannot attach to the interface of that name: %s", tap_.name().c_str(),
+                      e.what());
+    }
+  }
   try {
     tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
     tap_.set_offload(tap_offloads(activation.features));

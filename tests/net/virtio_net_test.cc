@@ -375,6 +375,23 @@ TEST_P(VirtioNetTest, RemovedTapIsAttachedAgainWhenItsNameReturns) {
   expect_traffic_both_ways(m, 5, kBuffers + 0x41000);
 }
 
+// The same while the device is reset (no monitor runs then): DRIVER_OK
+// finds the fds detached and attaches them to the new interface.
+TEST_P(VirtioNetTest, TapRecreatedDuringAResetIsAttachedAtDriverOk) {
+  const std::string name = tap("y");
+  test::LinkCleanup cleanup(name);
+  NetMachine m(GetParam(), name);
+  m.bring_up(kBasic);
+  m.driver->reset();
+  test::delete_link(m.device->tap().ifindex());
+  test::create_persistent_tap(name);
+  m.bring_up(kBasic);
+  EXPECT_EQ(m.device->counters().tap_reattached.load(), 1u);
+  EXPECT_EQ(m.driver->read_config(6, 2), spec::kStatusLinkUp);
+  m.post_rx(32, 2048, kBuffers);
+  expect_traffic_both_ways(m, 9, kBuffers + 0x41000);
+}
+
 // A guest that points a descriptor outside its RAM: the device needs a
 // reset (2.1.2) with a configuration interrupt, whoever found the fault
 // (the transport's ring checks, or vhost through its vring ERR eventfd),
