@@ -99,7 +99,10 @@ parallel_iperf() {  # DIRECTION-FLAG
     done
     # shellcheck disable=SC2086 # one word per pid
     wait $pids
-    cat /tmp/iperf-0 /tmp/iperf-1 | awk '/SUM.*receiver$/ { s += $(NF - 2); n++ } END { if (n == 2) print s; else print "failed" }'
+    # Total, then per client: receiver Mbit/s and the sender's retransmits.
+    for f in /tmp/iperf-0 /tmp/iperf-1; do
+        awk '/SUM.*sender$/ { r = $(NF - 1) } /SUM.*receiver$/ { m = $(NF - 2) } END { print m, r }' "$f"
+    done | awk '{ s += $1; n += ($1 != ""); d = d " " $1 "/" $2 } END { if (n == 2) print s " Mbit/s (client Mbit/s/retransmits:" d ")"; else print "failed" }'
 }
 
 net_resets_test() {
@@ -109,8 +112,8 @@ net_resets_test() {
     ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING: ok" || echo "KVMMIO-L2-PING: failed"
     echo "KVMMIO-L2-NET-UP"
     meet_host 5002 || return
-    echo "KVMMIO-L2-MQ-IPERF-tx: $(parallel_iperf '') Mbit/s"
-    echo "KVMMIO-L2-MQ-IPERF-rx: $(parallel_iperf -R) Mbit/s"
+    echo "KVMMIO-L2-MQ-IPERF-tx: $(parallel_iperf '')"
+    echo "KVMMIO-L2-MQ-IPERF-rx: $(parallel_iperf -R)"
     meet_host 5003 || return
     # Link cycles stop and start the driver's queues; driver reloads reset
     # the device (virtio remove and probe), which restarts the backend.

@@ -87,7 +87,7 @@ run_mode() {
     [ -n "$msg" ] || [ "$(l2_marker "$c" PING)" = ok ] || msg="L2 could not ping L1"
     for dir in tx rx; do
         bps=$(l2_marker "$c" "MQ-IPERF-$dir" | cut -d' ' -f1)
-        echo "net-resets $mode: iperf3 2x2 flows $dir ${bps:-?} Mbit/s"
+        echo "net-resets $mode: iperf3 2 clients x 2 flows, $dir: $(l2_marker "$c" "MQ-IPERF-$dir")"
         [ -n "$msg" ] || awk "BEGIN { exit !($bps > 0) }" 2>/dev/null || msg="iperf3 $dir failed ($bps)"
     done
     # Per vhost worker: CPU ticks spent during the traffic phase.
