@@ -58,6 +58,10 @@ DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index)
                          {"rx_dropped", n.rx_dropped.load()},
                          {"rx_stalls", n.rx_stalls.load()},
                          {"tap_errors", n.tap_errors.load()},
+                         {"tap_down", n.tap_down.load()},
+                         {"tap_up", n.tap_up.load()},
+                         {"tap_removed", n.tap_removed.load()},
+                         {"tap_reattached", n.tap_reattached.load()},
                          {"vhost_errors", n.vhost_errors.load()},
                          {"ctrl_commands", n.ctrl_commands.load()},
                          {"activations", n.activations.load()}});

@@ -17,6 +17,9 @@ class NetBackend {
   virtual ~NetBackend() = default;  // stops moving packets, releases everything
   // A VMM-owned data queue was kicked (userspace backend only).
   virtual void queue_notify(uint32_t queue) { (void)queue; }
+  // The tap works again (transport lock held): up again, or re-attached
+  // after it was removed (`reattached`: the tap fds were detached meanwhile).
+  virtual void tap_restored(bool reattached) { (void)reattached; }
 };
 
 struct BackendContext {

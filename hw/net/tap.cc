@@ -29,6 +29,25 @@ UniqueFd control_socket() {
   return s;
 }
 
+// TUNSETIFF: attaches `fd` to tap `name`, creating it if absent.
+void set_iff(int fd, const std::string& name, bool multi_queue) {
+  ifreq ifr = make_ifreq(name);
+  ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+  if (multi_queue) ifr.ifr_flags |= IFF_MULTI_QUEUE;
+  if (::ioctl(fd, TUNSETIFF, &ifr) == 0) return;
+  const int err = errno;
+  if (err == EPERM)
+    throw UserError("cannot create or attach tap " + name +
+                    ": permission denied (run as root or with CAP_NET_ADMIN)");
+  if (err == EINVAL || err == EBUSY)
+    throw UserError("cannot attach tap " + name + ": " + std::strerror(err) +
+                    " (an interface of that name exists with other flags, e.g. without "
+                    "vnet_hdr or multi-queue, or is in use: delete it with "
+                    "`ip link del " + name + "` or pick another name)");
+  errno = err;
+  throw_errno("TUNSETIFF " + name);
+}
+
 }  // namespace
 
 Tap::Tap(const std::string& name, unsigned queues) : name_(name) {
@@ -45,24 +64,18 @@ Tap::Tap(const std::string& name, unsigned queues) : name_(name) {
       throw UserError(std::string("cannot open ") + kTunPath + ": " + std::strerror(err) +
                       " (run as root or with CAP_NET_ADMIN)");
     }
-    ifreq ifr = make_ifreq(name);
-    ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
-    if (queues > 1) ifr.ifr_flags |= IFF_MULTI_QUEUE;
-    if (::ioctl(fd.get(), TUNSETIFF, &ifr) != 0) {
-      const int err = errno;
-      if (err == EPERM)
-        throw UserError("cannot create or attach tap " + name +
-                        ": permission denied (run as root or with CAP_NET_ADMIN)");
-      if (err == EINVAL || err == EBUSY)
-        throw UserError("cannot attach tap " + name + ": " + std::strerror(err) +
-                        " (an interface of that name exists with other flags, e.g. without "
-                        "vnet_hdr or multi-queue, or is in use: delete it with "
-                        "`ip link del " + name + "` or pick another name)");
-      errno = err;
-      throw_errno("TUNSETIFF " + name);
-    }
+    set_iff(fd.get(), name, queues > 1);
     fds_.push_back(std::move(fd));
   }
+}
+
+void Tap::reattach() {
+  for (auto& fd : fds_) set_iff(fd.get(), name_, fds_.size() > 1);
+}
+
+bool Tap::attached(unsigned queue) const {
+  ifreq ifr{};
+  return ::ioctl(fd(queue), TUNGETIFF, &ifr) == 0;
 }
 
 void Tap::set_vnet_hdr_size(int bytes) {

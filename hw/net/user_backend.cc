@@ -5,6 +5,12 @@
 // watched) until the guest kicks the RX queue; a frame already read from
 // the tap waits, so nothing is lost. Frames are copied with their 12-byte
 // virtio-net header, which the tap (IFF_VNET_HDR) reads and writes as is.
+//
+// A failing tap (down: writes fail with EIO; removed: reads and writes fail
+// with EBADFD and the fd polls as an error forever) is counted in
+// tap_errors and logged once per run of failures; TX drops the frames and
+// returns the buffers, RX stops watching the fd, so nothing spins, until
+// the device reports the tap restored (tap_restored()).
 #include <unistd.h>
 
 #include <atomic>
@@ -63,9 +69,19 @@ class UserBackend final : public NetBackend {
       // The guest posted RX buffers: finish the waiting frame, then listen again.
       if (receive(p)) {
         p.rx_paused = false;
-        watch_tap(p);
+        if (!p.tap_failed) watch_tap(p);
       }
     }
+  }
+
+  void tap_restored(bool reattached) override {
+    (void)reattached;  // same fds either way: listen on them again
+    for (auto& p : pairs_) {
+      if (!p.tap_failed) continue;
+      p.tap_failed = false;
+      if (p.rx && !p.rx_paused) watch_tap(p);
+    }
+    tx_failing_ = false;
   }
 
  private:
@@ -75,6 +91,7 @@ class UserBackend final : public NetBackend {
     SplitQueue* tx = nullptr;
     EventLoop::Registration tap_watch;
     bool rx_paused = false;
+    bool tap_failed = false;          // reads failed: not watched until restored
     std::vector<uint8_t> frame;       // header + frame read from the tap
     size_t frame_len = 0;             // 0: none waiting
     size_t placed = 0;                // bytes of it already in guest buffers
@@ -100,6 +117,8 @@ class UserBackend final : public NetBackend {
         p.rx_paused = true;
         ++ctx_.counters.rx_stalls;
         p.tap_watch = {};  // from inside its own callback: allowed, no wait
+      } else if (p.tap_failed) {
+        p.tap_watch = {};  // a removed tap polls as an error forever
       }
       return;
     }
@@ -114,7 +133,14 @@ class UserBackend final : public NetBackend {
       if (p.frame_len == 0) {
         const ssize_t n = ::read(ctx_.tap.fd(p.index), p.frame.data(), p.frame.size());
         if (n < 0) {
-          if (errno != EAGAIN && errno != EINTR) ++ctx_.counters.tap_errors;
+          if (errno == EINTR) continue;
+          if (errno != EAGAIN) {
+            ++ctx_.counters.tap_errors;
+            if (!p.tap_failed)
+              KVMMIO_LOG_WARN("net %s: reading queue %u of the tap failed (%s): receive stops until "
+                              "the tap works again", ctx_.tap.name().c_str(), p.index, std::strerror(errno));
+            p.tap_failed = true;
+          }
           break;
         }
         if (static_cast<size_t>(n) <= kHdr) continue;  // nothing but a header: ignore
@@ -195,8 +221,15 @@ class UserBackend final : public NetBackend {
           if (::write(ctx_.tap.fd(p.index), tx_buf_, n) == static_cast<ssize_t>(n)) {
             ++ctx_.counters.tx_packets;
             ctx_.counters.tx_bytes += n - kHdr;
+            tx_failing_ = false;
           } else {
-            ++ctx_.counters.tap_errors;  // link down or tap gone: the frame is dropped
+            // Link down (EIO) or tap removed (EBADFD): the frame is dropped,
+            // as a cable would drop it; logged once per run of failures.
+            ++ctx_.counters.tap_errors;
+            if (!tx_failing_)
+              KVMMIO_LOG_WARN("net %s: writing to the tap failed (%s): guest frames are dropped "
+                              "until it works again", ctx_.tap.name().c_str(), std::strerror(errno));
+            tx_failing_ = true;
           }
         }
         p.tx->push_used(chain.head, 0);
@@ -212,6 +245,7 @@ class UserBackend final : public NetBackend {
   bool mergeable_;
   std::vector<Pair> pairs_;
   std::atomic<bool> stopping_{false};
+  bool tx_failing_ = false;  // the last tap write failed (logging state)
   uint8_t tx_buf_[kHdr + kMaxFrame];
 };
 

@@ -1,6 +1,21 @@
 // The vhost-net backend: one /dev/vhost-net instance per queue pair, kicked
 // by the queues' ioeventfds and calling the device's irqfd (or the relay's
 // eventfd) directly. The VMM only watches the vrings' error eventfds.
+//
+// A vring error is vhost failing to use the guest's ring: in practice a
+// descriptor or ring address outside the memory table (vq_err() in the
+// kernel's vhost.c), i.e. a guest that broke the ring. vhost stops that
+// vring at the faulty entry and signals again on every kick, so the error
+// is logged once per activation, every signal is counted, and the device
+// enters DEVICE_NEEDS_RESET (2.1.2) with a configuration interrupt; the
+// driver's reset tears the instances down and DRIVER_OK starts fresh ones.
+// One other cause is not the guest's: TX into a removed tap. vhost batches
+// small frames and hands the batch to the tap at once; when that fails
+// (EBADFD: the interface is gone) the kernel reports a vring error and
+// drops the batch without returning its buffers (vhost_tx_batch() in
+// drivers/vhost/net.c). When the pair's tap fd is detached, the error is
+// put down to the tap: logged once, counted, no reset.
+#include <atomic>
 #include <vector>
 
 #include "kvmmio/log.h"
@@ -12,7 +27,8 @@ namespace {
 
 class VhostBackend final : public NetBackend {
  public:
-  VhostBackend(const BackendContext& ctx, const virtio::DeviceActivation& act) : ctx_(ctx) {
+  VhostBackend(const BackendContext& ctx, const virtio::DeviceActivation& act)
+      : ctx_(ctx), interrupt_(act.interrupt) {
     for (uint16_t pair = 0; pair < ctx.queue_pairs; ++pair) {
       auto& p = pairs_.emplace_back();
       p.vhost = std::make_unique<VhostNet>();
@@ -25,14 +41,31 @@ class VhostBackend final : public NetBackend {
         p.vhost->setup_vring(ctx.memory, {vring, static_cast<uint16_t>(q->layout.size), 0,
                                           q->layout.desc, q->layout.avail, q->layout.used,
                                           q->kick_fd, q->call_fd, p.err[vring].fd()});
-        p.errors[vring] = ctx.loop.watch_eventfd(p.err[vring].fd(), [this, queue](uint64_t n) {
-          ctx_.counters.vhost_errors += n;
-          KVMMIO_LOG_WARN("net %s: vhost reported an error on queue %u", ctx_.tap.name().c_str(), queue);
-        });
+        p.errors[vring] = ctx.loop.watch_eventfd(p.err[vring].fd(),
+                                                 [this, queue](uint64_t n) { ring_error(queue, n); });
         p.vhost->set_backend(vring, ctx.tap.fd(pair));
         p.running[vring] = true;
       }
     }
+  }
+
+  // After the tap was removed and attached again: the tap fds are the same
+  // files, but vhost polls their sockets from NET_SET_BACKEND on, so detach
+  // and attach each vring to restart that from the new interface's state.
+  void tap_restored(bool reattached) override {
+    if (!reattached) return;  // down and up again: vhost resumes by itself
+    tap_error_reported_ = false;
+    for (size_t pair = 0; pair < pairs_.size(); ++pair)
+      for (unsigned vring : {VhostNet::kRxVring, VhostNet::kTxVring}) {
+        if (!pairs_[pair].running[vring]) continue;
+        try {
+          pairs_[pair].vhost->set_backend(vring, -1);
+          pairs_[pair].vhost->set_backend(vring, ctx_.tap.fd(static_cast<unsigned>(pair)));
+        } catch (const std::exception& e) {
+          KVMMIO_LOG_ERROR("net %s: re-attaching vhost vring %u of pair %zu: %s",
+                           ctx_.tap.name().c_str(), vring, pair, e.what());
+        }
+      }
   }
 
   ~VhostBackend() override {
@@ -48,6 +81,24 @@ class VhostBackend final : public NetBackend {
   }
 
  private:
+  // On the event-loop thread, without the transport lock: the watch is
+  // removed under that lock when the device resets (which waits for this
+  // callback), and needs_reset() is made of atomic operations.
+  void ring_error(uint32_t queue, uint64_t signals) {
+    ctx_.counters.vhost_errors += signals;
+    if (!ctx_.tap.attached(queue / 2)) {
+      if (!tap_error_reported_.exchange(true))
+        KVMMIO_LOG_WARN("net %s: vhost-net could not send into the removed tap (queue %u): the "
+                        "frames it had batched are dropped and their buffers kept by the kernel",
+                        ctx_.tap.name().c_str(), queue);
+      return;
+    }
+    if (reported_.exchange(true)) return;
+    KVMMIO_LOG_WARN("net %s: guest error: vhost-net cannot use queue %u (a descriptor or ring "
+                    "outside guest RAM?); the device needs a reset", ctx_.tap.name().c_str(), queue);
+    if (interrupt_) interrupt_->needs_reset("vhost-net reported a vring error");
+  }
+
   static const virtio::ActiveQueue* find(const virtio::DeviceActivation& act, uint32_t index) {
     for (const auto& q : act.queues)
       if (q.index == index && q.kick_fd >= 0 && q.call_fd >= 0) return &q;
@@ -61,6 +112,9 @@ class VhostBackend final : public NetBackend {
     bool running[2] = {false, false};
   };
   BackendContext ctx_;
+  virtio::VirtioInterrupt* interrupt_;
+  std::atomic<bool> reported_{false};  // once per activation
+  std::atomic<bool> tap_error_reported_{false};  // once per removal of the tap
   std::vector<Pair> pairs_;
 };
 

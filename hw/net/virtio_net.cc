@@ -2,8 +2,10 @@
 #include "kvmmio/net/virtio_net.h"
 
 #include <linux/if_tun.h>
+#include <net/if.h>
 
 #include <cstring>
+#include <thread>
 
 #include "kvmmio/log.h"
 #include "kvmmio/net/vhost_net.h"
@@ -76,7 +78,7 @@ uint32_t VirtioNet::config_size() const { return sizeof(spec::NetConfig); }
 void VirtioNet::read_config(uint32_t offset, std::span<uint8_t> data) {
   spec::NetConfig c{};
   std::memcpy(c.mac, mac_.data(), 6);
-  c.status = spec::kStatusLinkUp;
+  c.status = link_up_.load() ? spec::kStatusLinkUp : 0;
   c.max_virtqueue_pairs = options_.queue_pairs;
   c.mtu = options_.mtu;
   std::memcpy(data.data(), reinterpret_cast<const uint8_t*>(&c) + offset, data.size());
@@ -101,6 +103,19 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   for (const auto& q : activation.queues)
     if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring_ = q.ring;
   const BackendContext ctx{memory_, loop_, tap_, counters_, transport_, options_.queue_pairs};
+  // Removed and created again while the device was reset (no monitor then
+  // to notice): attach now, or the fds would stay dead. Gone for good: the
+  // monitor attaches when the name returns.
+  if (!tap_.attached(0) && ::if_nametoindex(tap_.name().c_str()) != 0) {
+    try {
+      tap_.reattach();
+      tap_.set_link(true);
+      ++counters_.tap_reattached;
+    } catch (const std::exception& e) {
+      KVMMIO_LOG_WARN("net %s: cannot attach to the interface of that name: %s", tap_.name().c_str(),
+                      e.what());
+    }
+  }
   try {
     tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
     tap_.set_offload(tap_offloads(activation.features));
@@ -112,6 +127,22 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
     return false;
   }
   ++counters_.activations;
+  tap_offloads_ = tap_offloads(activation.features);
+  try {
+    link_up_ = tap_.link_up();
+  } catch (const std::exception&) {
+    link_up_ = false;  // the interface is gone
+  }
+  stopping_ = false;
+  if (transport_) {
+    try {
+      monitor_ = std::make_unique<TapMonitor>(loop_, tap_.name(),
+                                              [this](TapMonitor::Event e) { on_tap_event(e); });
+    } catch (const std::exception& e) {
+      KVMMIO_LOG_WARN("net %s: cannot watch the tap's link (%s): its faults will only show as "
+                      "tap_errors", tap_.name().c_str(), e.what());
+    }
+  }
   return true;
 }
 
@@ -124,6 +155,8 @@ void VirtioNet::queue_notify(uint32_t queue) {
 }
 
 void VirtioNet::reset() {
+  stopping_ = true;
+  monitor_.reset();
   backend_.reset();
   ctrl_ring_ = nullptr;
   interrupt_ = nullptr;
@@ -151,13 +184,82 @@ void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
         ack = spec::kCtrlOk;
       }
     }
-    // The ack is the last writable byte of the chain.
-    const size_t written =
-        chain.writable_bytes ? virtio::write_to_chain(memory_, chain, chain.writable_bytes - 1, {&ack, 1})
-                             : 0;
-    ring.push_used(chain.head, static_cast<uint32_t>(chain.writable_bytes ? chain.writable_bytes : written));
+    // The ack is the first device-writable byte (everything before it is
+    // driver-readable), and the used length is what was written: 1 byte,
+    // or 0 for a chain with nothing writable (a driver bug, answered with
+    // nothing rather than with a length that covers bytes never written).
+    const size_t written = virtio::write_to_chain(memory_, chain, 0, {&ack, 1});
+    ring.push_used(chain.head, static_cast<uint32_t>(written));
   }
   if (ring.should_notify() && interrupt_) interrupt_->signal_used();
+}
+
+// Tap faults (docs/virtio-net.md, "Faults"). The guest learns of them
+// through the link bit of the config space and a configuration-change
+// interrupt (5.1.4: Linux turns its carrier off and on), so it stops
+// sending into a dead tap and resumes when it works again. Callbacks come
+// from the event loop and take the device lock like the backends do.
+void VirtioNet::on_tap_event(TapMonitor::Event event) {
+  for (;;) {
+    if (stopping_) return;
+    auto lock = transport_->try_lock_device();
+    if (!lock.owns_lock()) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (stopping_) return;
+    return handle_tap_event(event);
+  }
+}
+
+void VirtioNet::handle_tap_event(TapMonitor::Event event) {
+  const char* name = tap_.name().c_str();
+  switch (event) {
+    case TapMonitor::Event::kDown:
+      KVMMIO_LOG_WARN("net %s: the tap went down: the guest's link is down until it is up again", name);
+      set_guest_link(false);
+      break;
+    case TapMonitor::Event::kUp:
+      KVMMIO_LOG_INFO("net %s: the tap is up again", name);
+      if (backend_) backend_->tap_restored(false);
+      set_guest_link(true);
+      break;
+    case TapMonitor::Event::kRemoved:
+      // The fds stay open but detached; kvmmio does not create the
+      // interface again by itself: whoever removed it meant something.
+      ++counters_.tap_removed;
+      KVMMIO_LOG_WARN("net %s: the tap was removed: the guest's link is down; kvmmio attaches "
+                      "again when an interface of that name appears (ip tuntap add %s mode tap "
+                      "vnet_hdr%s)", name, name, options_.queue_pairs > 1 ? " multi_queue" : "");
+      set_guest_link(false);
+      break;
+    case TapMonitor::Event::kAppeared:
+      try {
+        tap_.reattach();
+        tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
+        tap_.set_offload(tap_offloads_);
+        tap_.set_link(true);
+      } catch (const std::exception& e) {
+        if (!reattach_failing_)
+          KVMMIO_LOG_ERROR("net %s: an interface of that name appeared but cannot be attached: %s; "
+                           "the guest's link stays down, retrying every second", name, e.what());
+        reattach_failing_ = true;
+        monitor_->retry_appeared(std::chrono::seconds(1));
+        break;
+      }
+      reattach_failing_ = false;
+      ++counters_.tap_reattached;
+      KVMMIO_LOG_INFO("net %s: attached to the new interface and brought it up", name);
+      if (backend_) backend_->tap_restored(true);
+      set_guest_link(true);
+      break;
+  }
+}
+
+void VirtioNet::set_guest_link(bool up) {
+  if (link_up_.exchange(up) == up) return;
+  ++(up ? counters_.tap_up : counters_.tap_down);
+  if (interrupt_) interrupt_->signal_config_change();
 }
 
 }  // namespace kvmmio::net

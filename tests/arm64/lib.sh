@@ -50,3 +50,59 @@ write_cases() {
     } >"$KVMMIO_RESULTS/$1.xml"
     [ "$failures" = 0 ] || fail "$failures of $ncases runs of $1 failed (console, stderr and stats of each in the results)"
 }
+
+# Net scenarios (net-modes, net-resets): L2 under kvmmio with virtio-net
+# over tap $TAP in L1, which gets $HOST/24; L2 gets $GUEST.
+#   stats_counter FILE NAME   "NAME": N of a --stats file (the first one)
+#   l2_marker FILE NAME       the text after "KVMMIO-L2-NAME: " in a console
+#   guest_errors_total FILE   guest_errors summed over every device
+#   start_l2_net OUT NETSPEC CPUS TIMEOUT KERNEL-ARGS
+#                             boots L2 in the background (console OUT.console,
+#                             stats OUT.json, stderr OUT.log; pid in $l2_pid),
+#                             then addresses the tap and brings it up
+#   wait_l2_marker FILE NAME TICKS
+#                             waits until the console shows KVMMIO-L2-NAME, L2
+#                             exits, or TICKS times 0.2 s pass
+#   finish_l2_net OUT START   waits for that kvmmio; sets l2_secs (since START,
+#                             a /proc/uptime reading) and l2_msg: empty, or why
+#                             the run failed (kvmmio's exit status, or L2 never
+#                             printed KVMMIO-L2-NET-DONE)
+stats_counter() {
+    sed -n "s/^ *\"$2\": \([0-9]*\),\{0,1\}\$/\1/p" "$1" | head -n 1
+}
+l2_marker() {
+    sed -n "s/^KVMMIO-L2-$2: //p" "$1" | tr -d '\r' | head -n 1
+}
+guest_errors_total() {
+    sed -n 's/^ *"guest_errors": \([0-9]*\),\{0,1\}$/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
+}
+start_l2_net() {
+    : >"$1.console"
+    timeout "$4" kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 256M --cpus "$3" \
+        --net "tap=$TAP,$2" --stats "$1.json" \
+        --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.ip=$GUEST kvmmio.host=$HOST $5" \
+        </dev/null >"$1.console" 2>"$1.log" &
+    l2_pid=$!
+    _i=0
+    while ! ip link show "$TAP" >/dev/null 2>&1; do
+        _i=$((_i + 1)); [ $_i -lt 100 ] || break; sleep 0.2
+    done
+    ip addr add "$HOST/24" dev "$TAP" 2>/dev/null
+    ip link set "$TAP" up
+}
+wait_l2_marker() {
+    _i=0
+    while ! grep -q "KVMMIO-L2-$2" "$1" && kill -0 "$l2_pid" 2>/dev/null; do
+        _i=$((_i + 1)); [ $_i -lt "$3" ] || break; sleep 0.2
+    done
+}
+finish_l2_net() {
+    _status=0
+    wait "$l2_pid" || _status=$?
+    l2_secs=$(awk -v s="$2" -v e="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { print e - s }')
+    pkill -f "nc -l -p 500" 2>/dev/null || true
+    l2_msg=''
+    [ $_status -eq 0 ] || l2_msg="kvmmio exited $_status ($(tail -n 2 "$1.log" | tr '\n"' ' '))"
+    [ -n "$l2_msg" ] || grep -q KVMMIO-L2-NET-DONE "$1.console" ||
+        l2_msg="L2 did not finish ($(grep KVMMIO-L2-ERROR "$1.console" | head -n 3 | tr '\r\n' '  '))"
+}

@@ -42,13 +42,13 @@ class VhostNetTest : public ::testing::Test {
   }
 
   // The whole set-up order of design-points.md, for one queue pair.
-  void start(VhostNet& vhost, Tap& tap, uint16_t rx_next = 0, uint16_t tx_next = 0) {
+  void start(VhostNet& vhost, Tap& tap, uint16_t rx_next = 0, uint16_t tx_next = 0, int tx_err = -1) {
     vhost.set_features(1ull << spec::kFVersion1);
     vhost.set_mem_table(memory);
     vhost.setup_vring(memory, {VhostNet::kRxVring, kQueueSize, rx_next, rx.layout().desc,
                                rx.layout().avail, rx.layout().used, rx_kick.fd(), rx_call.fd(), -1});
     vhost.setup_vring(memory, {VhostNet::kTxVring, kQueueSize, tx_next, tx.layout().desc,
-                               tx.layout().avail, tx.layout().used, tx_kick.fd(), tx_call.fd(), -1});
+                               tx.layout().avail, tx.layout().used, tx_kick.fd(), tx_call.fd(), tx_err});
     vhost.set_backend(VhostNet::kRxVring, tap.fd(0));
     vhost.set_backend(VhostNet::kTxVring, tap.fd(0));
   }
@@ -174,6 +174,30 @@ TEST_F(VhostNetTest, ResetCyclesLeakNoFds) {
     vhost.stop_vring(VhostNet::kTxVring);
   }
   EXPECT_EQ(test::open_fds(), before);
+}
+
+// A descriptor the kernel cannot translate (outside the memory table) is a
+// vring error: vhost signals the ERR eventfd and uses nothing, the TX
+// vring stops at that entry, and the frame never reaches the tap.
+TEST_F(VhostNetTest, DescriptorOutsideTheMemoryTableSignalsTheErrorEventfd) {
+  Tap tap("kvmvh5");
+  tap.set_vnet_hdr_size(kHdr);
+  tap.set_link(true);
+  EventFd tx_err;
+  VhostNet vhost;
+  start(vhost, tap, 0, 0, tx_err.fd());
+  const virtio::test::Buffer bad[] = {{kRam + (64 << 20), 128, false}};
+  tx.add(bad);
+  tx.publish();
+  tx_kick.signal();
+  ASSERT_TRUE(tx_err.wait_readable(5000)) << "vhost did not signal the vring error";
+  EXPECT_GE(tx_err.take().value_or(0), 1u);
+  EXPECT_EQ(tx.used_idx(), 0u) << "vhost used a descriptor it could not translate";
+  // Every kick retries the faulty entry and signals again.
+  tx_kick.signal();
+  EXPECT_TRUE(tx_err.wait_readable(5000));
+  vhost.stop_vring(VhostNet::kRxVring);
+  EXPECT_EQ(vhost.stop_vring(VhostNet::kTxVring), 0u) << "vhost went past the faulty entry";
 }
 
 TEST_F(VhostNetTest, RingsOutsideGuestRamAreRefused) {

@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "../virtio/driver_ring.h"
 #include "../virtio/fake_kicks.h"
@@ -23,6 +25,7 @@
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/mmio_regs.h"
+#include "link_control.h"
 #include "open_fds.h"
 #include "packet_socket.h"
 
@@ -124,6 +127,41 @@ struct NetMachine {
   std::unique_ptr<MmioDriver> driver;
   std::unique_ptr<DriverRing> rx, tx, ctrl;
 };
+
+// The test frames (EtherType 0x88b5) among the RX buffers used so far, in
+// order. Buffer `head` is at kBuffers + head * size: post_rx() once.
+void take_received(NetMachine& m, uint32_t size, std::vector<std::vector<uint8_t>>& into) {
+  while (auto used = m.rx->take_used()) {
+    if (used->len < kHdr + 14) continue;
+    std::vector<uint8_t> got(used->len - kHdr);
+    m.memory.read(kBuffers + used->id * size + kHdr, got.data(), got.size());
+    if (got[12] == 0x88 && got[13] == 0xb5) into.push_back(std::move(got));
+  }
+}
+bool receive_frames(NetMachine& m, uint32_t size, size_t count, std::vector<std::vector<uint8_t>>& into) {
+  return eventually([&] {
+    take_received(m, size, into);
+    return into.size() >= count;
+  });
+}
+
+// One frame each way, checked byte for byte: from the guest out of the tap,
+// then from the tap into the RX buffers post_rx(n, 2048, kBuffers) posted.
+// The packet socket is opened here: one opened before the link went down
+// reports ENETDOWN once.
+void expect_traffic_both_ways(NetMachine& m, uint8_t seed, uint64_t tx_buf) {
+  test::PacketSocket sock(m.device->tap().ifindex());
+  const auto out = test::test_frame(seed, 700);
+  m.send(out, tx_buf);
+  auto sent = sock.receive(5000);
+  ASSERT_TRUE(sent) << "the guest's frame never left the tap";
+  EXPECT_EQ(*sent, out);
+  const auto in = test::test_frame(static_cast<uint8_t>(seed + 1), 900);
+  sock.send(in);
+  std::vector<std::vector<uint8_t>> got;
+  ASSERT_TRUE(receive_frames(m, 2048, 1, got)) << "the tap's frame never reached the guest";
+  EXPECT_EQ(got[0], in);
+}
 
 class VirtioNetTest : public ::testing::TestWithParam<Mode> {
  protected:
@@ -247,6 +285,146 @@ TEST_P(UserspaceNetTest, FramesWaitForBuffersInsteadOfBeingLost) {
   EXPECT_EQ(m.device->counters().rx_dropped.load(), 0u);
 }
 
+// A guest that stops refilling RX while frames keep coming: the backend
+// stops watching the (readable) tap instead of spinning on it, and every
+// frame arrives, intact and in order, once buffers are posted again.
+TEST_P(UserspaceNetTest, RxWithoutBuffersNeitherSpinsNorLosesFrames) {
+  NetMachine m(GetParam(), tap("p"));
+  m.bring_up(kBasic);
+  test::PacketSocket sock(m.device->tap().ifindex());
+  std::vector<std::vector<uint8_t>> sent;
+  for (int i = 0; i < 5; ++i) {
+    sent.push_back(test::test_frame(static_cast<uint8_t>(40 + i), 200 + 50 * i));
+    sock.send(sent.back());
+  }
+  ASSERT_TRUE(eventually([&] { return m.device->counters().rx_stalls.load() >= 1; }));
+  const uint64_t dispatches = m.loop.dispatches();
+  for (int i = 5; i < 8; ++i) {
+    sent.push_back(test::test_frame(static_cast<uint8_t>(40 + i), 1000 + i));
+    sock.send(sent.back());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // A loop still watching the tap would have run its callback thousands of times.
+  EXPECT_LE(m.loop.dispatches() - dispatches, 5u) << "the event loop spins on an undeliverable tap";
+  EXPECT_EQ(m.device->counters().rx_stalls.load(), 1u);
+  m.post_rx(32, 2048, kBuffers);
+  std::vector<std::vector<uint8_t>> got;
+  ASSERT_TRUE(receive_frames(m, 2048, sent.size(), got)) << got.size() << " of " << sent.size() << " frames";
+  EXPECT_EQ(got, sent);
+  EXPECT_EQ(m.device->counters().rx_dropped.load(), 0u);
+}
+
+// `ip link set TAP down` under a running guest: the guest's link goes down
+// (config status, configuration interrupt), frames it sends anyway are
+// dropped with their buffers returned, and up again brings traffic back.
+TEST_P(VirtioNetTest, TapDownIsTheGuestsLinkDownAndUpBringsTrafficBack) {
+  NetMachine m(GetParam(), tap("d"));
+  m.bring_up(kBasic);
+  const auto& c = m.device->counters();
+  m.post_rx(32, 2048, kBuffers);
+  m.device->tap().set_link(false);
+  ASSERT_TRUE(eventually([&] { return m.driver->read_config(6, 2) == 0; })) << "the guest's link is still up";
+  EXPECT_EQ(c.tap_down.load(), 1u);
+  EXPECT_GE(m.transport->counters().config_interrupts.load(), 1u);
+  EXPECT_TRUE(m.driver->interrupt() & virtio::interrupt::kConfigChange);
+  m.send(test::test_frame(1), kBuffers + 0x40000);
+  ASSERT_TRUE(eventually([&] { return m.tx->used_idx() == 1; })) << "a frame sent into a down tap was never returned";
+  if (GetParam() != Mode::kVhost) {
+    EXPECT_GE(c.tap_errors.load(), 1u);  // vhost drops such frames in the kernel
+  }
+
+  m.device->tap().set_link(true);
+  ASSERT_TRUE(eventually([&] { return m.driver->read_config(6, 2) == spec::kStatusLinkUp; }));
+  EXPECT_EQ(c.tap_up.load(), 1u);
+  expect_traffic_both_ways(m, 2, kBuffers + 0x41000);
+  EXPECT_EQ(m.transport->counters().guest_errors.load(), 0u);
+}
+
+// `ip link del TAP` under a running guest: the fds die (EBADFD, polled as
+// an error forever); the guest's link goes down, nothing spins, and when a
+// tap of that name is created again kvmmio attaches to it and traffic flows.
+TEST_P(VirtioNetTest, RemovedTapIsAttachedAgainWhenItsNameReturns) {
+  const std::string name = tap("x");
+  test::LinkCleanup cleanup(name);  // the re-created tap is persistent
+  NetMachine m(GetParam(), name);
+  m.bring_up(kBasic);
+  const auto& c = m.device->counters();
+  m.post_rx(32, 2048, kBuffers);
+  test::delete_link(m.device->tap().ifindex());
+  ASSERT_TRUE(eventually([&] { return c.tap_removed.load() == 1; }));
+  EXPECT_EQ(m.driver->read_config(6, 2), 0u);
+  EXPECT_EQ(c.tap_down.load(), 1u);
+  m.send(test::test_frame(4), kBuffers + 0x40000);
+  if (GetParam() == Mode::kVhost) {
+    // vhost's batched TX into the dead tap fails as a vring error, and the
+    // kernel keeps the buffer (vhost_tx_batch): not the guest's fault.
+    ASSERT_TRUE(eventually([&] { return c.vhost_errors.load() >= 1; }));
+  } else {
+    ASSERT_TRUE(eventually([&] { return m.tx->used_idx() == 1; })) << "a frame sent into a removed tap was never returned";
+    EXPECT_GE(c.tap_errors.load(), 1u);
+  }
+  EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u) << "a removed tap is not a guest error";
+  const uint64_t dispatches = m.loop.dispatches();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_LE(m.loop.dispatches() - dispatches, 5u) << "the event loop spins on a dead tap fd";
+
+  test::create_persistent_tap(name);
+  ASSERT_TRUE(eventually([&] { return c.tap_reattached.load() == 1; })) << "kvmmio did not attach again";
+  ASSERT_TRUE(eventually([&] { return m.driver->read_config(6, 2) == spec::kStatusLinkUp; }));
+  EXPECT_TRUE(m.device->tap().link_up());
+  expect_traffic_both_ways(m, 5, kBuffers + 0x41000);
+}
+
+// The same while the device is reset (no monitor runs then): DRIVER_OK
+// finds the fds detached and attaches them to the new interface.
+TEST_P(VirtioNetTest, TapRecreatedDuringAResetIsAttachedAtDriverOk) {
+  const std::string name = tap("y");
+  test::LinkCleanup cleanup(name);
+  NetMachine m(GetParam(), name);
+  m.bring_up(kBasic);
+  m.driver->reset();
+  test::delete_link(m.device->tap().ifindex());
+  test::create_persistent_tap(name);
+  m.bring_up(kBasic);
+  EXPECT_EQ(m.device->counters().tap_reattached.load(), 1u);
+  EXPECT_EQ(m.driver->read_config(6, 2), spec::kStatusLinkUp);
+  m.post_rx(32, 2048, kBuffers);
+  expect_traffic_both_ways(m, 9, kBuffers + 0x41000);
+}
+
+// A guest that points a descriptor outside its RAM: the device needs a
+// reset (2.1.2) with a configuration interrupt, whoever found the fault
+// (the transport's ring checks, or vhost through its vring ERR eventfd),
+// and the driver's reset brings it back.
+TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
+  NetMachine m(GetParam(), tap("e"));
+  m.bring_up(kBasic);
+  const Buffer bad[] = {{kRam + (64 << 20), 100, false}};
+  m.tx->add(bad);
+  m.tx->publish();
+  m.kick(1);
+  ASSERT_TRUE(eventually([&] { return (m.driver->status() & virtio::status::kDeviceNeedsReset) != 0; }))
+      << "a broken ring left the device running";
+  const auto& t = m.transport->counters();
+  EXPECT_EQ(t.needs_reset.load(), 1u);
+  EXPECT_GE(t.config_interrupts.load(), 1u);
+  EXPECT_TRUE(m.driver->interrupt() & virtio::interrupt::kConfigChange);
+  if (GetParam() == Mode::kVhost) {
+    EXPECT_GE(m.device->counters().vhost_errors.load(), 1u);
+  } else {
+    EXPECT_GE(t.guest_errors.load(), 1u);
+  }
+
+  m.driver->reset();
+  m.bring_up(kBasic);
+  test::PacketSocket sock(m.device->tap().ifindex());
+  const auto frame = test::test_frame(8, 500);
+  m.send(frame, kBuffers);
+  auto got = sock.receive(5000);
+  ASSERT_TRUE(got) << "no traffic after the reset";
+  EXPECT_EQ(*got, frame);
+}
+
 TEST_P(VirtioNetTest, ResetAndReinitialiseRepeatedlyWithoutLeakingFds) {
   NetMachine m(GetParam(), tap("z"));
   m.bring_up(kBasic);
@@ -290,6 +468,38 @@ TEST_P(VirtioNetTest, ControlQueueSetsQueuePairsAndRefusesTooMany) {
   EXPECT_EQ(command(1), spec::kCtrlOk);
   EXPECT_EQ(command(3), spec::kCtrlErr);
   EXPECT_EQ(command(0), spec::kCtrlErr);
+}
+
+// 2.7.8: the used length is what the device wrote. A control command
+// writes one ack byte, at the start of the writable part, whatever room the
+// driver gave it; a chain with no writable byte gets length 0.
+TEST_P(VirtioNetTest, ControlQueueUsedLengthCountsOnlyTheAckByte) {
+  NetMachine m(GetParam(), tap("l"), 2);
+  ASSERT_TRUE(m.bring_up(kBasic | bit(spec::kFCtrlVq) | bit(spec::kFMq)) & bit(spec::kFCtrlVq));
+  const uint8_t cmd[4] = {spec::kCtrlClassMq, spec::kCtrlMqVqPairsSet, 1, 0};
+  m.memory.write(kBuffers, cmd, sizeof(cmd));
+  const uint8_t poison[4] = {0xee, 0xee, 0xee, 0xee};
+  m.memory.write(kBuffers + 64, poison, sizeof(poison));
+  const Buffer roomy[] = {{kBuffers, 4, false}, {kBuffers + 64, 4, true}};
+  m.ctrl->add(roomy);
+  m.ctrl->publish();
+  m.kick(2 * 2);
+  std::optional<virtio::test::UsedElem> used;
+  ASSERT_TRUE(eventually([&] { return (used = m.ctrl->take_used()).has_value(); }));
+  EXPECT_EQ(used->len, 1u) << "the used length must count the ack byte only";
+  uint8_t after[4] = {};
+  m.memory.read(kBuffers + 64, after, sizeof(after));
+  EXPECT_EQ(after[0], spec::kCtrlOk);
+  EXPECT_EQ(after[1], 0xee);
+  EXPECT_EQ(after[3], 0xee) << "bytes after the ack were written";
+
+  const Buffer no_ack[] = {{kBuffers, 4, false}};
+  m.ctrl->add(no_ack);
+  m.ctrl->publish();
+  m.kick(2 * 2);
+  ASSERT_TRUE(eventually([&] { return (used = m.ctrl->take_used()).has_value(); }));
+  EXPECT_EQ(used->len, 0u);
+  EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u);
 }
 
 TEST_P(VirtioNetTest, InterruptsBypassTheVmmOnlyWithVhost) {

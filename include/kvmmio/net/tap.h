@@ -22,6 +22,17 @@ class Tap {
   unsigned queues() const { return static_cast<unsigned>(fds_.size()); }
   int fd(unsigned queue) const { return fds_.at(queue).get(); }
 
+  // After the interface was removed (`ip link del`: the fds stay open but
+  // detached, reads and writes fail with EBADFD): TUNSETIFF again on the
+  // same fds, attaching them to the interface of that name now present, or
+  // creating one. The vnet header size and offloads belong to the
+  // interface: set them again afterwards. UserError as for the constructor.
+  void reattach();
+
+  // Whether queue `queue`'s fd is attached to an interface (TUNGETIFF
+  // answers EBADFD once the interface was removed).
+  bool attached(unsigned queue) const;
+
   // TUNSETVNETHDRSZ on every queue: 12 for VERSION_1 or MRG_RXBUF, else 10.
   void set_vnet_hdr_size(int bytes);
   // TUNSETOFFLOAD on every queue (TUN_F_CSUM, TUN_F_TSO4, ...).

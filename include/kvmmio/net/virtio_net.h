@@ -20,6 +20,7 @@
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
+#include "kvmmio/net/tap_monitor.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/virtio_device.h"
 
@@ -31,8 +32,12 @@ struct NetCounters {
   std::atomic<uint64_t> rx_packets{0}, rx_bytes{0};  // userspace backend only
   std::atomic<uint64_t> rx_dropped{0};     // frames that fit no guest buffer
   std::atomic<uint64_t> rx_stalls{0};      // RX paused: the guest posted no buffers
-  std::atomic<uint64_t> tap_errors{0};     // writes the tap refused (link down, removed)
-  std::atomic<uint64_t> vhost_errors{0};   // vring errors vhost signalled
+  std::atomic<uint64_t> tap_errors{0};     // tap reads/writes that failed (link down, removed)
+  std::atomic<uint64_t> tap_down{0};       // the guest's link went down: tap down or removed
+  std::atomic<uint64_t> tap_up{0};         // ... and came back
+  std::atomic<uint64_t> tap_removed{0};    // the interface was deleted under the VMM
+  std::atomic<uint64_t> tap_reattached{0};  // an interface of that name appeared and was attached
+  std::atomic<uint64_t> vhost_errors{0};   // vring errors vhost signalled (ERR eventfd)
   std::atomic<uint64_t> ctrl_commands{0};
   std::atomic<uint64_t> activations{0};    // DRIVER_OK count (resets + 1)
 };
@@ -74,6 +79,10 @@ class VirtioNet final : public virtio::VirtioDevice {
   uint32_t ctrl_queue_index() const { return 2u * options_.queue_pairs; }
   bool has_ctrl_queue() const { return options_.queue_pairs > 1; }
   void process_ctrl(virtio::SplitQueue& ring);
+  // Tap events (loop thread): see virtio_net.cc and docs/virtio-net.md.
+  void on_tap_event(TapMonitor::Event event);
+  void handle_tap_event(TapMonitor::Event event);
+  void set_guest_link(bool up);
 
   NetOptions options_;
   std::array<uint8_t, 6> mac_;
@@ -84,10 +93,19 @@ class VirtioNet final : public virtio::VirtioDevice {
   virtio::MmioTransport* transport_ = nullptr;
   NetCounters counters_;
 
+  // The link the guest sees in the config space's status (5.1.4): the tap's.
+  std::atomic<bool> link_up_{true};
+
   // Between activate() and reset():
   std::unique_ptr<NetBackend> backend_;
   virtio::SplitQueue* ctrl_ring_ = nullptr;
   virtio::VirtioInterrupt* interrupt_ = nullptr;
+  unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
+  bool reattach_failing_ = false;  // logging state: one message per failing run
+  // Set under the transport lock before the monitor goes: its callback,
+  // spinning on try_lock_device(), then gives up instead of deadlocking.
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<TapMonitor> monitor_;  // last: its callback uses the above
 };
 
 }  // namespace kvmmio::net

@@ -14,6 +14,9 @@
 #           address from kvmmio.ip=, peer kvmmio.host=; ping, iperf3 both
 #           ways, checksummed transfers both ways, the device's interrupt
 #           count; results as KVMMIO-L2-* lines
+#   net-resets  multiqueue traffic, driver reload and link cycles, a tap
+#           outage (net-resets.sh is the L1 side, which it meets at TCP
+#           ports 5002-5005 to take its counts in between)
 #   serve   the main job's benchmark endpoint: 60-kvmmio-serve.sh's
 #   shell   an interactive shell on the console (the host types into it)
 #   (none)  the same shell: what L2's /init gives when it has no hooks
@@ -60,6 +63,96 @@ net_test() {
     echo "KVMMIO-L2-NET-DONE"
 }
 
+# Waits until L1 listens on TCP port $1 (L1 takes a count, then listens).
+meet_host() {
+    i=0
+    while ! nc "$host" "$1" </dev/null >/dev/null 2>&1; do
+        i=$((i + 1)); [ $i -lt 300 ] || { echo "KVMMIO-L2-ERROR: L1 never opened port $1"; return 1; }
+        sleep 1
+    done
+}
+
+# eth0 with its address, up; waits for the interface after a driver load.
+eth0_up() {
+    i=0
+    while [ ! -e /sys/class/net/eth0 ]; do
+        i=$((i + 1)); [ $i -lt 100 ] || return 1; sleep 0.1
+    done
+    ip addr add "$ip/24" dev eth0 2>/dev/null
+    ip link set eth0 up
+}
+
+# The file L1 serves, fetched and checksummed; then one sent back to L1.
+transfer_check() {  # TAG
+    rm -f /tmp/from-host
+    wget -q -O /tmp/from-host "http://$host:8000/to-guest" || echo "KVMMIO-L2-ERROR: wget failed ($1)"
+    echo "KVMMIO-L2-MD5-FROM-HOST-$1: $(md5sum </tmp/from-host | cut -d' ' -f1) $(wc -c </tmp/from-host)"
+}
+
+# iperf3 to both of L1's servers at once, one client pinned to each CPU, so
+# both queue pairs carry traffic (XPS maps each CPU to its own TX queue, and
+# the tap steers a flow's receive side to the queue it was sent on).
+parallel_iperf() {  # DIRECTION-FLAG
+    cpus=$(grep -c '^processor' /proc/cpuinfo)
+    c=0 pids=''
+    while [ $c -lt 2 ]; do
+        taskset $((1 << (c % cpus))) iperf3 -c "$host" -p $((5201 + c)) -t "$secs" -P 2 ${1:+"$1"} -f m \
+            >/tmp/iperf-$c 2>&1 &
+        pids="$pids $!"
+        c=$((c + 1))
+    done
+    # shellcheck disable=SC2086 # one word per pid
+    wait $pids
+    # Total, then per client: receiver Mbit/s and the sender's retransmits.
+    for f in /tmp/iperf-0 /tmp/iperf-1; do
+        awk '/SUM.*sender$/ { r = $(NF - 1) } /SUM.*receiver$/ { m = $(NF - 2) } END { print m, r }' "$f"
+    done | awk '{ s += $1; n += ($1 != ""); d = d " " $1 "/" $2 } END { if (n == 2) print s " Mbit/s (client Mbit/s/retransmits:" d ")"; else print "failed" }'
+}
+
+net_resets_test() {
+    ip link set lo up
+    eth0_up || { echo "KVMMIO-L2-ERROR: no eth0"; return; }
+    echo "KVMMIO-L2-QUEUES: $(ls -d /sys/class/net/eth0/queues/rx-* | wc -l) rx $(ls -d /sys/class/net/eth0/queues/tx-* | wc -l) tx"
+    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING: ok" || echo "KVMMIO-L2-PING: failed"
+    echo "KVMMIO-L2-NET-UP"
+    meet_host 5002 || return
+    echo "KVMMIO-L2-MQ-IPERF-tx: $(parallel_iperf '')"
+    echo "KVMMIO-L2-MQ-IPERF-rx: $(parallel_iperf -R)"
+    meet_host 5003 || return
+    # Link cycles stop and start the driver's queues; driver reloads reset
+    # the device (virtio remove and probe), which restarts the backend.
+    n=0
+    while [ $n -lt 20 ]; do
+        ip link set eth0 down && ip link set eth0 up || echo "KVMMIO-L2-ERROR: link cycle $n"
+        n=$((n + 1))
+    done
+    vnet=$(grep '/virtio_net.ko$' /lib/modules/load-order)
+    n=0
+    while [ $n -lt 3 ]; do
+        rmmod virtio_net || echo "KVMMIO-L2-ERROR: rmmod virtio_net"
+        insmod "/lib/modules/$vnet" || echo "KVMMIO-L2-ERROR: insmod virtio_net"
+        eth0_up || echo "KVMMIO-L2-ERROR: no eth0 after reload $n"
+        n=$((n + 1))
+    done
+    echo "KVMMIO-L2-RESETS: 20 link cycles, $n driver reloads"
+    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING-AFTER-RESETS: ok" ||
+        echo "KVMMIO-L2-PING-AFTER-RESETS: failed"
+    transfer_check RESETS
+    dd if=/dev/urandom of=/tmp/to-host bs=64k count=32 2>/dev/null
+    echo "KVMMIO-L2-MD5-TO-HOST: $(md5sum </tmp/to-host | cut -d' ' -f1)"
+    nc "$host" 5001 </tmp/to-host
+    meet_host 5004 || return
+    # L1 now takes its tap down for a few seconds; pings go unanswered meanwhile.
+    meet_host 5005 || return
+    ping -c 40 -i 0.5 -W 1 "$host" >/tmp/outage 2>&1
+    echo "KVMMIO-L2-OUTAGE-PINGS: $(awk '/packets transmitted/ { print $1, $4 }' /tmp/outage)"
+    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING-AFTER-OUTAGE: ok" ||
+        echo "KVMMIO-L2-PING-AFTER-OUTAGE: failed"
+    echo "KVMMIO-L2-CARRIER-AFTER-OUTAGE: $(cat /sys/class/net/eth0/carrier)"
+    transfer_check OUTAGE
+    echo "KVMMIO-L2-NET-DONE"
+}
+
 case $test in
 report)
     echo "KVMMIO-L2-CPUS: $(grep -c '^processor' /proc/cpuinfo)"
@@ -76,6 +169,9 @@ reboot)
     ;;
 net)
     net_test
+    ;;
+net-resets)
+    net_resets_test
     ;;
 wait)
     echo "KVMMIO-L2-WAITING"

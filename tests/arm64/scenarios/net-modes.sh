@@ -22,13 +22,6 @@ TAP=kvmtap0 HOST=10.0.0.1 GUEST=10.0.0.2
 modes=${KVMMIO_NET_MODES:-"vhost-irqfd vhost-relay user-ioeventfd user-trap vhost-irqfd-v1"}
 
 
-counter() {  # FILE NAME: the value of "NAME": N in the net device's stats
-    sed -n "s/^ *\"$2\": \([0-9]*\),\{0,1\}\$/\1/p" "$1" | head -n 1
-}
-marker() {  # FILE NAME: the text after "KVMMIO-L2-NAME: "
-    sed -n "s/^KVMMIO-L2-$2: //p" "$1" | tr -d '\r' | head -n 1
-}
-
 spec_of() {
     case $1 in
     vhost-irqfd) echo "vhost=on,irq=irqfd,notify=ioeventfd" ;;
@@ -49,59 +42,37 @@ run_mode() {
     mode=$1 out=$R/net-$1
     start=$(cut -d' ' -f1 /proc/uptime)
     step "net $mode: boot L2 with --net tap=$TAP,$(spec_of "$mode")"
-    : >"$out.console"
-    timeout 300 kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 256M --cpus 1 \
-        --net "tap=$TAP,$(spec_of "$mode")" --stats "$out.json" \
-        --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.l2test=net kvmmio.ip=$GUEST kvmmio.host=$HOST" \
-        </dev/null >"$out.console" 2>"$out.log" &
-    pid=$!
-    i=0
-    while ! ip link show "$TAP" >/dev/null 2>&1; do
-        i=$((i + 1)); [ $i -lt 100 ] || break; sleep 0.2
-    done
-    ip addr add "$HOST/24" dev "$TAP" 2>/dev/null
-    ip link set "$TAP" up
+    start_l2_net "$out" "$(spec_of "$mode")" 1 300 kvmmio.l2test=net
     # The listener's own stdin stays open (sleep): busybox nc stops sending
     # when its peer half-closes, so a listener at EOF would cut L2's upload.
     rm -f /tmp/from-guest
     (sleep 600 | nc -l -p 5001 >/tmp/from-guest) &
-    i=0
-    while ! grep -q KVMMIO-L2-NET-UP "$out.console" && kill -0 $pid 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 600 ] || break; sleep 0.2
-    done
+    wait_l2_marker "$out.console" NET-UP 600
     ping_back=failed
     ping -c 3 -W 5 "$GUEST" >/dev/null 2>&1 && ping_back=ok
     nc -l -p 5002 </dev/null >/dev/null  # L2 waits for this to start its traffic
-    wait $pid
-    status=$?
-    end=$(cut -d' ' -f1 /proc/uptime)
-    secs=$(awk "BEGIN { print $end - $start }")
-    pkill -f "nc -l -p 500" 2>/dev/null || true
-    
-
-    c=$out.console j=$out.json msg=''
-    [ $status -eq 0 ] || msg="kvmmio exited $status ($(tail -n 2 "$out.log" | tr '\n"' ' '))"
-    [ -n "$msg" ] || grep -q KVMMIO-L2-NET-DONE "$c" || msg="L2 did not finish the net test"
-    [ -n "$msg" ] || [ "$(marker "$c" DRIVER)" = virtio_net ] || msg="eth0 is not virtio_net"
+    finish_l2_net "$out" "$start"
+    secs=$l2_secs c=$out.console j=$out.json msg=$l2_msg
+    [ -n "$msg" ] || [ "$(l2_marker "$c" DRIVER)" = virtio_net ] || msg="eth0 is not virtio_net"
     # /sys/bus/virtio/devices: one device, virtio-net (ID 1), on both layouts.
-    [ -n "$msg" ] || [ "$(marker "$c" VIRTIO-IDS)" = "0x0001 " ] ||
-        msg="/sys/bus/virtio/devices shows '$(marker "$c" VIRTIO-IDS)', not one virtio-net"
-    [ -n "$msg" ] || [ "$(marker "$c" PING)" = ok ] || msg="L2 could not ping L1"
+    [ -n "$msg" ] || [ "$(l2_marker "$c" VIRTIO-IDS)" = "0x0001 " ] ||
+        msg="/sys/bus/virtio/devices shows '$(l2_marker "$c" VIRTIO-IDS)', not one virtio-net"
+    [ -n "$msg" ] || [ "$(l2_marker "$c" PING)" = ok ] || msg="L2 could not ping L1"
     [ -n "$msg" ] || [ $ping_back = ok ] || msg="L1 could not ping L2"
     for dir in tx rx; do
-        bps=$(marker "$c" "IPERF-$dir" | cut -d' ' -f1)
+        bps=$(l2_marker "$c" "IPERF-$dir" | cut -d' ' -f1)
         echo "net $mode: iperf3 $dir ${bps:-?} Mbit/s"
         [ -n "$msg" ] || awk "BEGIN { exit !($bps > 0) }" 2>/dev/null || msg="iperf3 $dir failed ($bps)"
     done
-    [ -n "$msg" ] || [ "$(marker "$c" MD5-FROM-HOST)" = "$to_guest_md5 1048576" ] ||
-        msg="file to L2 corrupted: $(marker "$c" MD5-FROM-HOST)"
-    [ -n "$msg" ] || [ "$(marker "$c" MD5-TO-HOST)" = "$(md5sum </tmp/from-guest | cut -d' ' -f1)" ] ||
+    [ -n "$msg" ] || [ "$(l2_marker "$c" MD5-FROM-HOST)" = "$to_guest_md5 1048576" ] ||
+        msg="file to L2 corrupted: $(l2_marker "$c" MD5-FROM-HOST)"
+    [ -n "$msg" ] || [ "$(l2_marker "$c" MD5-TO-HOST)" = "$(md5sum </tmp/from-guest | cut -d' ' -f1)" ] ||
         msg="file from L2 corrupted ($(wc -c </tmp/from-guest) bytes arrived)"
-    guest_irqs=$(marker "$c" IRQS)
-    trapped=$(counter "$j" notifies_trapped) polled=$(counter "$j" notifies_polled)
-    injected=$(counter "$j" interrupts_injected) relayed=$(counter "$j" interrupts_relayed)
+    guest_irqs=$(l2_marker "$c" IRQS)
+    trapped=$(stats_counter "$j" notifies_trapped) polled=$(stats_counter "$j" notifies_polled)
+    injected=$(stats_counter "$j" interrupts_injected) relayed=$(stats_counter "$j" interrupts_relayed)
     # Guest errors of every device (the UART's and the net device's).
-    errors=$(sed -n 's/^ *"guest_errors": \([0-9]*\),\{0,1\}$/\1/p' "$j" | awk '{ s += $1 } END { print s + 0 }')
+    errors=$(guest_errors_total "$j")
     echo "net $mode: guest virtio irqs $guest_irqs; VMM trapped $trapped polled $polled injected $injected relayed $relayed; guest errors $errors"
     [ -n "$msg" ] || [ "${guest_irqs:-0}" -gt 0 ] || msg="the guest took no virtio interrupts"
     [ -n "$msg" ] || [ "$errors" = 0 ] || msg="$errors guest errors"

@@ -1,0 +1,63 @@
+// TapMonitor: what happens to a tap interface on the host while a guest
+// uses it: brought down or up (`ip link set NAME down`), removed (`ip link
+// del NAME`), or an interface of that name created again. Owns an rtnetlink
+// socket subscribed to link notifications (RTMGRP_LINK), watched on the
+// EventLoop; callbacks run on the loop thread.
+//
+// Notifications only say "something about some link changed": on each one
+// the monitor looks the interface up by name (ifindex and IFF_UP, two
+// ioctls) and reports the difference from what it saw last. A different
+// ifindex under the same name is a new interface: removed, then appeared.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "kvmmio/event_loop.h"
+#include "kvmmio/unique_fd.h"
+
+namespace kvmmio::net {
+
+class TapMonitor {
+ public:
+  enum class Event {
+    kDown,      // the interface went down (IFF_UP cleared)
+    kUp,        // it came back up
+    kRemoved,   // it is gone: the tap fds are detached, reads and writes fail
+    kAppeared,  // an interface of this name exists again (maybe not a tap)
+  };
+  static const char* to_string(Event e);
+
+  // Starts watching interface `name`. Throws std::system_error if the
+  // netlink socket cannot be had.
+  TapMonitor(EventLoop& loop, std::string name, std::function<void(Event)> on_event);
+  ~TapMonitor() = default;  // the watch goes first (declared last)
+  TapMonitor(const TapMonitor&) = delete;
+  TapMonitor& operator=(const TapMonitor&) = delete;
+
+  // The consumer could not use the interface kAppeared reported: report
+  // kAppeared again after `delay` if that interface is still there. (Its
+  // creator may still hold it: TUNSETIFF on a single-queue tap answers
+  // EBUSY until `ip tuntap add` has closed its own fd.)
+  void retry_appeared(std::chrono::milliseconds delay);
+
+  // What the monitor last saw.
+  bool present() const { return ifindex_ != 0; }
+  bool up() const { return up_; }
+
+ private:
+  void on_readable();
+  void on_retry();
+  void resync();
+
+  std::string name_;
+  std::function<void(Event)> on_event_;
+  UniqueFd socket_;
+  UniqueFd retry_timer_;  // one-shot timerfd for retry_appeared()
+  int ifindex_ = 0;  // 0: no interface of that name
+  bool up_ = false;
+  EventLoop::Registration watch_, retry_watch_;
+};
+
+}  // namespace kvmmio::net
