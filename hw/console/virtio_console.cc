@@ -9,7 +9,6 @@
 #include <climits>
 #include <cstring>
 #include <system_error>
-#include <thread>
 
 namespace kvmmio::console {
 namespace {
@@ -213,20 +212,12 @@ bool VirtioConsole::wait_for_output_room() {
 
 // The output fd has room (event-loop thread). The watch is dropped under
 // the transport lock by reset(), and dropping it waits for this callback:
-// so take the lock with try_lock and give up once stopping_ says so.
+// so take the lock with lock_device_unless() and give up once stopping_ says so.
 void VirtioConsole::on_output_room() {
-  for (;;) {
-    if (stopping_) return;
-    auto lock = transport_->try_lock_device();
-    if (!lock.owns_lock()) {
-      std::this_thread::yield();
-      continue;
-    }
-    if (stopping_) return;
-    output_watch_ = {};  // from its own callback: allowed, does not wait
-    transmit();
-    return;
-  }
+  auto lock = transport_->lock_device_unless(stopping_);
+  if (!lock.owns_lock()) return;
+  output_watch_ = {};  // from its own callback: allowed, does not wait
+  transmit();
 }
 
 }  // namespace kvmmio::console

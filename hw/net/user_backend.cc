@@ -15,7 +15,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "kvmmio/log.h"
@@ -105,22 +104,14 @@ class UserBackend final : public NetBackend {
   }
 
   void on_tap_readable(Pair& p) {
-    for (;;) {
-      if (stopping_) return;
-      auto lock = ctx_.transport->try_lock_device();
-      if (!lock.owns_lock()) {
-        std::this_thread::yield();
-        continue;
-      }
-      if (stopping_) return;
-      if (!receive(p)) {
-        p.rx_paused = true;
-        ++ctx_.counters.rx_stalls;
-        p.tap_watch = {};  // from inside its own callback: allowed, no wait
-      } else if (p.tap_failed) {
-        p.tap_watch = {};  // a removed tap polls as an error forever
-      }
-      return;
+    auto lock = ctx_.transport->lock_device_unless(stopping_);
+    if (!lock.owns_lock()) return;  // the backend is going away
+    if (!receive(p)) {
+      p.rx_paused = true;
+      ++ctx_.counters.rx_stalls;
+      p.tap_watch = {};  // from inside its own callback: allowed, no wait
+    } else if (p.tap_failed) {
+      p.tap_watch = {};  // a removed tap polls as an error forever
     }
   }
 

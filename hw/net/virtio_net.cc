@@ -5,7 +5,6 @@
 #include <net/if.h>
 
 #include <cstring>
-#include <thread>
 
 #include "kvmmio/log.h"
 #include "kvmmio/net/vhost_net.h"
@@ -200,16 +199,8 @@ void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
 // sending into a dead tap and resumes when it works again. Callbacks come
 // from the event loop and take the device lock like the backends do.
 void VirtioNet::on_tap_event(TapMonitor::Event event) {
-  for (;;) {
-    if (stopping_) return;
-    auto lock = transport_->try_lock_device();
-    if (!lock.owns_lock()) {
-      std::this_thread::yield();
-      continue;
-    }
-    if (stopping_) return;
-    return handle_tap_event(event);
-  }
+  auto lock = transport_->lock_device_unless(stopping_);
+  if (lock.owns_lock()) handle_tap_event(event);
 }
 
 void VirtioNet::handle_tap_event(TapMonitor::Event event) {

@@ -4,6 +4,7 @@
 #include "kvmmio/virtio/mmio_transport.h"
 
 #include <bit>
+#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -85,6 +86,18 @@ MmioTransport::~MmioTransport() {
   // Outside the lock: each waits for its running callback, which takes it.
   watches.clear();
   relay_watch_ = {};
+}
+
+std::unique_lock<std::timed_mutex> MmioTransport::lock_device_unless(const std::atomic<bool>& stop) {
+  // The bound on each wait is how late a stopping caller notices `stop`.
+  constexpr auto kRecheck = std::chrono::milliseconds(1);
+  std::unique_lock lock(mutex_, std::defer_lock);
+  while (!stop.load()) {
+    if (!lock.try_lock_for(kRecheck)) continue;
+    if (!stop.load()) return lock;
+    lock.unlock();
+  }
+  return lock;
 }
 
 uint64_t MmioTransport::driver_features() const {

@@ -103,7 +103,7 @@ class VirtioNet final : public virtio::VirtioDevice {
   unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
   bool reattach_failing_ = false;  // logging state: one message per failing run
   // Set under the transport lock before the monitor goes: its callback,
-  // spinning on try_lock_device(), then gives up instead of deadlocking.
+  // waiting in lock_device_unless(), then gives up instead of deadlocking.
   std::atomic<bool> stopping_{false};
   std::unique_ptr<TapMonitor> monitor_;  // last: its callback uses the above
 };
