@@ -158,12 +158,71 @@ if [ "$micro" = 1 ]; then
     fi
 fi
 
-# --- one iperf3 / tcp_rr run ---------------------------------------------------------
+# --- the measurements, the same for every config ------------------------------------
 # run_iperf CLIENT_PREFIX SERVER DIR STREAMS FILE: iperf3 -J into FILE.
 run_iperf() {
     r=''; [ "$3" = g2h ] && r=-R  # g2h: the server (guest side) sends
     # shellcheck disable=SC2086 # $1 is a command prefix, $r one flag
     timeout $((seconds + 60)) $1 iperf3 -c "$2" -P "$4" -t "$seconds" -J $r >"$5" 2>&1
+}
+
+# run_host and run_guest set, per config:
+#   cfg     its name, as recorded
+#   client  the prefix the host-side clients run under ('' or "ip netns exec NS")
+#   server  the address of the side that serves iperf3 and tcp_rr
+#   base    the path prefix of its files (a guest's changes with each boot)
+
+# one_iperf MTU DIR STREAMS REP: one iperf3 run, recorded with the counter
+# deltas around it when the config is a guest; non-zero when it failed.
+one_iperf() {
+    _f=$base.iperf.json _before='' _after=''
+    if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
+    run_iperf "$client" "$server" "$2" "$3" "$_f" || return 1
+    if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
+    _cell="config=$cfg mtu=$1 dir=$2 streams=$3 rep=$4"
+    _progress="$cfg $2 ${3}x MTU $1, repeat $4/$repeats"
+    set -- $(iperf_parse "$_f")
+    [ $# = 2 ] || return 1
+    record "iperf $_cell bytes=$1 seconds=$seconds bps=$2${_before:+ $(deltas "$_before" "$_after")}"
+    say "$_progress: $(awk "BEGIN { printf \"%.3f\", $2 / 1e9 }") Gbit/s"
+}
+
+# one_rr MTU REP: one tcp_rr latency run, recorded (or recorded as failed).
+one_rr() {
+    _f=$base.rr.json _cell="config=$cfg mtu=$1 rep=$2" _progress="$cfg TCP_RR, repeat $2/$repeats"
+    # shellcheck disable=SC2086 # $client is a command prefix
+    if timeout $((rr_seconds + 30)) $client tcp_rr client "$server" --port 5300 \
+        --seconds "$rr_seconds" --size 1 --json >"$_f" 2>&1 && set -- $(rr_parse "$_f") && [ $# = 6 ]; then
+        record "rr $_cell transactions=$1 seconds=$2 tps=$3 p50_us=$4 p90_us=$5 p99_us=$6"
+        say "$_progress: $3 transactions/s, p50 $4 us"
+    else
+        failed rr "$_cell" "tcp_rr_failed"
+    fi
+}
+
+# measure SET_MTU RECOVER: every iperf3 cell of the config, then its latency
+# runs at the first MTU. Two functions, called with the MTU:
+#   SET_MTU   puts both ends on it (non-zero: could not)
+#   RECOVER   after a failed run: 0 when the run should be repeated (on a
+#             fresh guest), non-zero when it stays failed
+measure() {
+    set_mtu_fn=$1 recover_fn=$2
+    first_mtu=$(list "$mtus" | cut -d' ' -f1)
+    for mtu in $(list "$mtus"); do
+        "$set_mtu_fn" "$mtu" || say "$cfg: could not set MTU $mtu on both ends"
+        for dir in $(list "$dirs"); do for s in $(list "$streams"); do
+            k=1; while [ $k -le "$repeats" ]; do
+                if ! one_iperf "$mtu" "$dir" "$s" "$k"; then
+                    say "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats: FAILED ($(tail -n 1 "$base.iperf.json" 2>/dev/null))"
+                    "$recover_fn" "$mtu" && continue
+                    failed iperf "config=$cfg mtu=$mtu dir=$dir streams=$s rep=$k" "iperf3_failed"
+                fi
+                k=$((k + 1))
+            done
+        done; done
+        [ "$mtu" = "$first_mtu" ] || continue
+        k=1; while [ $k -le "$repeats" ]; do one_rr "$mtu" "$k"; k=$((k + 1)); done
+    done
 }
 
 # --- host baseline: two namespaces, one veth pair -------------------------------
@@ -187,40 +246,15 @@ run_host() {
     "$IP" netns exec "$NS_B" iperf3 -s -D
     "$IP" netns exec "$NS_B" tcp_rr server --port 5300 </dev/null >/dev/null 2>&1 &
     sleep 1
-    first_mtu=$(list "$mtus" | cut -d' ' -f1)
-    for mtu in $(list "$mtus"); do
-        "$IP" -n "$NS_A" link set kvmmio-va mtu "$mtu"
-        "$IP" -n "$NS_B" link set kvmmio-vb mtu "$mtu"
-        for dir in $(list "$dirs"); do for s in $(list "$streams"); do
-            k=1; while [ $k -le "$repeats" ]; do
-                f=$out/host-iperf.json
-                key="config=host mtu=$mtu dir=$dir streams=$s rep=$k"
-                if run_iperf "$IP netns exec $NS_A" 10.77.0.2 "$dir" "$s" "$f" &&
-                    set -- $(iperf_parse "$f") && [ $# = 2 ]; then
-                    record "iperf $key bytes=$1 seconds=$seconds bps=$2"
-                    say "host $dir ${s}x MTU $mtu, repeat $k/$repeats: $(awk "BEGIN { printf \"%.3f\", $2 / 1e9 }") Gbit/s"
-                else
-                    failed iperf "$key" "iperf3_failed"
-                    say "host $dir ${s}x MTU $mtu, repeat $k/$repeats: FAILED ($(tail -n 1 "$f"))"
-                fi
-                k=$((k + 1))
-            done
-        done; done
-        [ "$mtu" = "$first_mtu" ] || continue
-        k=1; while [ $k -le "$repeats" ]; do
-            f=$out/host-rr.json
-            if "$IP" netns exec "$NS_A" timeout $((rr_seconds + 30)) tcp_rr client 10.77.0.2 --port 5300 \
-                --seconds "$rr_seconds" --size 1 --json >"$f" 2>&1 && set -- $(rr_parse "$f") && [ $# = 6 ]; then
-                record "rr config=host mtu=$mtu rep=$k transactions=$1 seconds=$2 tps=$3 p50_us=$4 p90_us=$5 p99_us=$6"
-                say "host TCP_RR, repeat $k/$repeats: $3 transactions/s, p50 $4 us"
-            else
-                failed rr "config=host mtu=$mtu rep=$k" "tcp_rr_failed"
-            fi
-            k=$((k + 1))
-        done
-    done
+    cfg=host client="$IP netns exec $NS_A" server=10.77.0.2 base=$out/host
+    measure host_set_mtu no_second_try
     host_cleanup
 }
+host_set_mtu() {  # an MTU the veth pair refuses is a set-up error
+    "$IP" -n "$NS_A" link set kvmmio-va mtu "$1" && "$IP" -n "$NS_B" link set kvmmio-vb mtu "$1" ||
+        die "the veth pair refuses MTU $1"
+}
+no_second_try() { return 1; }
 
 # --- guests -------------------------------------------------------------------------
 GUEST=10.78.0.2 HOSTIP=10.78.0.1
@@ -307,47 +341,21 @@ set_mtu() {  # MTU: on the tap and in the guest
     "$IP" link set "$tap" mtu "$1" && [ "$(guest_ctl "mtu?$1")" = "mtu $1" ]
 }
 
+guest_recover() {
+    # The known nested-L1 hang (docs/arm64-platform.md): once per config, a
+    # fresh guest when this one stopped answering, then the run again.
+    guest_ctl irqs >/dev/null && return 1
+    [ "$restarts" -lt 1 ] || return 1
+    restarts=1
+    say "$cfg: the guest stopped answering; rebooting it once"
+    guest_stop
+    guest_start "$cfg" && set_mtu "$1"
+}
+
 run_guest() {
-    c=$1 restarts=0
-    guest_start "$c" || { guest_stop; guest_start "$c" || { guest_stop; failed iperf "config=$c" "guest_did_not_boot"; return; }; }
-    first_mtu=$(list "$mtus" | cut -d' ' -f1)
-    for mtu in $(list "$mtus"); do
-        set_mtu "$mtu" || say "$c: could not set MTU $mtu on both ends"
-        for dir in $(list "$dirs"); do for s in $(list "$streams"); do
-            k=1; while [ $k -le "$repeats" ]; do
-                key="config=$c mtu=$mtu dir=$dir streams=$s rep=$k"
-                f=$base.iperf.json
-                if before=$(snapshot) && run_iperf '' "$GUEST" "$dir" "$s" "$f" &&
-                    after=$(snapshot) && set -- $(iperf_parse "$f") && [ $# = 2 ]; then
-                    record "iperf $key bytes=$1 seconds=$seconds bps=$2 $(deltas "$before" "$after")"
-                    say "$c $dir ${s}x MTU $mtu, repeat $k/$repeats: $(awk "BEGIN { printf \"%.3f\", $2 / 1e9 }") Gbit/s"
-                else
-                    say "$c $dir ${s}x MTU $mtu, repeat $k/$repeats: FAILED ($(tail -n 1 "$f" 2>/dev/null))"
-                    if ! guest_ctl irqs >/dev/null && [ $restarts -lt 1 ]; then
-                        # The known nested-L1 hang (docs/arm64-platform.md):
-                        # one fresh guest, then this cell again.
-                        restarts=1
-                        say "$c: the guest stopped answering; rebooting it once"
-                        guest_stop; guest_start "$c" && set_mtu "$mtu" && continue
-                    fi
-                    failed iperf "$key" "iperf3_failed"
-                fi
-                k=$((k + 1))
-            done
-        done; done
-        [ "$mtu" = "$first_mtu" ] || continue
-        k=1; while [ $k -le "$repeats" ]; do
-            f=$base.rr.json
-            if timeout $((rr_seconds + 30)) tcp_rr client "$GUEST" --port 5300 --seconds "$rr_seconds" \
-                --size 1 --json >"$f" 2>&1 && set -- $(rr_parse "$f") && [ $# = 6 ]; then
-                record "rr config=$c mtu=$mtu rep=$k transactions=$1 seconds=$2 tps=$3 p50_us=$4 p90_us=$5 p99_us=$6"
-                say "$c TCP_RR, repeat $k/$repeats: $3 transactions/s, p50 $4 us"
-            else
-                failed rr "config=$c mtu=$mtu rep=$k" "tcp_rr_failed"
-            fi
-            k=$((k + 1))
-        done
-    done
+    cfg=$1 client='' server=$GUEST restarts=0
+    guest_start "$cfg" || { guest_stop; guest_start "$cfg" || { guest_stop; failed iperf "config=$cfg" "guest_did_not_boot"; return; }; }
+    measure set_mtu guest_recover
     guest_stop
 }
 
