@@ -18,12 +18,13 @@ scenario_name=net-compare
 require_dev /dev/kvm /dev/vhost-net /dev/net/tun
 
 R=$KVMMIO_RESULTS/net-compare
+configs=${KVMMIO_BENCH_CONFIGS:-host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap}
 step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:-5} s"
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
 start=$(cut -d' ' -f1 /proc/uptime)
 NET_COMPARE_PREFIX='KVMMIO-STEP: ' net-compare.sh --out "$R" --kernel /l2/Image --initrd /l2/initramfs \
-    --configs "${KVMMIO_BENCH_CONFIGS:-host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap}" \
+    --configs "$configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro ||
     status=$?
@@ -34,7 +35,7 @@ secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
 raw=$R/raw.txt
 msg=''
 [ $status = 0 ] || msg="net-compare.sh exited $status: $(grep -c 'failed=' "$raw") failed runs"
-for c in $(echo "${KVMMIO_BENCH_CONFIGS:-host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap}" | tr ',' ' '); do
+for c in $(echo "$configs" | tr ',' ' '); do
     n=$(grep -c "^iperf config=$c .*bps=" "$raw" || true)
     [ -n "$msg" ] || [ "$n" -gt 0 ] || msg="no iperf3 result for $c"
     [ -n "$msg" ] || grep -q "^rr config=$c .*tps=" "$raw" || msg="no latency result for $c"
