@@ -7,14 +7,26 @@
 #   scripts/install-deps.sh --native   only the native build and its tests
 set -euo pipefail
 
+# Each package is here for a named use (docs/arm64-platform.md lists why).
 native=(g++ make autoconf automake pkg-config linux-libc-dev libfdt-dev
         device-tree-compiler libgtest-dev libgmock-dev
         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
-# The arm64 cross build and the nested arm64 platform (qemu-system-aarch64).
-cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64)
-platform=(qemu-system-arm cpio kmod gzip iproute2 iperf3)
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
+case $(dpkg --print-architecture) in
+  arm64)
+    # A board: the guests run on this kernel's KVM and the host baseline on
+    # its own stack (iperf3 in network namespaces made with iproute2); cpio,
+    # kmod and binutils build the guest's initramfs. No QEMU, no cross build.
+    cross=()
+    platform=(cpio kmod binutils iperf3 iproute2) ;;
+  *)
+    # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
+    # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
+    # inside L1 and L2 from Debian's arm64 packages, not from the host.
+    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64)
+    platform=(qemu-system-arm cpio kmod) ;;
+esac
 
 want=("${native[@]}")
 case "${1:-}" in

@@ -22,6 +22,9 @@ Usage: scripts/main.sh [options]
   --streams LIST   parallel iperf3 streams (default 1,4)
   --mtus LIST      MTUs (default 1500,9000)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
+  --quick          the smallest matrix: every configuration once, 1 repeat
+                   of 2 s, 1 stream, MTU 1500 (a check that it all works,
+                   not a measurement; what CI runs)
   -h, --help       this text
 Installs what it needs (scripts/install-deps.sh), builds, measures, and
 prints the report; everything lands in the results directory it names.
@@ -38,6 +41,7 @@ while (($#)); do
     --streams) streams=${2:?--streams needs a LIST}; shift 2 ;;
     --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
+    --quick) repeats=1 seconds=2 streams=1 mtus=1500; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac

@@ -120,12 +120,14 @@ append="console=ttyAMA0 panic=-1 rdinit=/init quiet kvmmio.gic=$gic"
 ((interactive)) && append+=" kvmmio.shell=1"
 for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
 # The known-good L1 command line (docs/arm64-platform.md); pauth-impdef=on
-# makes pointer authentication ~2.7x cheaper to emulate.
+# makes pointer authentication ~2.7x cheaper to emulate. -nic none: L1 needs
+# no network card, and QEMU's default one would need a ROM file (ipxe-qemu)
+# that nothing else here uses.
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(qemu-system-aarch64
     -machine "virt,virtualization=on,gic-version=$gic"
     -cpu max,pauth-impdef=on -smp "$smp" -m "$mem" -accel tcg,thread=multi
-    -nographic -no-reboot -kernel "$kernel" -initrd "$initramfs" -append "$append"
+    -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initramfs" -append "$append"
     -drive "file=$disk,format=raw,if=none,id=results"
     -device virtio-blk-device,drive=results)
 
