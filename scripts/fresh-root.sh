@@ -43,6 +43,13 @@ unmount_all() {
 
 bind_mounts() {
     local root=$1 fs
+    # The root a mount point of its own, private: tests inside may make
+    # private mount namespaces (unshare -m needs / to be a mount point), and
+    # nothing mounted inside propagates back to the host.
+    if ! mountpoint -q "$root"; then
+        mount --bind "$root" "$root"
+        mount --make-private "$root"
+    fi
     for fs in proc sys dev; do
         mountpoint -q "$root/$fs" && continue
         mkdir -p "$root/$fs"
