@@ -15,6 +15,8 @@
 //
 // Each measurement runs in a forked child with a VM of its own, so no KVM
 // state outlives it (the nested L1 kernel needs this; docs/arm64-platform.md).
+#include <poll.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,6 +127,11 @@ double interrupts(Kvm& kvm, uint32_t count, bool relay) {
   return per;
 }
 
+// A measurement that has not reported by then is taken as hung (the nested
+// L1's lost PC advance, docs/arm64-platform.md: a guest stuck inside
+// KVM_RUN, which no kick reaches in the bare loop) and its process killed.
+constexpr int kMeasurementTimeoutMs = 120'000;
+
 // Runs `measure` in a child process and returns what it measured.
 double isolated_once(const std::function<double()>& measure, bool* ok) {
   int pipefd[2];
@@ -139,7 +146,15 @@ double isolated_once(const std::function<double()>& measure, bool* ok) {
   }
   ::close(pipefd[1]);
   double v = 0;
-  const ssize_t n = ::read(pipefd[0], &v, sizeof(v));
+  ssize_t n = -1;
+  pollfd pfd{pipefd[0], POLLIN, 0};
+  if (::poll(&pfd, 1, kMeasurementTimeoutMs) == 1) {
+    n = ::read(pipefd[0], &v, sizeof(v));
+  } else {
+    std::fprintf(stderr, "kvm_notify_bench: no result after %d s: killing the measurement\n",
+                 kMeasurementTimeoutMs / 1000);
+    ::kill(pid, SIGKILL);
+  }
   ::close(pipefd[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
