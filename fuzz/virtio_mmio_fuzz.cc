@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "../tests/virtio/mmio_driver.h"
-#include "kvmmio/event_fd.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/mmio_transport.h"
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio {

@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "vmm/boot_layout.h"
 #include "vmm/device_tree.h"
 #include "vmm/devices.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/virtio/virtio_device.h"

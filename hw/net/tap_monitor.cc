@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::net {
 namespace {

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/descriptor_chain.h"
 #include "net_backend.h"

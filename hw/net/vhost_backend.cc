@@ -18,7 +18,7 @@
 #include <atomic>
 #include <vector>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "net_backend.h"
 

@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::net {
 namespace {

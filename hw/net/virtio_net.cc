@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/descriptor_chain.h"

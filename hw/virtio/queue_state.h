@@ -5,8 +5,8 @@
 #include <memory>
 #include <optional>
 
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/virtio/kick_source.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/queue_layout.h"

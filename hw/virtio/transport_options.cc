@@ -1,7 +1,7 @@
 // TransportOptions::set: the per-device option words of the VMM.
 #include <string>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/virtio/mmio_transport.h"
 
 namespace kvmmio::virtio {

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <span>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 

@@ -8,7 +8,7 @@
 
 #include "../guests/test_machine.h"
 #include "kvm_fixture.h"
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::test {
 namespace {

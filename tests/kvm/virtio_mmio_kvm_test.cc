@@ -17,7 +17,7 @@
 #include "../virtio/echo_device.h"
 #include "../virtio/mmio_driver.h"
 #include "kvm_fixture.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/irqfd.h"
 #include "kvmmio/virtio/kick_source.h"
 #include "kvmmio/virtio/mmio_regs.h"

@@ -19,7 +19,7 @@
 #include "../virtio/fake_kicks.h"
 #include "../virtio/harness.h"
 #include "../virtio/mmio_driver.h"
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net.h"

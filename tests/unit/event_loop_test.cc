@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "../virtio/harness.h"
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 
 namespace kvmmio {
 namespace {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "kvmmio/event_fd.h"
+#include "kvmmio/base/event_fd.h"
 #include "kvmmio/virtio/kick_source.h"
 
 namespace kvmmio::virtio::test {

@@ -10,8 +10,8 @@
 
 #include "echo_device.h"
 #include "fake_kicks.h"
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "mmio_driver.h"

@@ -23,7 +23,7 @@
 #include "../virtio/fake_kicks.h"
 #include "../virtio/harness.h"
 #include "../virtio/mmio_driver.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "vmm/console.h"
 

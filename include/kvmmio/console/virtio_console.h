@@ -28,9 +28,9 @@
 #include <span>
 
 #include "kvmmio/console/input_sink.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/virtio/descriptor_chain.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/virtio_device.h"

@@ -14,8 +14,8 @@
 #include <functional>
 #include <string>
 
-#include "kvmmio/event_loop.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::net {
 

@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"

@@ -30,10 +30,10 @@
 #include <string_view>
 #include <vector>
 
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/virtio/kick_source.h"
 #include "kvmmio/virtio/mmio_regs.h"

@@ -22,8 +22,8 @@
 #include <mutex>
 #include <thread>
 
-#include "kvmmio/event_fd.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 

@@ -1,6 +1,6 @@
 // EventLoop: an epoll thread dispatching readable (or writable) fds to callbacks, with
 // registrations that can be dropped safely while callbacks run.
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kvmmio/error.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio {
 

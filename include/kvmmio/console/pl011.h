@@ -30,10 +30,10 @@
 #include <span>
 
 #include "kvmmio/console/input_sink.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/mmio_bus.h"
 
-namespace kvmmio::hw {
+namespace kvmmio::console {
 
 class Pl011 : public MmioDevice, public ConsoleInputSink {
  public:
@@ -125,4 +125,4 @@ class Pl011 : public MmioDevice, public ConsoleInputSink {
   GuestErrorLog errors_{"pl011"};
 };
 
-}  // namespace kvmmio::hw
+}  // namespace kvmmio::console
