@@ -34,7 +34,7 @@ sources=(
   "$src/fuzz/virtio_mmio_fuzz.cc"
   "$src/tests/virtio/mmio_driver.cc"
   "$src/kvm/guest_memory.cc" "$src/base/log.cc" "$src/base/event_fd.cc"
-  "$src/base/event_loop.cc"
+  "$src/base/event_loop.cc" "$src/base/device_lock.cc"
 )
 for f in "$src"/hw/virtio/*.cc; do
   [ "$(basename "$f")" = kick_source.cc ] || sources+=("$f")

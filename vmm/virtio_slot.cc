@@ -6,9 +6,9 @@
 
 namespace kvmmio::vmm {
 
-VirtioSlot::VirtioSlot(DeviceContext& ctx, const std::string& name, const DeviceMaker& make_device,
-                       const virtio::TransportOptions& options)
-    : irq_(ctx.vm, ctx.slot.spi), kicks_(ctx.vm), device_(make_device(ctx)) {
+VirtioSlot::VirtioSlot(DeviceContext& ctx, const std::string& name,
+                       std::unique_ptr<virtio::VirtioDevice> device, const virtio::TransportOptions& options)
+    : irq_(ctx.vm, ctx.slot.spi), kicks_(ctx.vm), device_(std::move(device)) {
   transport_ = std::make_unique<virtio::MmioTransport>(
       *device_,
       virtio::TransportEnv{.memory = ctx.vm.memory(), .irq = irq_.event(), .base = ctx.slot.base,
@@ -34,16 +34,10 @@ Counters VirtioSlot::counters() const {
 
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index) {
   return [options, index](DeviceContext& ctx) {
-    net::VirtioNet* net = nullptr;
-    auto slot = std::make_unique<VirtioSlot>(
-        ctx, "net" + std::to_string(index),
-        [&](DeviceContext& c) {
-          auto d = std::make_unique<net::VirtioNet>(options, index, c.vm.memory(), c.loop);
-          net = d.get();
-          return d;
-        },
-        options.transport);
-    net->attach(slot->transport());
+    auto device = std::make_unique<net::VirtioNet>(options, index, ctx.vm.memory(), ctx.loop);
+    net::VirtioNet* net = device.get();
+    auto slot = std::make_unique<VirtioSlot>(ctx, "net" + std::to_string(index), std::move(device),
+                                             options.transport);
     VirtioSlot* s = slot.get();
     AttachedDevice attached;
     attached.device = std::move(slot);
@@ -73,16 +67,9 @@ DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index)
 
 DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd) {
   return [options, output_fd](DeviceContext& ctx) {
-    console::VirtioConsole* con = nullptr;
-    auto slot = std::make_unique<VirtioSlot>(
-        ctx, "console0",
-        [&](DeviceContext& c) {
-          auto d = std::make_unique<console::VirtioConsole>(c.vm.memory(), c.loop, output_fd);
-          con = d.get();
-          return d;
-        },
-        options);
-    con->attach(slot->transport());
+    auto device = std::make_unique<console::VirtioConsole>(ctx.vm.memory(), ctx.loop, output_fd);
+    console::VirtioConsole* con = device.get();
+    auto slot = std::make_unique<VirtioSlot>(ctx, "console0", std::move(device), options);
     VirtioSlot* s = slot.get();
     AttachedDevice attached;
     attached.device = std::move(slot);

@@ -4,7 +4,6 @@
 // transport in front of it. The machine claims it on the MMIO bus.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,9 +17,7 @@ namespace kvmmio::vmm {
 
 class VirtioSlot final : public MmioDevice {
  public:
-  using DeviceMaker = std::function<std::unique_ptr<virtio::VirtioDevice>(DeviceContext&)>;
-
-  VirtioSlot(DeviceContext& ctx, const std::string& name, const DeviceMaker& make_device,
+  VirtioSlot(DeviceContext& ctx, const std::string& name, std::unique_ptr<virtio::VirtioDevice> device,
              const virtio::TransportOptions& options);
   ~VirtioSlot() override;
 

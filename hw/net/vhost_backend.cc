@@ -81,7 +81,7 @@ class VhostBackend final : public NetBackend {
   }
 
  private:
-  // On the event-loop thread, without the transport lock: the watch is
+  // On the event-loop thread, without the device lock: the watch is
   // removed under that lock when the device resets (which waits for this
   // callback), and needs_reset() is made of atomic operations.
   void ring_error(uint32_t queue, uint64_t signals) {

@@ -68,6 +68,7 @@ void MmioTransport::activate() {
   DeviceActivation activation;
   activation.features = driver_features_;
   activation.interrupt = this;
+  activation.lock = &lock_;
   for (uint32_t i = 0; i < queues_.size(); ++i) {
     if (!queues_[i].ready) continue;
     start_ring(i);

@@ -63,7 +63,6 @@ void MmioTransport::update_bypass() {
 
 void MmioTransport::attach_kick(uint32_t index) {
   QueueState& q = queues_[index];
-  ++q.epoch;
   if (notify_mode_ == NotifyMode::kIoEventFd) {
     try {
       q.ioeventfd = env_.kicks->attach(notify_address(), index);
@@ -81,9 +80,7 @@ void MmioTransport::attach_kick(uint32_t index) {
   }
   if (!q.ioeventfd) return;
   try {
-    q.poll = env_.loop->watch_eventfd(q.ioeventfd->fd(), [this, index, epoch = q.epoch](uint64_t) {
-      kick_polled(index, epoch);
-    });
+    q.poll = lock_.watch_eventfd(*env_.loop, q.ioeventfd->fd(), [this, index](uint64_t) { kick_polled(index); });
   } catch (const std::exception& e) {
     // Unpolled, the ioeventfd would swallow the guest's kicks: trap instead.
     KVMMIO_LOG_WARN("%s: queue %u: cannot poll its ioeventfd (%s); its notifications trap",
@@ -94,13 +91,10 @@ void MmioTransport::attach_kick(uint32_t index) {
 
 void MmioTransport::detach_kick(uint32_t index) {
   QueueState& q = queues_[index];
-  if (q.poll) {
-    retired_watches_.push_back(std::move(*q.poll));
-    q.poll.reset();
-  }
+  // Under the device lock: a polled kick waiting for it gives up (DeviceLock::Watch).
+  q.poll.reset();
   q.ioeventfd.reset();  // deassigned from KVM now: later kicks trap
   q.trap_kick.reset();
-  ++q.epoch;
 }
 
 void MmioTransport::notify_trapped(uint32_t value) {
@@ -120,15 +114,11 @@ void MmioTransport::notify_trapped(uint32_t value) {
   if (active_) device_.queue_notify(value);
 }
 
-void MmioTransport::kick_polled(uint32_t index, uint64_t epoch) {
+// The event loop, holding the device lock: the queue is live (its watch
+// goes when it stops), the device maybe not yet (kicks before DRIVER_OK).
+void MmioTransport::kick_polled(uint32_t index) {
   counters_.notifies_polled.fetch_add(1, std::memory_order_relaxed);
-  std::vector<EventLoop::Registration> retired;
-  {
-    std::lock_guard lock(mutex_);
-    // A kick of a queue that was stopped (or restarted) since: drop it.
-    if (queues_[index].epoch == epoch && queues_[index].ready && active_) device_.queue_notify(index);
-    retired.swap(retired_watches_);
-  }
+  if (queues_[index].ready && active_) device_.queue_notify(index);
 }
 
 }  // namespace kvmmio::virtio

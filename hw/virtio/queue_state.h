@@ -5,8 +5,8 @@
 #include <memory>
 #include <optional>
 
+#include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
-#include "kvmmio/base/event_loop.h"
 #include "kvmmio/virtio/kick_source.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/queue_layout.h"
@@ -46,12 +46,11 @@ struct MmioTransport::QueueState {
   std::unique_ptr<SplitQueue> ring;
 
   // The kick: an ioeventfd, or (backend-owned, trapping) a plain eventfd the
-  // trap path signals. `epoch` tells polled callbacks of a detached kick
-  // from the current one.
+  // trap path signals; `poll` watches the ioeventfd of a VMM-owned queue
+  // under the device lock.
   std::unique_ptr<QueueKick> ioeventfd;
   std::optional<EventFd> trap_kick;
-  std::optional<EventLoop::Registration> poll;
-  uint64_t epoch = 0;
+  DeviceLock::Watch poll;
 
   int kick_fd() const {
     if (ioeventfd) return ioeventfd->fd();

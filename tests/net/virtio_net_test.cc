@@ -66,7 +66,6 @@ struct NetMachine {
                              .kicks = mode == Mode::kUserTrap ? nullptr : &kicks,
                              .loop = &loop, .name = "net-test"},
         o.transport);
-    device->attach(*transport);
     driver = std::make_unique<MmioDriver>(*transport);
   }
   ~NetMachine() { transport.reset(); }

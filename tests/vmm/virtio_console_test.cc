@@ -100,7 +100,6 @@ struct ConsoleMachine {
                              .kicks = o.ioeventfds ? &kicks : nullptr, .loop = &loop,
                              .name = "console-test"},
         t);
-    device->attach(*transport);
     driver = std::make_unique<MmioDriver>(*transport);
   }
   ~ConsoleMachine() { transport.reset(); }

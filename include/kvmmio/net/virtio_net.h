@@ -21,7 +21,6 @@
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/tap_monitor.h"
-#include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::net {
@@ -54,9 +53,6 @@ class VirtioNet final : public virtio::VirtioDevice {
   VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop);
   ~VirtioNet() override;
 
-  // The transport in front of this device (for locking from the loop thread).
-  void attach(virtio::MmioTransport& transport) { transport_ = &transport; }
-
   bool uses_vhost() const { return use_vhost_; }
   const NetOptions& options() const { return options_; }
   const NetCounters& counters() const { return counters_; }
@@ -79,9 +75,9 @@ class VirtioNet final : public virtio::VirtioDevice {
   uint32_t ctrl_queue_index() const { return 2u * options_.queue_pairs; }
   bool has_ctrl_queue() const { return options_.queue_pairs > 1; }
   void process_ctrl(virtio::SplitQueue& ring);
-  // Tap events (loop thread): see virtio_net.cc and docs/virtio-net.md.
+  // Tap events (loop thread, device lock held): see virtio_net.cc and
+  // docs/virtio-net.md.
   void on_tap_event(TapMonitor::Event event);
-  void handle_tap_event(TapMonitor::Event event);
   void set_guest_link(bool up);
 
   NetOptions options_;
@@ -90,7 +86,6 @@ class VirtioNet final : public virtio::VirtioDevice {
   EventLoop& loop_;
   Tap tap_;
   bool use_vhost_ = false;
-  virtio::MmioTransport* transport_ = nullptr;
   NetCounters counters_;
 
   // The link the guest sees in the config space's status (5.1.4): the tap's.
@@ -102,9 +97,6 @@ class VirtioNet final : public virtio::VirtioDevice {
   virtio::VirtioInterrupt* interrupt_ = nullptr;
   unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
   bool reattach_failing_ = false;  // logging state: one message per failing run
-  // Set under the transport lock before the monitor goes: its callback,
-  // waiting in lock_device_unless(), then gives up instead of deadlocking.
-  std::atomic<bool> stopping_{false};
   std::unique_ptr<TapMonitor> monitor_;  // last: its callback uses the above
 };
 

@@ -18,7 +18,8 @@
 //
 // Guest mistakes never throw: they are counted, logged rate-limited, and
 // ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
-// Register accesses and polled kicks are serialised by one lock per device.
+// Register accesses, polled kicks and the device's own threads are
+// serialised by one DeviceLock per device.
 #pragma once
 
 #include <atomic>
@@ -27,9 +28,9 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
@@ -38,23 +39,10 @@
 #include "kvmmio/virtio/kick_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/split_queue.h"
+#include "kvmmio/virtio/transport_options.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::virtio {
-
-enum class NotifyMode { kIoEventFd, kTrap };
-enum class IrqMode { kIrqFd, kRelay };
-
-// Per-device transport options (the VMM's device option list).
-struct TransportOptions {
-  uint32_t version = kVersionModern;  // 1: legacy register layout, 2: modern
-  NotifyMode notify = NotifyMode::kIoEventFd;
-  IrqMode irq = IrqMode::kIrqFd;
-
-  // Applies one option: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay.
-  // Throws UserError naming the accepted values.
-  void set(std::string_view key, std::string_view value);
-};
 
 // What the VMM did for this device; read by the VMM's stats output.
 struct TransportCounters {
@@ -98,19 +86,9 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   NotifyMode notify_mode() const { return notify_mode_; }
   const TransportCounters& counters() const { return counters_; }
 
-  // For device-initiated configuration changes and failures.
+  // For device-initiated configuration changes before activation hands
+  // the interrupt over (tests).
   VirtioInterrupt& interrupt() { return *this; }
-  // Held by device threads that touch queues outside transport callbacks.
-  std::unique_lock<std::timed_mutex> lock_device() { return std::unique_lock(mutex_); }
-  // For device threads whose watches may be removed under this lock (a
-  // reset waits for their callbacks while holding it): waits for the lock
-  // like lock_device(), but returns it unlocked as soon as `stop` is set,
-  // within about a millisecond. It sleeps in the kernel while it waits:
-  // an earlier try_lock-and-yield loop kept a CPU busy whenever a vCPU
-  // held the lock for a trapped kick, starving everything else on the host
-  // (nested arm64 platform: userspace+trap, 4 streams guest-to-host,
-  // 0.005-0.017 Gbit/s with the loop, 0.20-0.21 without; docs/benchmarks.md).
-  std::unique_lock<std::timed_mutex> lock_device_unless(const std::atomic<bool>& stop);
 
   // Snapshots for tests and stats.
   uint32_t device_status() const { return status_.load(); }
@@ -122,6 +100,7 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   struct QueueState;
 
   // mmio_transport.cc: dispatch, common registers, config window
+  const RegisterInfo* register_for(uint64_t offset, size_t size, bool write);
   uint32_t read_register(const RegisterInfo& info);
   void write_register(const RegisterInfo& info, uint32_t value);
   void read_config(uint64_t offset, std::span<uint8_t> data);
@@ -148,8 +127,10 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   void attach_kick(uint32_t index);
   void detach_kick(uint32_t index);
   void notify_trapped(uint32_t value);
-  void kick_polled(uint32_t index, uint64_t epoch);
+  void kick_polled(uint32_t index);
   // mmio_interrupts.cc
+  void start_relay();
+  void relay_interrupt();
   void raise(uint32_t bits);
   uint32_t interrupt_status() const;
   void acknowledge(uint32_t bits);
@@ -166,7 +147,9 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   GuestErrorLog errors_;
   TransportCounters counters_;
 
-  mutable std::timed_mutex mutex_;  // registers, queues, device callbacks
+  // Registers, queues, device callbacks; handed to the device at
+  // activation for its own threads.
+  mutable DeviceLock lock_;
   std::atomic<uint32_t> status_{0};
   std::atomic<uint32_t> interrupt_status_{0};
   std::atomic<uint32_t> config_generation_{0};
@@ -180,10 +163,7 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   uint32_t guest_page_size_;  // legacy; kept across resets, Linux writes it once at probe
   std::vector<QueueState> queues_;
   std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' call eventfd
-  EventLoop::Registration relay_watch_;
-  // Watches of kicks detached under the lock, destroyed after it is dropped
-  // (their destructor waits for a running callback, which takes the lock).
-  std::vector<EventLoop::Registration> retired_watches_;
+  EventLoop::Registration relay_watch_;  // its callback takes no lock
 };
 
 }  // namespace kvmmio::virtio

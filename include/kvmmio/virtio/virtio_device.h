@@ -7,10 +7,12 @@
 // negotiation, ConfigGeneration, ring validation, notifications and
 // interrupts.
 //
-// Threading: the transport calls every method below with its lock held
-// (from a vCPU thread or the event-loop thread), so a device sees one call
-// at a time. A device that touches its queues from a thread of its own holds
-// MmioTransport::lock_device() meanwhile.
+// Threading: the transport calls every method below holding the device
+// lock (from a vCPU thread or the event-loop thread), so a device sees one
+// call at a time. Activation hands the device that lock: a device that
+// touches its queues from a thread of its own holds it meanwhile, and its
+// event-loop callbacks run under it (DeviceLock::Watch). A device never
+// sees its transport: what it may use comes with DeviceActivation.
 //
 // Backends (vhost): a device says which queues a backend owns. For those the
 // transport does not poll the kick eventfd and does not process the ring;
@@ -23,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "kvmmio/base/device_lock.h"
 #include "kvmmio/virtio/queue_layout.h"
 #include "kvmmio/virtio/split_queue.h"
 
@@ -60,10 +63,14 @@ struct ActiveQueue {
   int call_fd = -1;  // write 1 to send a used-buffer notification
 };
 
+// What a device gets at DRIVER_OK: everything it may use until reset().
 struct DeviceActivation {
   uint64_t features = 0;            // what the driver accepted
   std::vector<ActiveQueue> queues;  // the ready queues, by index
   VirtioInterrupt* interrupt = nullptr;
+  // The device lock. Like the rings, it stays valid for the transport's
+  // lifetime, across resets.
+  DeviceLock* lock = nullptr;
 };
 
 class VirtioDevice {
