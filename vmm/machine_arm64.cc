@@ -11,6 +11,7 @@
 #include "kvmmio/kvm.h"
 #include "kvmmio/base/log.h"
 #include "vmm/console.h"
+#include "vmm/device_stats.h"
 #include "vmm/device_tree.h"
 #include "vmm/machine.h"
 #include "vmm/signals.h"
@@ -94,13 +95,7 @@ Machine::Impl::Impl(const MachineConfig& config)
       [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kUartSpi), level); });
   vm_->mmio_bus().claim(layout::kUartBase, layout::kUartSize, *uart_, "pl011");
   devices_.push_back(Device{"uart0", "pl011", layout::kUartBase, layout::kUartSize,
-                            layout::kUartSpi, nullptr, [this] {
-                              const auto c = uart_->counters();
-                              return Counters{{"tx_bytes", c.tx_bytes},
-                                              {"rx_bytes", c.rx_bytes},
-                                              {"interrupts", c.interrupts},
-                                              {"guest_errors", c.guest_errors}};
-                            }});
+                            layout::kUartSpi, nullptr, [this] { return pl011_counters(uart_->counters()); }});
 
   // vCPUs are created here (KVM_CREATE_VCPU is a VM ioctl) and initialised
   // on their own threads; the vGIC needs all of them initialised.

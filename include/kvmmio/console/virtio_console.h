@@ -28,6 +28,7 @@
 #include <span>
 
 #include "kvmmio/console/input_sink.h"
+#include "kvmmio/base/counters.h"
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
@@ -38,13 +39,16 @@
 namespace kvmmio::console {
 
 // What the device did; read by the VMM's stats output.
+#define KVMMIO_CONSOLE_COUNTERS(C)                                                  \
+  C(tx_bytes, "guest output written to the output fd (stdout)")                    \
+  C(rx_bytes, "host input placed in guest buffers")                                \
+  C(tx_stalls, "times output waited for room in the output fd")                    \
+  C(rx_waits, "times input waited for the guest to post receive buffers")          \
+  C(output_dropped, "output bytes dropped because the output fd is gone")          \
+  C(activations, "DRIVER_OK count (driver resets + 1)")
 struct ConsoleCounters {
-  std::atomic<uint64_t> tx_bytes{0};        // guest output written to the output fd
-  std::atomic<uint64_t> rx_bytes{0};        // host input placed in guest buffers
-  std::atomic<uint64_t> tx_stalls{0};       // TX waited for room in the output fd
-  std::atomic<uint64_t> rx_waits{0};        // input waited for the guest to post buffers
-  std::atomic<uint64_t> output_dropped{0};  // bytes dropped: the output fd is gone
-  std::atomic<uint64_t> activations{0};     // DRIVER_OK count (resets + 1)
+  KVMMIO_CONSOLE_COUNTERS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_CONSOLE_COUNTERS)
 };
 
 class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink {

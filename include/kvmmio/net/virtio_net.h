@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "kvmmio/base/counters.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
@@ -26,19 +27,24 @@
 namespace kvmmio::net {
 
 // What the device and its backend did; read by the VMM's stats output.
+#define KVMMIO_NET_COUNTERS(C)                                                                    \
+  C(tx_packets, "frames from the guest written to the tap (userspace backend only)")             \
+  C(tx_bytes, "their bytes, without the virtio-net header (userspace backend only)")              \
+  C(rx_packets, "frames from the tap placed in guest buffers (userspace backend only)")          \
+  C(rx_bytes, "their bytes, without the virtio-net header (userspace backend only)")              \
+  C(rx_dropped, "frames from the tap that fit no guest buffer")                                   \
+  C(rx_stalls, "times receive paused because the guest had posted no buffers")                    \
+  C(tap_errors, "tap reads and writes that failed (link down, interface removed)")                \
+  C(tap_down, "the guest's link went down with the tap's (down or removed)")                      \
+  C(tap_up, "the guest's link came back with the tap's")                                          \
+  C(tap_removed, "the tap interface was deleted under the VMM")                                   \
+  C(tap_reattached, "an interface of the tap's name appeared and was attached")                  \
+  C(vhost_errors, "vring errors vhost-net signalled (its ERR eventfd)")                           \
+  C(ctrl_commands, "control-queue commands")                                                      \
+  C(activations, "DRIVER_OK count (driver resets + 1)")
 struct NetCounters {
-  std::atomic<uint64_t> tx_packets{0}, tx_bytes{0};  // userspace backend only
-  std::atomic<uint64_t> rx_packets{0}, rx_bytes{0};  // userspace backend only
-  std::atomic<uint64_t> rx_dropped{0};     // frames that fit no guest buffer
-  std::atomic<uint64_t> rx_stalls{0};      // RX paused: the guest posted no buffers
-  std::atomic<uint64_t> tap_errors{0};     // tap reads/writes that failed (link down, removed)
-  std::atomic<uint64_t> tap_down{0};       // the guest's link went down: tap down or removed
-  std::atomic<uint64_t> tap_up{0};         // ... and came back
-  std::atomic<uint64_t> tap_removed{0};    // the interface was deleted under the VMM
-  std::atomic<uint64_t> tap_reattached{0};  // an interface of that name appeared and was attached
-  std::atomic<uint64_t> vhost_errors{0};   // vring errors vhost signalled (ERR eventfd)
-  std::atomic<uint64_t> ctrl_commands{0};
-  std::atomic<uint64_t> activations{0};    // DRIVER_OK count (resets + 1)
+  KVMMIO_NET_COUNTERS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_NET_COUNTERS)
 };
 
 class NetBackend;

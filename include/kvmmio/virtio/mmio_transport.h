@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "kvmmio/base/counters.h"
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/event_loop.h"
@@ -45,14 +46,19 @@
 namespace kvmmio::virtio {
 
 // What the VMM did for this device; read by the VMM's stats output.
+#define KVMMIO_TRANSPORT_COUNTERS(C)                                                                  \
+  C(guest_errors, "guest mistakes the transport found: bad register accesses, invalid status "       \
+                  "writes, malformed rings")                                                          \
+  C(notifies_trapped, "QueueNotify writes that arrived as MMIO exits")                                \
+  C(notifies_polled, "VMM wake-ups on a queue's ioeventfd it polls")                                  \
+  C(interrupts_injected, "interrupts the VMM raised itself by writing the irqfd (used buffers or "    \
+                         "configuration)")                                                            \
+  C(interrupts_relayed, "irq=relay: backend interrupts the VMM forwarded")                            \
+  C(config_interrupts, "configuration-change interrupts (also in interrupts_injected)")               \
+  C(needs_reset, "times the device entered DEVICE_NEEDS_RESET")
 struct TransportCounters {
-  std::atomic<uint64_t> notifies_trapped{0};     // QueueNotify writes that were MMIO exits
-  std::atomic<uint64_t> notifies_polled{0};      // VMM wake-ups on a queue ioeventfd it polls
-  std::atomic<uint64_t> interrupts_injected{0};  // the VMM wrote the irqfd itself
-  std::atomic<uint64_t> interrupts_relayed{0};   // irq=relay: a backend's call forwarded
-  std::atomic<uint64_t> config_interrupts{0};    // configuration-change interrupts (in injected)
-  std::atomic<uint64_t> needs_reset{0};          // DEVICE_NEEDS_RESET entered
-  std::atomic<uint64_t> guest_errors{0};
+  KVMMIO_TRANSPORT_COUNTERS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_TRANSPORT_COUNTERS)
 };
 
 // What the transport is wired to.
