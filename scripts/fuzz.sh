@@ -28,7 +28,7 @@ command -v "$cxx" >/dev/null ||
 
 mkdir -p "$build/corpus" "$build/artifacts"
 bin=$build/virtio_mmio_fuzz
-# The library sources the target reaches; no KVM objects (kick_source.cc
+# The library sources the target reaches; no KVM objects (notify_fd_source.cc
 # needs a Vm, and the fuzzer traps every notification).
 sources=(
   "$src/fuzz/virtio_mmio_fuzz.cc"
@@ -37,7 +37,7 @@ sources=(
   "$src/base/event_loop.cc" "$src/base/device_lock.cc"
 )
 for f in "$src"/hw/virtio/*.cc; do
-  [ "$(basename "$f")" = kick_source.cc ] || sources+=("$f")
+  [ "$(basename "$f")" = notify_fd_source.cc ] || sources+=("$f")
 done
 newest=$(ls -t "${sources[@]}" "$src"/include/kvmmio/*.h "$src"/include/kvmmio/base/*.h "$src"/include/kvmmio/virtio/*.h "$src"/hw/virtio/*.h | head -1)
 if [ ! -x "$bin" ] || [ "$newest" -nt "$bin" ]; then

@@ -9,11 +9,11 @@ namespace kvmmio::vmm {
 
 VirtioSlot::VirtioSlot(DeviceContext& ctx, const std::string& name,
                        std::unique_ptr<virtio::VirtioDevice> device, const virtio::TransportOptions& options)
-    : irq_(ctx.vm, ctx.slot.spi), kicks_(ctx.vm), device_(std::move(device)) {
+    : irq_(ctx.vm, ctx.slot.spi), notify_fds_(ctx.vm), device_(std::move(device)) {
   transport_ = std::make_unique<virtio::MmioTransport>(
       *device_,
       virtio::TransportEnv{.memory = ctx.vm.memory(), .irq = irq_.event(), .base = ctx.slot.base,
-                           .kicks = &kicks_, .loop = &ctx.loop, .name = name},
+                           .notify_fds = &notify_fds_, .loop = &ctx.loop, .name = name},
       options);
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "kvmmio/irqfd.h"
-#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "vmm/machine.h"
 #include "vmm/stats.h"
@@ -33,7 +33,7 @@ class VirtioSlot final : public MmioDevice {
 
  private:
   IrqFd irq_;
-  virtio::IoEventFdKickSource kicks_;
+  virtio::IoEventFdSource notify_fds_;
   std::unique_ptr<virtio::VirtioDevice> device_;
   std::unique_ptr<virtio::MmioTransport> transport_;  // last: goes first
 };

@@ -47,7 +47,7 @@ bool VirtioConsole::activate(const virtio::DeviceActivation& activation) {
   {
     std::lock_guard guard(input_mutex_);
     lock_ = activation.lock;
-    // Input refused before any driver came: the RX kick that follows
+    // Input refused before any driver came: the RX notify that follows
     // activation asks for it (queue_notify()).
     if (refused_before_activation_) input_waiting_ = true;
     refused_before_activation_ = false;
@@ -62,7 +62,7 @@ void VirtioConsole::reset() {
   interrupt_ = nullptr;
   tx_pending_ = false;
   failed_ = false;
-  // Input that waited keeps waiting: the next driver's RX kick asks for it.
+  // Input that waited keeps waiting: the next driver's RX notify asks for it.
 }
 
 void VirtioConsole::queue_notify(uint32_t queue) {
@@ -123,7 +123,7 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
     pushed = true;
     taken += n;
   }
-  if (pushed && rx_->should_notify() && interrupt_) interrupt_->signal_used();
+  if (pushed && rx_->should_interrupt() && interrupt_) interrupt_->signal_used();
   counters_.rx_bytes += taken;
   if (taken < bytes.size()) {
     // No room now: the caller keeps the rest until the guest posts buffers.
@@ -133,13 +133,13 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
   return taken;
 }
 
-// Sends every chain the guest made available, with its kicks suppressed
+// Sends every chain the guest made available, with its notifies suppressed
 // meanwhile (2.7.10), until the ring is empty or the output fd is full.
 void VirtioConsole::transmit() {
   if (!tx_ || failed_ || output_watch_) return;  // a full output fd: its watch resumes TX
   bool used = false;
   for (;;) {
-    tx_->disable_notifications();
+    tx_->disable_notifies();
     for (;;) {
       if (!tx_pending_) {
         if (tx_->pop(tx_chain_) != SplitQueue::PopResult::kChain) break;
@@ -151,9 +151,9 @@ void VirtioConsole::transmit() {
         tx_offset_ = 0;
       }
       if (!send_pending_chain()) {
-        // Kicks stay suppressed: the watch resumes TX when the fd has room.
+        // Notifies stay suppressed: the watch resumes TX when the fd has room.
         if (!wait_for_output_room()) continue;  // cannot wait: the rest is dropped
-        if (used && tx_->should_notify()) interrupt_->signal_used();
+        if (used && tx_->should_interrupt()) interrupt_->signal_used();
         return;
       }
       tx_pending_ = false;
@@ -161,9 +161,9 @@ void VirtioConsole::transmit() {
       tx_->push_used(tx_chain_.head, 0);
       used = true;
     }
-    if (!tx_->enable_notifications()) break;
+    if (!tx_->enable_notifies()) break;
   }
-  if (used && tx_->should_notify()) interrupt_->signal_used();
+  if (used && tx_->should_interrupt()) interrupt_->signal_used();
 }
 
 // Writes the rest of tx_chain_; false if the output fd is full.

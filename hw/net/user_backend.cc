@@ -1,8 +1,8 @@
 // The userspace backend: the VMM moves packets between the rings and the
-// tap. TX runs when the guest kicks (queue_notify, device lock held); RX
+// tap. TX runs when the guest notifies (queue_notify, device lock held); RX
 // runs on the event-loop thread when the tap is readable, under the
 // device lock. With no RX buffers posted, RX pauses (the tap is no longer
-// watched) until the guest kicks the RX queue; a frame already read from
+// watched) until the guest notifies the RX queue; a frame already read from
 // the tap waits, so nothing is lost. Frames are copied with their 12-byte
 // virtio-net header, which the tap (IFF_VNET_HDR) reads and writes as is.
 //
@@ -138,7 +138,7 @@ class UserBackend final : public NetBackend {
       }
       delivered = true;
     }
-    if (delivered && p.rx->should_notify()) interrupt_->signal_used();
+    if (delivered && p.rx->should_interrupt()) interrupt_->signal_used();
     return ok;
   }
 
@@ -199,7 +199,7 @@ class UserBackend final : public NetBackend {
     DescriptorChain& chain = p.scratch;
     bool sent = false;
     for (;;) {
-      p.tx->disable_notifications();
+      p.tx->disable_notifies();
       while (p.tx->pop(chain) == SplitQueue::PopResult::kChain) {
         const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
         if (n > kHdr && chain.readable_bytes <= sizeof(tx_buf_)) {
@@ -220,9 +220,9 @@ class UserBackend final : public NetBackend {
         p.tx->push_used(chain.head, 0);
         sent = true;
       }
-      if (!p.tx->enable_notifications()) break;
+      if (!p.tx->enable_notifies()) break;
     }
-    if (sent && p.tx->should_notify()) interrupt_->signal_used();
+    if (sent && p.tx->should_interrupt()) interrupt_->signal_used();
   }
 
   BackendContext ctx_;

@@ -186,7 +186,7 @@ void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
     const size_t written = virtio::write_to_chain(memory_, chain, 0, {&ack, 1});
     ring.push_used(chain.head, static_cast<uint32_t>(written));
   }
-  if (ring.should_notify() && interrupt_) interrupt_->signal_used();
+  if (ring.should_interrupt() && interrupt_) interrupt_->signal_used();
 }
 
 // Tap faults (docs/virtio-net.md, "Faults"). The guest learns of them

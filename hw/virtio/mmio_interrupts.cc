@@ -53,7 +53,7 @@ void MmioTransport::needs_reset(const char* why) {
 }
 
 // irq=relay, what QEMU and kvmtool do for virtio-mmio: backends signal an
-// eventfd (the call fd they are given), and the event loop sets
+// eventfd (the interrupt fd they are given), and the event loop sets
 // InterruptStatus and raises the line. No lock: the work is atomic.
 void MmioTransport::start_relay() {
   relay_ = std::make_unique<EventFd>();

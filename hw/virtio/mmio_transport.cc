@@ -28,7 +28,7 @@ constexpr uint64_t kTransportOwnedFeatures =
 
 NotifyMode effective_notify_mode(const TransportOptions& options, const TransportEnv& env) {
   if (options.notify == NotifyMode::kTrap) return NotifyMode::kTrap;
-  if (env.kicks && env.loop) return NotifyMode::kIoEventFd;
+  if (env.notify_fds && env.loop) return NotifyMode::kIoEventFd;
   KVMMIO_LOG_WARN("%s: no ioeventfd support wired in; queue notifications trap (notify=trap)",
                   env.name.c_str());
   return NotifyMode::kTrap;
@@ -66,10 +66,10 @@ MmioTransport::MmioTransport(VirtioDevice& device, TransportEnv env, TransportOp
 MmioTransport::~MmioTransport() {
   {
     auto guard = lock_.lock();
-    // The device drops the kick and call fds before they close.
+    // The device drops the notify and interrupt fds before they close.
     if (active_) device_.reset();
     active_ = false;
-    for (uint32_t i = 0; i < queues_.size(); ++i) detach_kick(i);
+    for (uint32_t i = 0; i < queues_.size(); ++i) detach_notify_fd(i);
   }
   relay_watch_ = {};
 }
@@ -79,7 +79,7 @@ uint64_t MmioTransport::driver_features() const {
   return driver_features_;
 }
 
-int MmioTransport::call_fd() const { return relay_ ? relay_->fd() : env_.irq.fd(); }
+int MmioTransport::interrupt_fd() const { return relay_ ? relay_->fd() : env_.irq.fd(); }
 
 void MmioTransport::guest_error(const char* fmt, ...) {
   counters_.guest_errors.fetch_add(1, std::memory_order_relaxed);

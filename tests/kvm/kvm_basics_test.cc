@@ -1,5 +1,5 @@
 // Kvm, Vm and Vcpu basics on real /dev/kvm: capabilities, memory slots,
-// error messages, kicks.
+// error messages, notify_fds.
 #include <gtest/gtest.h>
 #include <linux/kvm.h>
 

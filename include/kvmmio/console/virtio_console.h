@@ -4,7 +4,7 @@
 //
 // Queues (5.3.2): receiveq 0 (host input into guest buffers), transmitq 1
 // (guest output). Both are the VMM's:
-//  - TX runs when the guest kicks (queue_notify, device lock held) and
+//  - TX runs when the guest notifies (queue_notify, device lock held) and
 //    writes each chain's bytes to the output fd without waiting: when the
 //    fd is full, the chain stays unfinished and an EventLoop watch resumes
 //    it once the fd has room. The event-loop thread, which also handles the
@@ -13,7 +13,7 @@
 //  - RX is the ConsoleInputSink side: receive() (any thread but the
 //    transport's callbacks) fills the guest's receiveq buffers in order and
 //    takes only what fits; the rest waits at the caller until the guest
-//    posts buffers (the RX kick calls the space callback). No input is
+//    posts buffers (the RX notify calls the space callback). No input is
 //    dropped.
 // The guest is hostile: a transmitq chain with device-writable buffers or a
 // receiveq chain with device-readable ones is a guest error and the device
@@ -113,7 +113,7 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   // both locks (activate()), so either is enough to read it.
   DeviceLock* lock_ = nullptr;
   bool refused_before_activation_ = false;
-  bool input_waiting_ = false;  // receive() refused input since the last RX kick
+  bool input_waiting_ = false;  // receive() refused input since the last RX notify
 
   // Between activate() and reset():
   virtio::SplitQueue* rx_ = nullptr;

@@ -1,7 +1,7 @@
 // VirtioNet: the virtio-net device (virtio 1.2 section 5.1) over a tap,
 // with its queues moved by one of two backends:
 //  - vhost-net (the kernel): the VMM hands each RX/TX pair to a /dev/vhost-net
-//    instance with the queue's ioeventfd as kick and the device's irqfd as
+//    instance with the queue's ioeventfd as kick fd and the device's irqfd as
 //    call, and is out of the data path;
 //  - userspace: the event-loop thread moves packets between rings and the
 //    tap, woken by the queue ioeventfds and tap readiness.

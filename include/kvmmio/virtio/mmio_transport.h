@@ -18,7 +18,7 @@
 //
 // Guest mistakes never throw: they are counted, logged rate-limited, and
 // ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
-// Register accesses, polled kicks and the device's own threads are
+// Register accesses, polled notifies and the device's own threads are
 // serialised by one DeviceLock per device.
 #pragma once
 
@@ -37,7 +37,7 @@
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/mmio_bus.h"
-#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/split_queue.h"
 #include "kvmmio/virtio/transport_options.h"
@@ -66,8 +66,8 @@ struct TransportEnv {
   const GuestMemory& memory;
   EventFd& irq;           // raises the device's interrupt: the irqfd's eventfd (edge SPI)
   uint64_t base = 0;      // guest physical address of the register window
-  KickSource* kicks = nullptr;  // nullptr: no ioeventfds, QueueNotify traps
-  EventLoop* loop = nullptr;    // polls VMM-owned kicks and the relay; outlives the transport
+  NotifyFdSource* notify_fds = nullptr;  // nullptr: no ioeventfds, QueueNotify traps
+  EventLoop* loop = nullptr;    // polls VMM-owned notify fds and the relay; outlives the transport
   std::string name = "virtio-mmio";  // names the device in guest-error messages
 };
 
@@ -88,7 +88,7 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   static constexpr uint64_t window_size() { return kMmioWindowSize; }
   uint64_t notify_address() const { return env_.base + reg::kQueueNotify; }
   const TransportOptions& options() const { return options_; }
-  // kTrap when asked for, or when there is no KickSource or EventLoop.
+  // kTrap when asked for, or when there is no NotifyFdSource or EventLoop.
   NotifyMode notify_mode() const { return notify_mode_; }
   const TransportCounters& counters() const { return counters_; }
 
@@ -99,8 +99,8 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   // Snapshots for tests and stats.
   uint32_t device_status() const { return status_.load(); }
   uint64_t driver_features() const;
-  // The fd a backend writes to send a used-buffer notification.
-  int call_fd() const;
+  // The interrupt fd: what a backend writes to interrupt the guest.
+  int interrupt_fd() const;
 
  private:
   struct QueueState;
@@ -124,16 +124,16 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   bool features_acceptable(uint64_t features);
   void activate();
   void reset_device();
-  // mmio_queues.cc: queue liveness, kicks, notifications
+  // mmio_queues.cc: queue liveness, notify fds, trapped and polled notifies
   void set_queue_ready(uint32_t index, const QueueLayout& layout);
   void stop_queue(uint32_t index);
   void start_ring(uint32_t index);
   ActiveQueue active_queue(uint32_t index);
   void update_bypass();
-  void attach_kick(uint32_t index);
-  void detach_kick(uint32_t index);
+  void attach_notify_fd(uint32_t index);
+  void detach_notify_fd(uint32_t index);
   void notify_trapped(uint32_t value);
-  void kick_polled(uint32_t index);
+  void notify_polled(uint32_t index);
   // mmio_interrupts.cc
   void start_relay();
   void relay_interrupt();
@@ -168,7 +168,7 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   uint32_t queue_sel_ = 0;
   uint32_t guest_page_size_;  // legacy; kept across resets, Linux writes it once at probe
   std::vector<QueueState> queues_;
-  std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' call eventfd
+  std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' interrupt fd
   EventLoop::Registration relay_watch_;  // its callback takes no lock
 };
 

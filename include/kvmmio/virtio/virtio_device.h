@@ -15,8 +15,8 @@
 // sees its transport: what it may use comes with DeviceActivation.
 //
 // Backends (vhost): a device says which queues a backend owns. For those the
-// transport does not poll the kick eventfd and does not process the ring;
-// it hands the device the kick fd (the queue's ioeventfd) and the call fd
+// transport does not poll the notify fd and does not process the ring;
+// it hands the device the notify fd (the queue's ioeventfd) and the interrupt fd
 // (the device's irqfd, or the relay's eventfd in irq=relay mode) to pass on.
 #pragma once
 
@@ -36,7 +36,7 @@ namespace kvmmio::virtio {
 class VirtioInterrupt {
  public:
   // A used-buffer notification for a VMM-owned queue. Call it when
-  // SplitQueue::should_notify() says so.
+  // SplitQueue::should_interrupt() says so.
   virtual void signal_used() = 0;
   // The device changed its configuration: ConfigGeneration moves, and once
   // DRIVER_OK is set, InterruptStatus bit 1 is raised (4.2.2, 2.5.1).
@@ -59,8 +59,8 @@ struct ActiveQueue {
   SplitQueue* ring = nullptr;
   // Backend-owned queues only, else -1. The fds belong to the transport and
   // stay open until the device's reset()/reset_queue() returns.
-  int kick_fd = -1;  // signalled when the guest notifies this queue
-  int call_fd = -1;  // write 1 to send a used-buffer notification
+  int notify_fd = -1;     // signalled when the guest notifies this queue (vhost's kick fd)
+  int interrupt_fd = -1;  // write 1 to interrupt the guest for used buffers (vhost's call fd)
 };
 
 // What a device gets at DRIVER_OK: everything it may use until reset().
