@@ -90,7 +90,7 @@ TEST(QueueNotifies, ANotifyOfAStoppedQueueIsDropped) {
   // The VMM's watch may still hold the old eventfd for a moment; a notify
   // through it must not reach the stopped queue.
   (void)::write(old_fd, &one, sizeof(one));
-  std::this_thread::sleep_for(50ms);
+  h.loop->flush();
   EXPECT_EQ(ring.used_idx(), 0u);
 }
 
@@ -148,7 +148,7 @@ TEST(BackendQueues, TheNotifyFdIsHandedOverAndNotPolled) {
   EXPECT_EQ(queues[1].notify_fd, h.notify_fds.assigned(1)->fd);  // vhost's kick fd = the ioeventfd
   EXPECT_EQ(queues[1].interrupt_fd, h.irq.fd());               // vhost's call = the irqfd
   ASSERT_TRUE(h.notify_fds.guest_notify(1));
-  std::this_thread::sleep_for(100ms);
+  h.loop->flush();
   EXPECT_EQ(h.device->notifies(1), 0u);
   EXPECT_EQ(h.counters().notifies_polled.load(), 0u);
   // The notify is still there for the backend to read: the VMM did not steal it.

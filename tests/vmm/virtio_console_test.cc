@@ -238,7 +238,7 @@ TEST_P(VirtioConsoleTest, OutputWaitsForAFullFdWithoutBlockingAndResumes) {
     want += chunk;
   }
   ASSERT_TRUE(eventually([&] { return m.device->counters().tx_stalls >= 1; }));
-  std::this_thread::sleep_for(50ms);
+  m.loop.flush();
   EXPECT_LT(m.tx->used_idx(), 3) << "buffers returned before their bytes were written";
   // The loop thread still serves other work while the output waits.
   EventFd probe;
