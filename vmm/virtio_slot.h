@@ -1,6 +1,6 @@
 // VirtioSlot: one virtio-mmio slot of the machine, owning everything a
 // virtio device needs there: its edge-triggered SPI as an irqfd, KVM
-// ioeventfds for its queue notifications, the device model and the
+// ioeventfds for its queue notifies, the device model and the
 // transport in front of it. The machine claims it on the MMIO bus.
 #pragma once
 
