@@ -1,7 +1,7 @@
 // counter_docs [--check] FILE: rewrites the counter tables of FILE
 // (docs/usage.md) from the code's counter tables; with --check, only says
 // whether they are current (exit 1 when not). `make counter-docs` writes;
-// scripts/check-counter-docs.sh, a test of make check, checks.
+// tests/check-counter-docs.sh, a test of make check, checks.
 #include <cstring>
 #include <exception>
 #include <fstream>

@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-layers.sh: fails on an #include that crosses a layer upward
 # (docs/architecture.md, "Layers"). A test of `make check`; also runs by
-# hand: scripts/check-layers.sh [SRCDIR].
+# hand: tests/check-layers.sh [SRCDIR].
 #
 # Layers, bottom up; a file may include its own layer and those below:
 #   1 base     base/, include/kvmmio/base/
