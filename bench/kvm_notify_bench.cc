@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "../tests/guests/test_machine.h"
-#include "kvmmio/event_fd.h"
+#include "kvmmio/base/event_fd.h"
 #include "kvmmio/ioeventfd.h"
 #include "kvmmio/irqfd.h"
 

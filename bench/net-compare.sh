@@ -22,6 +22,10 @@
 # is meant as "unless both".
 # shellcheck disable=SC2046,SC2015
 set -eu
+# The modes: NET_COMPARE_CONFIGS, net_mode_spec (beside this script, in the
+# repository and in the platform's L1 alike).
+# shellcheck source=bench/net-modes.sh
+. "$(dirname "$0")/net-modes.sh"
 
 usage() {
     cat <<EOF
@@ -30,7 +34,7 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     and stats (created; must be empty or absent)
   --kernel IMAGE    the arm64 guest kernel (L2)
   --initrd FILE     the guest initramfs with the serve hook (L2)
-  --configs LIST    comma-separated, default host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap
+  --configs LIST    comma-separated, default $NET_COMPARE_CONFIGS
   --repeats N       runs per cell (default 3)
   --seconds S       iperf3 duration per run (default 5)
   --rr-seconds S    tcp_rr duration per run (default 3)
@@ -50,7 +54,7 @@ EOF
 die() { echo "net-compare.sh: $*" >&2; exit 2; }
 say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 
-out='' kernel='' initrd='' configs=host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap
+out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
 tap=kvmbench0 micro=0
 while [ $# -gt 0 ]; do
@@ -82,8 +86,8 @@ for n in "$repeats" "$seconds" "$rr_seconds" "$cpus"; do
 done
 list() { echo "$1" | tr ',' ' '; }
 for c in $(list "$configs"); do
-    case $c in host | vhost-irqfd | vhost-relay | user-ioeventfd | user-trap) ;;
-    *) die "--configs: unknown '$c' (host, vhost-irqfd, vhost-relay, user-ioeventfd, user-trap)" ;;
+    case ,$NET_COMPARE_CONFIGS, in *,"$c",*) ;;
+    *) die "--configs: unknown '$c' ($(echo "$NET_COMPARE_CONFIGS" | sed 's/,/, /g'))" ;;
     esac
 done
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done
@@ -258,14 +262,6 @@ no_second_try() { return 1; }
 
 # --- guests -------------------------------------------------------------------------
 GUEST=10.78.0.2 HOSTIP=10.78.0.1
-spec_of() {
-    case $1 in
-    vhost-irqfd) echo "vhost=on,irq=irqfd,notify=ioeventfd" ;;
-    vhost-relay) echo "vhost=on,irq=relay,notify=ioeventfd" ;;
-    user-ioeventfd) echo "vhost=off,irq=irqfd,notify=ioeventfd" ;;
-    user-trap) echo "vhost=off,irq=irqfd,notify=trap" ;;
-    esac
-}
 max_mtu() { list "$mtus" | tr ' ' '\n' | sort -n | tail -n 1; }
 
 # guest_ctl PATH: GET http://GUEST:8080/cgi-bin/PATH, the answer on stdout.
@@ -289,9 +285,9 @@ trap 'guest_stop; host_cleanup' EXIT
 guest_start() {
     boot=$((boot + 1))
     base=$out/$1-boot$boot stats=$out/$1-boot$boot.stats.json
-    say "$1: boot the guest (--net tap=$tap,$(spec_of "$1"),mtu=$(max_mtu))"
+    say "$1: boot the guest (--net tap=$tap,$(net_mode_spec "$1"),mtu=$(max_mtu))"
     kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" \
-        --net "tap=$tap,$(spec_of "$1"),mtu=$(max_mtu)" --stats "$stats" \
+        --net "tap=$tap,$(net_mode_spec "$1"),mtu=$(max_mtu)" --stats "$stats" \
         --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$GUEST" \
         </dev/null >"$base.console" 2>"$base.log" &
     pid=$!

@@ -1,6 +1,6 @@
 // split_queue_bench: descriptor-chain processing throughput of SplitQueue,
 // the device side of the split virtqueue: pop (with every validation) and
-// push_used, plus the should_notify() decision after each chain.
+// push_used, plus the should_interrupt() decision after each chain.
 //
 // Cases: 1- and 3-descriptor chains, without and with VIRTIO_F_EVENT_IDX.
 // The driver side is a minimal stand-in that republishes the same chains
@@ -88,7 +88,7 @@ Result run_case(const GuestMemory& memory, Case c, double seconds) {
     // Device: drain.
     while (queue.pop(chain) == SplitQueue::PopResult::kChain) {
       queue.push_used(chain.head, static_cast<uint32_t>(chain.writable_bytes));
-      notifications += queue.should_notify();
+      notifications += queue.should_interrupt();
       ++chains;
     }
     // Driver: take the used entries; with EVENT_IDX ask for the next one.

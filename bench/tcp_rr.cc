@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 using kvmmio::UniqueFd;
 using Clock = std::chrono::steady_clock;

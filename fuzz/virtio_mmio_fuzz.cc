@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "../tests/virtio/mmio_driver.h"
-#include "kvmmio/event_fd.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/mmio_transport.h"
 
@@ -122,7 +122,7 @@ class FuzzDevice final : public VirtioDevice {
       const size_t out = write_to_chain(memory_, chain, 0, {scratch, in});
       ring.push_used(chain.head, static_cast<uint32_t>(out));
       ++chains_;
-      if (ring.should_notify() && interrupt_) interrupt_->signal_used();
+      if (ring.should_interrupt() && interrupt_) interrupt_->signal_used();
     }
   }
 

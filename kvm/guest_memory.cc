@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio {
 

@@ -1,7 +1,7 @@
 // IoEventFd: RAII assignment of a KVM ioeventfd.
 #include "kvmmio/ioeventfd.h"
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio {
 

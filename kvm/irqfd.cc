@@ -1,7 +1,7 @@
 // IrqFd: RAII assignment of a KVM irqfd (optionally with a resamplefd).
 #include "kvmmio/irqfd.h"
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio {
 

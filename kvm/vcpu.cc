@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio {
@@ -41,7 +41,9 @@ uint64_t le_value(const uint8_t* data, uint32_t len) {
 }  // namespace
 
 uint64_t VcpuExitCounts::total() const {
-  return mmio + io + hlt + system_event + interrupted + internal_error + fail_entry + unknown;
+  uint64_t sum = 0;
+  each([&sum](const char*, uint64_t n) { sum += n; });
+  return sum;
 }
 
 Vcpu::Vcpu(Vm& vm, int index, UniqueFd fd) : vm_(vm), index_(index), fd_(std::move(fd)) {

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/vcpu.h"
 
 namespace kvmmio {

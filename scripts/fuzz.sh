@@ -28,18 +28,18 @@ command -v "$cxx" >/dev/null ||
 
 mkdir -p "$build/corpus" "$build/artifacts"
 bin=$build/virtio_mmio_fuzz
-# The library sources the target reaches; no KVM objects (kick_source.cc
+# The library sources the target reaches; no KVM objects (notify_fd_source.cc
 # needs a Vm, and the fuzzer traps every notification).
 sources=(
   "$src/fuzz/virtio_mmio_fuzz.cc"
   "$src/tests/virtio/mmio_driver.cc"
-  "$src/kvm/guest_memory.cc" "$src/kvm/log.cc" "$src/kvm/event_fd.cc"
-  "$src/hw/event_loop.cc"
+  "$src/kvm/guest_memory.cc" "$src/base/log.cc" "$src/base/event_fd.cc"
+  "$src/base/event_loop.cc" "$src/base/device_lock.cc"
 )
 for f in "$src"/hw/virtio/*.cc; do
-  [ "$(basename "$f")" = kick_source.cc ] || sources+=("$f")
+  [ "$(basename "$f")" = notify_fd_source.cc ] || sources+=("$f")
 done
-newest=$(ls -t "${sources[@]}" "$src"/include/kvmmio/*.h "$src"/include/kvmmio/virtio/*.h "$src"/hw/virtio/*.h | head -1)
+newest=$(ls -t "${sources[@]}" "$src"/include/kvmmio/*.h "$src"/include/kvmmio/base/*.h "$src"/include/kvmmio/virtio/*.h "$src"/hw/virtio/*.h | head -1)
 if [ ! -x "$bin" ] || [ "$newest" -nt "$bin" ]; then
   echo "fuzz.sh: building $bin"
   "$cxx" -std=c++20 -O1 -g -Wall -Wextra -Werror \

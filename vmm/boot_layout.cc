@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::vmm {
 namespace {

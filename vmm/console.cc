@@ -8,7 +8,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio::vmm {
 

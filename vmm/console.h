@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "kvmmio/console/input_sink.h"
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 
 namespace kvmmio::vmm {
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "vmm/fdt_writer.h"
 
 namespace kvmmio::vmm {
@@ -106,7 +106,7 @@ void add_uart(FdtWriter& fdt) {
   fdt.property_strings("compatible", {"arm,pl011", "arm,primecell"});
   reg(fdt, {{layout::kUartBase, layout::kUartSize}});
   // Level: the PL011's UARTINTR stays asserted while an unmasked status bit
-  // is set (hw/pl011.h).
+  // is set (kvmmio/console/pl011.h).
   fdt.property_cells("interrupts", {kGicSpi, layout::kUartSpi, kIrqTypeLevelHigh});
   fdt.property_cells("clocks", {kUartClockPhandle, kUartClockPhandle});
   fdt.property_strings("clock-names", {"uartclk", "apb_pclk"});

@@ -6,7 +6,7 @@
 // timer/arm,arch_timer (arm,armv8-timer), serial/pl011 (+ arm,primecell and
 // a fixed-clock: amba-pl011 will not probe without clocks), virtio/mmio,
 // chosen (bootargs, stdout-path, linux,initrd-*, rng-seed, kaslr-seed).
-// Addresses and interrupts come from vmm/memory_map.h.
+// Addresses and interrupts come from vmm/memory_map_arm64.h.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 
 #include "kvmmio/arch/arm64.h"
 #include "vmm/boot_layout.h"
-#include "vmm/memory_map.h"
+#include "vmm/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 

@@ -1,11 +1,13 @@
-// Which virtio-mmio devices the options ask for, in slot order. The same
-// plan feeds --dump-dtb (slots only) and the running machine (which attaches
-// each device in that order), so the two always agree.
+// Which virtio-mmio devices the options ask for, in slot order, and the
+// factory that makes each. The same plan feeds --dump-dtb (slots only) and
+// the running machine (which adds each device in that order), so the two
+// always agree, and nothing else decides by a device's type.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "vmm/machine.h"
 #include "vmm/options.h"
 
 namespace kvmmio::vmm {
@@ -13,10 +15,11 @@ namespace kvmmio::vmm {
 struct VirtioDevicePlan {
   std::string name;  // "net0", ...: the stats name
   std::string type;  // "virtio-net", "virtio-console"
-  int net_index = -1;  // virtio-net: which --net (index into RunOptions::nets)
+  DeviceFactory make;  // puts the device in its slot (Machine::add_virtio_mmio)
 };
 
-// --net devices in order, then the virtio console (--console virtio).
-std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options);
+// --net devices in order, then the virtio console (--console virtio), whose
+// guest output goes to `console_out`.
+std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options, int console_out);
 
 }  // namespace kvmmio::vmm

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "kvmmio/error.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/guest_memory.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::vmm {
 

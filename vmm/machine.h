@@ -1,4 +1,4 @@
-// Machine: one arm64 VM assembled from the memory map (vmm/memory_map.h):
+// Machine: one arm64 VM assembled from the memory map (vmm/memory_map_arm64.h):
 // RAM, vCPUs each on a thread of its own, the in-kernel vGIC, the PL011
 // (the console, unless a virtio-console device takes the console input),
 // virtio-mmio devices in their slots, the event-loop thread
@@ -23,12 +23,12 @@
 #include <string>
 
 #include "kvmmio/console/input_sink.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/vm.h"
 #include "vmm/boot_layout.h"
 #include "vmm/image_loader.h"
-#include "vmm/memory_map.h"
+#include "vmm/memory_map_arm64.h"
 #include "vmm/options.h"
 #include "vmm/stats.h"
 

@@ -6,16 +6,17 @@
 #include <chrono>
 #include <optional>
 
-#include "hw/pl011.h"
+#include "kvmmio/console/pl011.h"
 #include "kvmmio/arch/arm64.h"
 #include "kvmmio/kvm.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "vmm/console.h"
+#include "vmm/device_stats.h"
 #include "vmm/device_tree.h"
 #include "vmm/machine.h"
 #include "vmm/signals.h"
 #include "vmm/stop_request.h"
-#include "vmm/vcpu_runner.h"
+#include "vmm/vcpu_runner_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -67,7 +68,7 @@ class Machine::Impl {
   arm64::GicVersion gic_ = arm64::GicVersion::kV3;
   EventLoop loop_;  // its thread starts here; devices' watches must go before it
   ConsoleOutput console_out_;
-  std::unique_ptr<hw::Pl011> uart_;
+  std::unique_ptr<console::Pl011> uart_;
   std::vector<Device> devices_;  // [0] is the UART, then virtio-mmio in slot order
   uint32_t virtio_count_ = 0;
   std::vector<std::unique_ptr<VcpuRunner>> runners_;
@@ -88,19 +89,13 @@ Machine::Impl::Impl(const MachineConfig& config)
   vm_->add_ram(layout::kRamBase, config_.mem);
 
   // The UART: TX to the console, its level line through KVM_IRQ_LINE (see
-  // hw/pl011.h for why level).
-  uart_ = std::make_unique<hw::Pl011>(
+  // kvmmio/console/pl011.h for why level).
+  uart_ = std::make_unique<console::Pl011>(
       [this](uint8_t byte) { console_out_.put(byte); },
       [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kUartSpi), level); });
   vm_->mmio_bus().claim(layout::kUartBase, layout::kUartSize, *uart_, "pl011");
   devices_.push_back(Device{"uart0", "pl011", layout::kUartBase, layout::kUartSize,
-                            layout::kUartSpi, nullptr, [this] {
-                              const auto c = uart_->counters();
-                              return Counters{{"tx_bytes", c.tx_bytes},
-                                              {"rx_bytes", c.rx_bytes},
-                                              {"interrupts", c.interrupts},
-                                              {"guest_errors", c.guest_errors}};
-                            }});
+                            layout::kUartSpi, nullptr, [this] { return pl011_counters(uart_->counters()); }});
 
   // vCPUs are created here (KVM_CREATE_VCPU is a VM ioctl) and initialised
   // on their own threads; the vGIC needs all of them initialised.

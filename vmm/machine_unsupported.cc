@@ -2,7 +2,7 @@
 // exist for --dump-dtb and the host-native tests): a clear refusal.
 #include <sys/utsname.h>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "vmm/machine.h"
 
 namespace kvmmio::vmm {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "kvmmio/error.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
 #include "vmm/exit_status.h"
 #include "vmm/options.h"
 #include "vmm/run_command.h"

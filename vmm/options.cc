@@ -8,7 +8,7 @@
 #include <map>
 
 #include "config.h"
-#include "vmm/memory_map.h"
+#include "vmm/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
 

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::vmm {
 

@@ -12,7 +12,7 @@
 #include <span>
 #include <string>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::vmm {
 

@@ -4,7 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio::vmm {
 namespace {

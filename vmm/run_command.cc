@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "vmm/boot_layout.h"
 #include "vmm/device_tree.h"
 #include "vmm/devices.h"
@@ -15,7 +15,6 @@
 #include "vmm/machine.h"
 #include "vmm/output_file.h"
 #include "vmm/raw_terminal.h"
-#include "vmm/virtio_slot.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -61,7 +60,7 @@ void report_stop(const RunResult& result) {
 }  // namespace
 
 int run_command(const RunOptions& options) {
-  const std::vector<VirtioDevicePlan> plan = plan_virtio_devices(options);
+  const std::vector<VirtioDevicePlan> plan = plan_virtio_devices(options, STDOUT_FILENO);
   const KernelImage kernel(options.kernel);
   std::optional<BootFile> initrd;
   if (options.initrd) initrd.emplace(*options.initrd, "--initrd");
@@ -100,14 +99,7 @@ int run_command(const RunOptions& options) {
 
   Machine machine(config);
   // In plan order, so the slots match the device tree --dump-dtb shows.
-  for (const VirtioDevicePlan& d : plan) {
-    if (d.type == "virtio-console")
-      machine.add_virtio_mmio(d.name, d.type,
-                              virtio_console_factory(options.console_transport, STDOUT_FILENO));
-    else
-      machine.add_virtio_mmio(d.name, d.type,
-                              virtio_net_factory(options.nets.at(d.net_index), d.net_index));
-  }
+  for (const VirtioDevicePlan& d : plan) machine.add_virtio_mmio(d.name, d.type, d.make);
   RunResult result;
   {
     // Raw only while the guest owns the terminal: set-up errors above print

@@ -16,7 +16,7 @@
 #include <initializer_list>
 #include <optional>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::vmm {
 

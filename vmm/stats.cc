@@ -44,14 +44,7 @@ void counters(std::string& out, const Counters& c, int level) {
 VcpuStats vcpu_stats(int index, const VcpuExitCounts& c) {
   VcpuStats s;
   s.index = index;
-  s.exits = {{"mmio", c.mmio},
-             {"io", c.io},
-             {"hlt", c.hlt},
-             {"system_event", c.system_event},
-             {"interrupted", c.interrupted},
-             {"internal_error", c.internal_error},
-             {"fail_entry", c.fail_entry},
-             {"unknown", c.unknown}};
+  c.each([&s](const char* name, uint64_t n) { s.exits.emplace_back(name, n); });
   s.total_exits = c.total();
   return s;
 }

@@ -1,15 +1,14 @@
 // VirtioSlot: one virtio-mmio slot of the machine, owning everything a
 // virtio device needs there: its edge-triggered SPI as an irqfd, KVM
-// ioeventfds for its queue notifications, the device model and the
+// ioeventfds for its queue notifies, the device model and the
 // transport in front of it. The machine claims it on the MMIO bus.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "kvmmio/irqfd.h"
-#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "vmm/machine.h"
 #include "vmm/stats.h"
@@ -18,9 +17,7 @@ namespace kvmmio::vmm {
 
 class VirtioSlot final : public MmioDevice {
  public:
-  using DeviceMaker = std::function<std::unique_ptr<virtio::VirtioDevice>(DeviceContext&)>;
-
-  VirtioSlot(DeviceContext& ctx, const std::string& name, const DeviceMaker& make_device,
+  VirtioSlot(DeviceContext& ctx, const std::string& name, std::unique_ptr<virtio::VirtioDevice> device,
              const virtio::TransportOptions& options);
   ~VirtioSlot() override;
 
@@ -36,7 +33,7 @@ class VirtioSlot final : public MmioDevice {
 
  private:
   IrqFd irq_;
-  virtio::IoEventFdKickSource kicks_;
+  virtio::IoEventFdSource notify_fds_;
   std::unique_ptr<virtio::VirtioDevice> device_;
   std::unique_ptr<virtio::MmioTransport> transport_;  // last: goes first
 };

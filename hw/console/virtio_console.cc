@@ -24,10 +24,7 @@ constexpr size_t kWriteChunk = PIPE_BUF;
 VirtioConsole::VirtioConsole(const GuestMemory& memory, EventLoop& loop, int output_fd)
     : memory_(memory), loop_(loop), output_fd_(output_fd) {}
 
-VirtioConsole::~VirtioConsole() {
-  stopping_ = true;
-  output_watch_ = {};
-}
+VirtioConsole::~VirtioConsole() = default;
 
 void VirtioConsole::read_config(uint32_t offset, std::span<uint8_t> data) {
   // cols and rows are valid only with F_SIZE, max_nr_ports only with
@@ -47,19 +44,25 @@ bool VirtioConsole::activate(const virtio::DeviceActivation& activation) {
   interrupt_ = activation.interrupt;
   failed_ = false;
   tx_pending_ = false;
-  stopping_ = false;
+  {
+    std::lock_guard guard(input_mutex_);
+    lock_ = activation.lock;
+    // Input refused before any driver came: the RX notify that follows
+    // activation asks for it (queue_notify()).
+    if (refused_before_activation_) input_waiting_ = true;
+    refused_before_activation_ = false;
+  }
   ++counters_.activations;
   return true;
 }
 
 void VirtioConsole::reset() {
-  stopping_ = true;
-  output_watch_ = {};  // its callback, if waiting for our lock, gives up
+  output_watch_.reset();  // its callback, if waiting for our lock, gives up
   rx_ = tx_ = nullptr;
   interrupt_ = nullptr;
   tx_pending_ = false;
   failed_ = false;
-  // Input that waited keeps waiting: the next driver's RX kick asks for it.
+  // Input that waited keeps waiting: the next driver's RX notify asks for it.
 }
 
 void VirtioConsole::queue_notify(uint32_t queue) {
@@ -79,22 +82,34 @@ void VirtioConsole::fail(const char* why) {
 }
 
 void VirtioConsole::set_rx_space_callback(std::function<void()> callback) {
-  std::lock_guard lock(callback_mutex_);
+  std::lock_guard guard(input_mutex_);
   space_callback_ = std::move(callback);
 }
 
 void VirtioConsole::space_available() {
   std::function<void()> callback;
   {
-    std::lock_guard lock(callback_mutex_);
+    std::lock_guard guard(input_mutex_);
     callback = space_callback_;
   }
   if (callback) callback();
 }
 
 size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
-  if (!transport_ || bytes.empty()) return 0;
-  auto lock = transport_->lock_device();
+  if (bytes.empty()) return 0;
+  DeviceLock* lock = nullptr;
+  {
+    std::lock_guard guard(input_mutex_);
+    lock = lock_;
+    if (!lock) {
+      // No driver yet: the caller keeps the input until the first
+      // activation asks for it.
+      if (!refused_before_activation_) ++counters_.rx_waits;
+      refused_before_activation_ = true;
+      return 0;
+    }
+  }
+  auto guard = lock->lock();
   size_t taken = 0;
   bool pushed = false;
   while (taken < bytes.size() && rx_ && !failed_) {
@@ -108,7 +123,7 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
     pushed = true;
     taken += n;
   }
-  if (pushed && rx_->should_notify() && interrupt_) interrupt_->signal_used();
+  if (pushed && rx_->should_interrupt() && interrupt_) interrupt_->signal_used();
   counters_.rx_bytes += taken;
   if (taken < bytes.size()) {
     // No room now: the caller keeps the rest until the guest posts buffers.
@@ -118,13 +133,13 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
   return taken;
 }
 
-// Sends every chain the guest made available, with its kicks suppressed
+// Sends every chain the guest made available, with its notifies suppressed
 // meanwhile (2.7.10), until the ring is empty or the output fd is full.
 void VirtioConsole::transmit() {
   if (!tx_ || failed_ || output_watch_) return;  // a full output fd: its watch resumes TX
   bool used = false;
   for (;;) {
-    tx_->disable_notifications();
+    tx_->disable_notifies();
     for (;;) {
       if (!tx_pending_) {
         if (tx_->pop(tx_chain_) != SplitQueue::PopResult::kChain) break;
@@ -136,9 +151,9 @@ void VirtioConsole::transmit() {
         tx_offset_ = 0;
       }
       if (!send_pending_chain()) {
-        // Kicks stay suppressed: the watch resumes TX when the fd has room.
+        // Notifies stay suppressed: the watch resumes TX when the fd has room.
         if (!wait_for_output_room()) continue;  // cannot wait: the rest is dropped
-        if (used && tx_->should_notify()) interrupt_->signal_used();
+        if (used && tx_->should_interrupt()) interrupt_->signal_used();
         return;
       }
       tx_pending_ = false;
@@ -146,9 +161,9 @@ void VirtioConsole::transmit() {
       tx_->push_used(tx_chain_.head, 0);
       used = true;
     }
-    if (!tx_->enable_notifications()) break;
+    if (!tx_->enable_notifies()) break;
   }
-  if (used && tx_->should_notify()) interrupt_->signal_used();
+  if (used && tx_->should_interrupt()) interrupt_->signal_used();
 }
 
 // Writes the rest of tx_chain_; false if the output fd is full.
@@ -198,7 +213,7 @@ size_t VirtioConsole::write_output(std::span<const uint8_t> bytes) {
 bool VirtioConsole::wait_for_output_room() {
   ++counters_.tx_stalls;
   try {
-    output_watch_ = loop_.watch_writable(output_fd_, [this] { on_output_room(); });
+    output_watch_ = lock_->watch_writable(loop_, output_fd_, [this] { on_output_room(); });
     return true;
   } catch (const std::system_error& e) {
     // epoll refuses only fds that never report full, so this is not
@@ -210,13 +225,9 @@ bool VirtioConsole::wait_for_output_room() {
   }
 }
 
-// The output fd has room (event-loop thread). The watch is dropped under
-// the transport lock by reset(), and dropping it waits for this callback:
-// so take the lock with lock_device_unless() and give up once stopping_ says so.
+// The output fd has room (event-loop thread, device lock held).
 void VirtioConsole::on_output_room() {
-  auto lock = transport_->lock_device_unless(stopping_);
-  if (!lock.owns_lock()) return;
-  output_watch_ = {};  // from its own callback: allowed, does not wait
+  output_watch_.reset();  // from its own callback: allowed, does not wait
   transmit();
 }
 

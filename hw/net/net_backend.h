@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/virtio/virtio_device.h"
@@ -17,7 +18,7 @@ class NetBackend {
   virtual ~NetBackend() = default;  // stops moving packets, releases everything
   // A VMM-owned data queue was kicked (userspace backend only).
   virtual void queue_notify(uint32_t queue) { (void)queue; }
-  // The tap works again (transport lock held): up again, or re-attached
+  // The tap works again (device lock held): up again, or re-attached
   // after it was removed (`reattached`: the tap fds were detached meanwhile).
   virtual void tap_restored(bool reattached) { (void)reattached; }
 };
@@ -27,7 +28,7 @@ struct BackendContext {
   EventLoop& loop;
   Tap& tap;
   NetCounters& counters;
-  virtio::MmioTransport* transport;  // for lock_device() from the loop thread
+  DeviceLock& lock;  // the device lock, for the backend's own watches
   uint16_t queue_pairs;
 };
 

@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::net {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::net {
 namespace {

@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::net {
 namespace {
@@ -45,7 +45,8 @@ const char* TapMonitor::to_string(Event e) {
   return "?";
 }
 
-TapMonitor::TapMonitor(EventLoop& loop, std::string name, std::function<void(Event)> on_event)
+TapMonitor::TapMonitor(EventLoop& loop, DeviceLock& lock, std::string name,
+                       std::function<void(Event)> on_event)
     : name_(std::move(name)), on_event_(std::move(on_event)) {
   socket_ = UniqueFd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE));
   if (!socket_) throw_errno("rtnetlink socket");
@@ -61,8 +62,8 @@ TapMonitor::TapMonitor(EventLoop& loop, std::string name, std::function<void(Eve
   up_ = s.up;
   retry_timer_ = UniqueFd(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK));
   if (!retry_timer_) throw_errno("timerfd_create");
-  watch_ = loop.watch(socket_.get(), [this] { on_readable(); });
-  retry_watch_ = loop.watch(retry_timer_.get(), [this] { on_retry(); });
+  watch_ = lock.watch(loop, socket_.get(), [this] { on_readable(); });
+  retry_watch_ = lock.watch(loop, retry_timer_.get(), [this] { on_retry(); });
 }
 
 void TapMonitor::retry_appeared(std::chrono::milliseconds delay) {

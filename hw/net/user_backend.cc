@@ -1,8 +1,8 @@
 // The userspace backend: the VMM moves packets between the rings and the
-// tap. TX runs when the guest kicks (queue_notify, transport lock held); RX
+// tap. TX runs when the guest notifies (queue_notify, device lock held); RX
 // runs on the event-loop thread when the tap is readable, under the
-// transport lock. With no RX buffers posted, RX pauses (the tap is no longer
-// watched) until the guest kicks the RX queue; a frame already read from
+// device lock. With no RX buffers posted, RX pauses (the tap is no longer
+// watched) until the guest notifies the RX queue; a frame already read from
 // the tap waits, so nothing is lost. Frames are copied with their 12-byte
 // virtio-net header, which the tap (IFF_VNET_HDR) reads and writes as is.
 //
@@ -13,11 +13,10 @@
 // the device reports the tap restored (tap_restored()).
 #include <unistd.h>
 
-#include <atomic>
 #include <cstring>
 #include <vector>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/descriptor_chain.h"
 #include "net_backend.h"
@@ -51,13 +50,9 @@ class UserBackend final : public NetBackend {
     }
   }
 
-  // Called under the transport lock (reset): tap callbacks that are waiting
-  // for that lock see stopping_ and return, so removing their watches
-  // cannot deadlock.
-  ~UserBackend() override {
-    stopping_ = true;
-    for (auto& p : pairs_) p.tap_watch = {};
-  }
+  // Called under the device lock (reset): the tap watches are
+  // DeviceLock::Watches, which may go under it.
+  ~UserBackend() override = default;
 
   void queue_notify(uint32_t queue) override {
     if (queue >= 2u * pairs_.size()) return;
@@ -88,7 +83,7 @@ class UserBackend final : public NetBackend {
     uint16_t index = 0;
     SplitQueue* rx = nullptr;
     SplitQueue* tx = nullptr;
-    EventLoop::Registration tap_watch;
+    DeviceLock::Watch tap_watch;
     bool rx_paused = false;
     bool tap_failed = false;          // reads failed: not watched until restored
     std::vector<uint8_t> frame;       // header + frame read from the tap
@@ -100,12 +95,11 @@ class UserBackend final : public NetBackend {
   };
 
   void watch_tap(Pair& p) {
-    p.tap_watch = ctx_.loop.watch(ctx_.tap.fd(p.index), [this, &p] { on_tap_readable(p); });
+    p.tap_watch = ctx_.lock.watch(ctx_.loop, ctx_.tap.fd(p.index), [this, &p] { on_tap_readable(p); });
   }
 
+  // The event loop, holding the device lock.
   void on_tap_readable(Pair& p) {
-    auto lock = ctx_.transport->lock_device_unless(stopping_);
-    if (!lock.owns_lock()) return;  // the backend is going away
     if (!receive(p)) {
       p.rx_paused = true;
       ++ctx_.counters.rx_stalls;
@@ -144,7 +138,7 @@ class UserBackend final : public NetBackend {
       }
       delivered = true;
     }
-    if (delivered && p.rx->should_notify()) interrupt_->signal_used();
+    if (delivered && p.rx->should_interrupt()) interrupt_->signal_used();
     return ok;
   }
 
@@ -205,7 +199,7 @@ class UserBackend final : public NetBackend {
     DescriptorChain& chain = p.scratch;
     bool sent = false;
     for (;;) {
-      p.tx->disable_notifications();
+      p.tx->disable_notifies();
       while (p.tx->pop(chain) == SplitQueue::PopResult::kChain) {
         const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
         if (n > kHdr && chain.readable_bytes <= sizeof(tx_buf_)) {
@@ -226,16 +220,15 @@ class UserBackend final : public NetBackend {
         p.tx->push_used(chain.head, 0);
         sent = true;
       }
-      if (!p.tx->enable_notifications()) break;
+      if (!p.tx->enable_notifies()) break;
     }
-    if (sent && p.tx->should_notify()) interrupt_->signal_used();
+    if (sent && p.tx->should_interrupt()) interrupt_->signal_used();
   }
 
   BackendContext ctx_;
   virtio::VirtioInterrupt* interrupt_;
   bool mergeable_;
   std::vector<Pair> pairs_;
-  std::atomic<bool> stopping_{false};
   bool tx_failing_ = false;  // the last tap write failed (logging state)
   uint8_t tx_buf_[kHdr + kMaxFrame];
 };

@@ -5,7 +5,7 @@
 // A vring error is vhost failing to use the guest's ring: in practice a
 // descriptor or ring address outside the memory table (vq_err() in the
 // kernel's vhost.c), i.e. a guest that broke the ring. vhost stops that
-// vring at the faulty entry and signals again on every kick, so the error
+// vring at the faulty entry and signals again on every notify, so the error
 // is logged once per activation, every signal is counted, and the device
 // enters DEVICE_NEEDS_RESET (2.1.2) with a configuration interrupt; the
 // driver's reset tears the instances down and DRIVER_OK starts fresh ones.
@@ -18,7 +18,7 @@
 #include <atomic>
 #include <vector>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "net_backend.h"
 
@@ -40,7 +40,7 @@ class VhostBackend final : public NetBackend {
         if (!q) continue;  // the driver did not set this queue up (e.g. fewer pairs)
         p.vhost->setup_vring(ctx.memory, {vring, static_cast<uint16_t>(q->layout.size), 0,
                                           q->layout.desc, q->layout.avail, q->layout.used,
-                                          q->kick_fd, q->call_fd, p.err[vring].fd()});
+                                          q->notify_fd, q->interrupt_fd, p.err[vring].fd()});
         p.errors[vring] = ctx.loop.watch_eventfd(p.err[vring].fd(),
                                                  [this, queue](uint64_t n) { ring_error(queue, n); });
         p.vhost->set_backend(vring, ctx.tap.fd(pair));
@@ -81,7 +81,7 @@ class VhostBackend final : public NetBackend {
   }
 
  private:
-  // On the event-loop thread, without the transport lock: the watch is
+  // On the event-loop thread, without the device lock: the watch is
   // removed under that lock when the device resets (which waits for this
   // callback), and needs_reset() is made of atomic operations.
   void ring_error(uint32_t queue, uint64_t signals) {
@@ -101,7 +101,7 @@ class VhostBackend final : public NetBackend {
 
   static const virtio::ActiveQueue* find(const virtio::DeviceActivation& act, uint32_t index) {
     for (const auto& q : act.queues)
-      if (q.index == index && q.kick_fd >= 0 && q.call_fd >= 0) return &q;
+      if (q.index == index && q.notify_fd >= 0 && q.interrupt_fd >= 0) return &q;
     return nullptr;
   }
 

@@ -11,19 +11,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/virtio/mmio_regs.h"
+#include "kvmmio/virtio/queue_layout.h"
 
 namespace kvmmio::net {
 namespace {
-
-constexpr uint64_t kAccessPlatform = 1ull << 33;  // VIRTIO_F_ACCESS_PLATFORM
-
-// Split-ring part sizes for a queue of `n` entries (virtio 1.2, 2.7):
-// 16-byte descriptors; avail: flags, idx, ring[n], used_event; used: flags,
-// idx, ring[n] of 8 bytes, avail_event.
-uint64_t desc_bytes(uint16_t n) { return 16ull * n; }
-uint64_t avail_bytes(uint16_t n) { return 6 + 2ull * n; }
-uint64_t used_bytes(uint16_t n) { return 6 + 8ull * n; }
 
 uint64_t host_address(const GuestMemory& memory, uint64_t gpa, uint64_t len, const char* what) {
   auto s = memory.span(gpa, len);
@@ -57,7 +50,8 @@ VhostNet::VhostNet() : fd_(::open(kPath, O_RDWR | O_CLOEXEC)) {
 }
 
 void VhostNet::set_features(uint64_t guest_features) {
-  const uint64_t wanted = guest_features & ~kAccessPlatform;
+  // No IOMMU is modelled: see the header.
+  const uint64_t wanted = guest_features & ~virtio::feature::bit(virtio::feature::kAccessPlatform);
   if (wanted & ~features_) {
     char msg[96];
     std::snprintf(msg, sizeof(msg), "vhost-net does not offer features 0x%llx",
@@ -88,9 +82,10 @@ void VhostNet::setup_vring(const GuestMemory& memory, const Vring& v) {
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_BASE, &base, "VHOST_SET_VRING_BASE");
   vhost_vring_addr addr{};
   addr.index = v.index;
-  addr.desc_user_addr = host_address(memory, v.desc_gpa, desc_bytes(v.size), "descriptor table");
-  addr.avail_user_addr = host_address(memory, v.avail_gpa, avail_bytes(v.size), "avail ring");
-  addr.used_user_addr = host_address(memory, v.used_gpa, used_bytes(v.size), "used ring");
+  // The split ring's parts, sized as the transport validated them (2.7).
+  addr.desc_user_addr = host_address(memory, v.desc_gpa, virtio::desc_table_bytes(v.size), "descriptor table");
+  addr.avail_user_addr = host_address(memory, v.avail_gpa, virtio::avail_ring_bytes(v.size), "avail ring");
+  addr.used_user_addr = host_address(memory, v.used_gpa, virtio::used_ring_bytes(v.size), "used ring");
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_ADDR, &addr, "VHOST_SET_VRING_ADDR");
   vhost_vring_file kick{v.index, v.kick_fd};
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_KICK, &kick, "VHOST_SET_VRING_KICK");

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/descriptor_chain.h"
@@ -101,7 +101,7 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   ctrl_ring_ = nullptr;
   for (const auto& q : activation.queues)
     if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring_ = q.ring;
-  const BackendContext ctx{memory_, loop_, tap_, counters_, transport_, options_.queue_pairs};
+  const BackendContext ctx{memory_, loop_, tap_, counters_, *activation.lock, options_.queue_pairs};
   // Removed and created again while the device was reset (no monitor then
   // to notice): attach now, or the fds would stay dead. Gone for good: the
   // monitor attaches when the name returns.
@@ -132,15 +132,12 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   } catch (const std::exception&) {
     link_up_ = false;  // the interface is gone
   }
-  stopping_ = false;
-  if (transport_) {
-    try {
-      monitor_ = std::make_unique<TapMonitor>(loop_, tap_.name(),
-                                              [this](TapMonitor::Event e) { on_tap_event(e); });
-    } catch (const std::exception& e) {
-      KVMMIO_LOG_WARN("net %s: cannot watch the tap's link (%s): its faults will only show as "
-                      "tap_errors", tap_.name().c_str(), e.what());
-    }
+  try {
+    monitor_ = std::make_unique<TapMonitor>(loop_, *activation.lock, tap_.name(),
+                                            [this](TapMonitor::Event e) { on_tap_event(e); });
+  } catch (const std::exception& e) {
+    KVMMIO_LOG_WARN("net %s: cannot watch the tap's link (%s): its faults will only show as "
+                    "tap_errors", tap_.name().c_str(), e.what());
   }
   return true;
 }
@@ -154,7 +151,6 @@ void VirtioNet::queue_notify(uint32_t queue) {
 }
 
 void VirtioNet::reset() {
-  stopping_ = true;
   monitor_.reset();
   backend_.reset();
   ctrl_ring_ = nullptr;
@@ -190,20 +186,15 @@ void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
     const size_t written = virtio::write_to_chain(memory_, chain, 0, {&ack, 1});
     ring.push_used(chain.head, static_cast<uint32_t>(written));
   }
-  if (ring.should_notify() && interrupt_) interrupt_->signal_used();
+  if (ring.should_interrupt() && interrupt_) interrupt_->signal_used();
 }
 
 // Tap faults (docs/virtio-net.md, "Faults"). The guest learns of them
 // through the link bit of the config space and a configuration-change
 // interrupt (5.1.4: Linux turns its carrier off and on), so it stops
 // sending into a dead tap and resumes when it works again. Callbacks come
-// from the event loop and take the device lock like the backends do.
+// from the event loop holding the device lock, as the backends' do.
 void VirtioNet::on_tap_event(TapMonitor::Event event) {
-  auto lock = transport_->lock_device_unless(stopping_);
-  if (lock.owns_lock()) handle_tap_event(event);
-}
-
-void VirtioNet::handle_tap_event(TapMonitor::Event event) {
   const char* name = tap_.name().c_str();
   switch (event) {
     case TapMonitor::Event::kDown:

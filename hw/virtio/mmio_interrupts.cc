@@ -1,5 +1,6 @@
 // MmioTransport: InterruptStatus and InterruptACK (virtio 1.2 4.2.2), the
-// device's VirtioInterrupt, and DEVICE_NEEDS_RESET (2.1.2).
+// device's VirtioInterrupt, DEVICE_NEEDS_RESET (2.1.2), and the irq=relay
+// forwarder of backends' interrupts.
 //
 // InterruptStatus when a backend bypasses the VMM (irq=irqfd, a backend-
 // owned queue live): the backend writes the irqfd directly, so the VMM never
@@ -49,6 +50,20 @@ void MmioTransport::needs_reset(const char* why) {
   if (!(status_.load() & status::kDriverOk)) return;  // activate() notifies then
   counters_.config_interrupts.fetch_add(1, std::memory_order_relaxed);
   raise(interrupt::kConfigChange);
+}
+
+// irq=relay, what QEMU and kvmtool do for virtio-mmio: backends signal an
+// eventfd (the interrupt fd they are given), and the event loop sets
+// InterruptStatus and raises the line. No lock: the work is atomic.
+void MmioTransport::start_relay() {
+  relay_ = std::make_unique<EventFd>();
+  relay_watch_ = env_.loop->watch_eventfd(relay_->fd(), [this](uint64_t) { relay_interrupt(); });
+}
+
+void MmioTransport::relay_interrupt() {
+  counters_.interrupts_relayed.fetch_add(1, std::memory_order_relaxed);
+  interrupt_status_.fetch_or(interrupt::kUsedBuffer);  // the bit before the edge
+  env_.irq.signal();
 }
 
 void MmioTransport::queue_fault(uint32_t queue_index, QueueError error) {

@@ -68,6 +68,7 @@ void MmioTransport::activate() {
   DeviceActivation activation;
   activation.features = driver_features_;
   activation.interrupt = this;
+  activation.lock = &lock_;
   for (uint32_t i = 0; i < queues_.size(); ++i) {
     if (!queues_[i].ready) continue;
     start_ring(i);
@@ -79,20 +80,20 @@ void MmioTransport::activate() {
   }
   active_ = true;
   update_bypass();
-  // Buffers made available before DRIVER_OK came with kicks nobody acted on.
+  // Buffers made available before DRIVER_OK came with notifies nobody acted on.
   for (uint32_t i = 0; i < queues_.size(); ++i) {
     if (queues_[i].ready && !queues_[i].backend_owned) device_.queue_notify(i);
   }
 }
 
 void MmioTransport::reset_device() {
-  // The device first, so a backend stops using the kick and call fds.
+  // The device first, so a backend stops using the notify and interrupt fds.
   if (active_) device_.reset();
   active_ = false;
   for (uint32_t i = 0; i < queues_.size(); ++i) {
     QueueState& q = queues_[i];
     q.ring->stop();
-    detach_kick(i);
+    detach_notify_fd(i);
     q.ready = false;
     q.layout = {};
     q.num = q.max_size;

@@ -1,4 +1,4 @@
-// MmioTransport: queues going live and stopping, their kicks (ioeventfd,
+// MmioTransport: queues going live and stopping, their notify fds (ioeventfd,
 // polled on the event loop or handed to a backend) and notifications that
 // arrive as MMIO exits (virtio 1.2 4.2.3.2, 4.2.3.3).
 #include <unistd.h>
@@ -12,7 +12,7 @@ void MmioTransport::set_queue_ready(uint32_t index, const QueueLayout& layout) {
   QueueState& q = queues_[index];
   q.layout = layout;
   q.ready = true;
-  attach_kick(index);
+  attach_notify_fd(index);
   if (!active_) return;  // DRIVER_OK will start it
   // A queue enabled after DRIVER_OK (or again after a queue reset).
   start_ring(index);
@@ -26,7 +26,7 @@ void MmioTransport::stop_queue(uint32_t index) {
   // The device (a backend) lets go of the ring and its fds first.
   if (active_) device_.reset_queue(index);
   q.ring->stop();  // the device must not touch a queue that is not ready (4.2.2)
-  detach_kick(index);
+  detach_notify_fd(index);
   q.ready = false;
   update_bypass();
 }
@@ -44,8 +44,8 @@ ActiveQueue MmioTransport::active_queue(uint32_t index) {
   a.index = index;
   a.layout = q.layout;
   if (q.backend_owned) {
-    a.kick_fd = q.kick_fd();
-    a.call_fd = call_fd();
+    a.notify_fd = q.notify_fd();
+    a.interrupt_fd = interrupt_fd();
   } else {
     a.ring = q.ring.get();
   }
@@ -61,12 +61,11 @@ void MmioTransport::update_bypass() {
   bypass_.store(bypass);
 }
 
-void MmioTransport::attach_kick(uint32_t index) {
+void MmioTransport::attach_notify_fd(uint32_t index) {
   QueueState& q = queues_[index];
-  ++q.epoch;
   if (notify_mode_ == NotifyMode::kIoEventFd) {
     try {
-      q.ioeventfd = env_.kicks->attach(notify_address(), index);
+      q.ioeventfd = env_.notify_fds->attach(notify_address(), index);
     } catch (const std::exception& e) {
       KVMMIO_LOG_WARN("%s: queue %u: no ioeventfd (%s); its notifications trap", log_name_.c_str(),
                       index, e.what());
@@ -74,33 +73,28 @@ void MmioTransport::attach_kick(uint32_t index) {
   }
   if (q.backend_owned) {
     // The backend waits on this fd; the VMM must not also read it (a
-    // second reader steals kicks). Without an ioeventfd the trap path
+    // second reader steals notifies). Without an ioeventfd the trap path
     // signals a plain eventfd instead.
-    if (!q.ioeventfd) q.trap_kick.emplace();
+    if (!q.ioeventfd) q.trap_eventfd.emplace();
     return;
   }
   if (!q.ioeventfd) return;
   try {
-    q.poll = env_.loop->watch_eventfd(q.ioeventfd->fd(), [this, index, epoch = q.epoch](uint64_t) {
-      kick_polled(index, epoch);
-    });
+    q.poll = lock_.watch_eventfd(*env_.loop, q.ioeventfd->fd(), [this, index](uint64_t) { notify_polled(index); });
   } catch (const std::exception& e) {
-    // Unpolled, the ioeventfd would swallow the guest's kicks: trap instead.
+    // Unpolled, the ioeventfd would swallow the guest's notifies: trap instead.
     KVMMIO_LOG_WARN("%s: queue %u: cannot poll its ioeventfd (%s); its notifications trap",
                     log_name_.c_str(), index, e.what());
     q.ioeventfd.reset();
   }
 }
 
-void MmioTransport::detach_kick(uint32_t index) {
+void MmioTransport::detach_notify_fd(uint32_t index) {
   QueueState& q = queues_[index];
-  if (q.poll) {
-    retired_watches_.push_back(std::move(*q.poll));
-    q.poll.reset();
-  }
-  q.ioeventfd.reset();  // deassigned from KVM now: later kicks trap
-  q.trap_kick.reset();
-  ++q.epoch;
+  // Under the device lock: a polled notify waiting for it gives up (DeviceLock::Watch).
+  q.poll.reset();
+  q.ioeventfd.reset();  // deassigned from KVM now: later notifies trap
+  q.trap_eventfd.reset();
 }
 
 void MmioTransport::notify_trapped(uint32_t value) {
@@ -111,24 +105,20 @@ void MmioTransport::notify_trapped(uint32_t value) {
   QueueState& q = queues_[value];
   if (!q.ready) return;  // a spurious notification is harmless (2.7.10)
   if (q.backend_owned) {
-    const int fd = q.kick_fd();
+    const int fd = q.notify_fd();
     const uint64_t one = 1;
     if (fd >= 0 && ::write(fd, &one, sizeof(one)) != sizeof(one))
-      KVMMIO_LOG_WARN("%s: queue %u: forwarding a trapped kick failed", log_name_.c_str(), value);
+      KVMMIO_LOG_WARN("%s: queue %u: forwarding a trapped notify failed", log_name_.c_str(), value);
     return;
   }
   if (active_) device_.queue_notify(value);
 }
 
-void MmioTransport::kick_polled(uint32_t index, uint64_t epoch) {
+// The event loop, holding the device lock: the queue is live (its watch
+// goes when it stops), the device maybe not yet (notifies before DRIVER_OK).
+void MmioTransport::notify_polled(uint32_t index) {
   counters_.notifies_polled.fetch_add(1, std::memory_order_relaxed);
-  std::vector<EventLoop::Registration> retired;
-  {
-    std::lock_guard lock(mutex_);
-    // A kick of a queue that was stopped (or restarted) since: drop it.
-    if (queues_[index].epoch == epoch && queues_[index].ready && active_) device_.queue_notify(index);
-    retired.swap(retired_watches_);
-  }
+  if (queues_[index].ready && active_) device_.queue_notify(index);
 }
 
 }  // namespace kvmmio::virtio

@@ -4,7 +4,6 @@
 #include "kvmmio/virtio/mmio_transport.h"
 
 #include <bit>
-#include <chrono>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -29,7 +28,7 @@ constexpr uint64_t kTransportOwnedFeatures =
 
 NotifyMode effective_notify_mode(const TransportOptions& options, const TransportEnv& env) {
   if (options.notify == NotifyMode::kTrap) return NotifyMode::kTrap;
-  if (env.kicks && env.loop) return NotifyMode::kIoEventFd;
+  if (env.notify_fds && env.loop) return NotifyMode::kIoEventFd;
   KVMMIO_LOG_WARN("%s: no ioeventfd support wired in; queue notifications trap (notify=trap)",
                   env.name.c_str());
   return NotifyMode::kTrap;
@@ -61,51 +60,26 @@ MmioTransport::MmioTransport(VirtioDevice& device, TransportEnv env, TransportOp
     queues_.emplace_back(env_.memory, i, max, device_.backend_owns_queue(i),
                          static_cast<QueueFaultSink*>(this));
   }
-  if (options_.irq == IrqMode::kRelay) {
-    // What QEMU and kvmtool do for virtio-mmio: the backend signals an
-    // eventfd, a VMM thread sets InterruptStatus and raises the line.
-    relay_ = std::make_unique<EventFd>();
-    relay_watch_ = env_.loop->watch_eventfd(relay_->fd(), [this](uint64_t) {
-      counters_.interrupts_relayed.fetch_add(1, std::memory_order_relaxed);
-      interrupt_status_.fetch_or(interrupt::kUsedBuffer);  // the bit before the edge
-      env_.irq.signal();
-    });
-  }
+  if (options_.irq == IrqMode::kRelay) start_relay();
 }
 
 MmioTransport::~MmioTransport() {
-  std::vector<EventLoop::Registration> watches;
   {
-    std::lock_guard lock(mutex_);
-    // The device drops the kick and call fds before they close.
+    auto guard = lock_.lock();
+    // The device drops the notify and interrupt fds before they close.
     if (active_) device_.reset();
     active_ = false;
-    for (uint32_t i = 0; i < queues_.size(); ++i) detach_kick(i);
-    watches.swap(retired_watches_);
+    for (uint32_t i = 0; i < queues_.size(); ++i) detach_notify_fd(i);
   }
-  // Outside the lock: each waits for its running callback, which takes it.
-  watches.clear();
   relay_watch_ = {};
 }
 
-std::unique_lock<std::timed_mutex> MmioTransport::lock_device_unless(const std::atomic<bool>& stop) {
-  // The bound on each wait is how late a stopping caller notices `stop`.
-  constexpr auto kRecheck = std::chrono::milliseconds(1);
-  std::unique_lock lock(mutex_, std::defer_lock);
-  while (!stop.load()) {
-    if (!lock.try_lock_for(kRecheck)) continue;
-    if (!stop.load()) return lock;
-    lock.unlock();
-  }
-  return lock;
-}
-
 uint64_t MmioTransport::driver_features() const {
-  std::lock_guard lock(mutex_);
+  auto guard = lock_.lock();
   return driver_features_;
 }
 
-int MmioTransport::call_fd() const { return relay_ ? relay_->fd() : env_.irq.fd(); }
+int MmioTransport::interrupt_fd() const { return relay_ ? relay_->fd() : env_.irq.fd(); }
 
 void MmioTransport::guest_error(const char* fmt, ...) {
   counters_.guest_errors.fetch_add(1, std::memory_order_relaxed);
@@ -130,47 +104,51 @@ uint64_t MmioTransport::offered_features() const {
   return features;
 }
 
-void MmioTransport::mmio_read(uint64_t offset, std::span<uint8_t> data) {
-  std::fill(data.begin(), data.end(), 0);  // whatever is refused reads as zeros
-  std::lock_guard lock(mutex_);
-  if (offset >= reg::kConfig) return read_config(offset - reg::kConfig, data);
-  if (data.size() != sizeof(uint32_t) || offset % sizeof(uint32_t)) {
-    return guest_error("%zu-byte read at 0x%03" PRIx64 ": registers take aligned 32-bit accesses",
-                       data.size(), offset);
+// The register a driver access reaches, or nullptr after reporting why the
+// access is refused: registers take aligned 32-bit accesses, of the
+// layout's registers only, in their direction (4.2.2.2).
+const RegisterInfo* MmioTransport::register_for(uint64_t offset, size_t size, bool write) {
+  const char* verb = write ? "write" : "read";
+  if (size != sizeof(uint32_t) || offset % sizeof(uint32_t)) {
+    guest_error("%zu-byte %s at 0x%03" PRIx64 ": registers take aligned 32-bit accesses", size, verb,
+                offset);
+    return nullptr;
   }
   const RegisterInfo* info = find_register(static_cast<uint32_t>(offset), options_.version);
   if (!info) {
-    return guest_error("read at 0x%03" PRIx64 ": no register there in the version %u layout", offset,
-                       options_.version);
+    guest_error("%s at 0x%03" PRIx64 ": no register there in the version %u layout", verb, offset,
+                options_.version);
+    return nullptr;
   }
-  if (info->access == RegAccess::kWrite) return guest_error("read of write-only %s", info->name);
+  if (!write && info->access == RegAccess::kWrite) {
+    guest_error("read of write-only %s", info->name);
+    return nullptr;
+  }
+  if (write && info->access == RegAccess::kRead) {
+    guest_error("write to read-only %s", info->name);
+    return nullptr;
+  }
+  return info;
+}
+
+void MmioTransport::mmio_read(uint64_t offset, std::span<uint8_t> data) {
+  std::fill(data.begin(), data.end(), 0);  // whatever is refused reads as zeros
+  auto guard = lock_.lock();
+  if (offset >= reg::kConfig) return read_config(offset - reg::kConfig, data);
+  const RegisterInfo* info = register_for(offset, data.size(), /*write=*/false);
+  if (!info) return;
   const uint32_t value = read_register(*info);
   std::memcpy(data.data(), &value, sizeof(value));
 }
 
 void MmioTransport::mmio_write(uint64_t offset, std::span<const uint8_t> data) {
-  std::vector<EventLoop::Registration> retired;
-  {
-    std::lock_guard lock(mutex_);
-    if (offset >= reg::kConfig) {
-      write_config(offset - reg::kConfig, data);
-    } else if (data.size() != sizeof(uint32_t) || offset % sizeof(uint32_t)) {
-      guest_error("%zu-byte write at 0x%03" PRIx64 ": registers take aligned 32-bit accesses",
-                  data.size(), offset);
-    } else if (const RegisterInfo* info = find_register(static_cast<uint32_t>(offset), options_.version);
-               !info) {
-      guest_error("write at 0x%03" PRIx64 ": no register there in the version %u layout", offset,
-                  options_.version);
-    } else if (info->access == RegAccess::kRead) {
-      guest_error("write to read-only %s", info->name);
-    } else {
-      uint32_t value;
-      std::memcpy(&value, data.data(), sizeof(value));
-      write_register(*info, value);
-    }
-    retired.swap(retired_watches_);
-  }
-  // `retired` goes here, after the lock: see retired_watches_.
+  auto guard = lock_.lock();
+  if (offset >= reg::kConfig) return write_config(offset - reg::kConfig, data);
+  const RegisterInfo* info = register_for(offset, data.size(), /*write=*/true);
+  if (!info) return;
+  uint32_t value;
+  std::memcpy(&value, data.data(), sizeof(value));
+  write_register(*info, value);
 }
 
 uint32_t MmioTransport::read_register(const RegisterInfo& info) {

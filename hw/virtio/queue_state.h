@@ -1,13 +1,13 @@
 // MmioTransport::QueueState: one queue's registers as the driver wrote them
-// and its runtime (ring, kick). Private to hw/virtio/mmio_*.cc.
+// and its runtime (ring, notify fd). Private to hw/virtio/mmio_*.cc.
 #pragma once
 
 #include <memory>
 #include <optional>
 
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
-#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/queue_layout.h"
 #include "kvmmio/virtio/split_queue.h"
@@ -37,7 +37,7 @@ struct MmioTransport::QueueState {
   uint32_t align = kLegacyDefaultAlign;        // legacy
 
   // Live: the layout passed validate_layout(); QueueReady reads 1 (modern),
-  // QueuePFN reads the PFN (legacy), the kick is attached.
+  // QueuePFN reads the PFN (legacy), the notify fd is attached.
   bool ready = false;
   QueueLayout layout;
 
@@ -45,17 +45,16 @@ struct MmioTransport::QueueState {
   // configured only while live and the device is active.
   std::unique_ptr<SplitQueue> ring;
 
-  // The kick: an ioeventfd, or (backend-owned, trapping) a plain eventfd the
-  // trap path signals. `epoch` tells polled callbacks of a detached kick
-  // from the current one.
-  std::unique_ptr<QueueKick> ioeventfd;
-  std::optional<EventFd> trap_kick;
-  std::optional<EventLoop::Registration> poll;
-  uint64_t epoch = 0;
+  // The notify fd: an ioeventfd, or (backend-owned, trapping) a plain eventfd the
+  // trap path signals; `poll` watches the ioeventfd of a VMM-owned queue
+  // under the device lock.
+  std::unique_ptr<QueueNotifyFd> ioeventfd;
+  std::optional<EventFd> trap_eventfd;
+  DeviceLock::Watch poll;
 
-  int kick_fd() const {
+  int notify_fd() const {
     if (ioeventfd) return ioeventfd->fd();
-    return trap_kick ? trap_kick->fd() : -1;
+    return trap_eventfd ? trap_eventfd->fd() : -1;
   }
 };
 

@@ -107,9 +107,9 @@ SplitQueue::PopResult SplitQueue::pop(DescriptorChain& chain) {
   if (broken_) return PopResult::kBroken;
   uint16_t avail = avail_idx_acquire();
   if (avail == next_avail_ && features_.event_idx && !notifications_disabled_) {
-    // Going idle: ask for a kick at the next entry (avail_event, 2.7.10),
+    // Going idle: ask for a notify at the next entry (avail_event, 2.7.10),
     // then look again. Without the full fence the store could pass the
-    // re-read, and a buffer added in between would come without a kick.
+    // re-read, and a buffer added in between would come without a notify.
     field16(used_, avail_event_offset(layout_.size)).store(next_avail_, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     avail = avail_idx_acquire();
@@ -219,7 +219,7 @@ void SplitQueue::push_used(uint16_t head, uint32_t written) {
   field16(used_, kIdxOffset).store(next_used_, std::memory_order_release);
 }
 
-bool SplitQueue::should_notify() {
+bool SplitQueue::should_interrupt() {
   if (!enabled_) return false;
   // The used index must be visible before the driver's suppression fields
   // are read, or both sides can decide the other will act (2.7.7.2).
@@ -238,7 +238,7 @@ bool SplitQueue::should_notify() {
   return need_event(used_event, next_used_, *old);
 }
 
-void SplitQueue::disable_notifications() {
+void SplitQueue::disable_notifies() {
   if (!enabled_) return;
   notifications_disabled_ = true;
   // With EVENT_IDX the flags must stay 0 (2.7.10); not moving avail_event
@@ -247,7 +247,7 @@ void SplitQueue::disable_notifications() {
     field16(used_, kFlagsOffset).store(kUsedFlagNoNotify, std::memory_order_relaxed);
 }
 
-bool SplitQueue::enable_notifications() {
+bool SplitQueue::enable_notifies() {
   if (!enabled_) return false;
   notifications_disabled_ = false;
   if (features_.event_idx)

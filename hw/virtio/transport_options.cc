@@ -1,8 +1,9 @@
 // TransportOptions::set: the per-device option words of the VMM.
+#include "kvmmio/virtio/transport_options.h"
+
 #include <string>
 
-#include "kvmmio/error.h"
-#include "kvmmio/virtio/mmio_transport.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::virtio {
 

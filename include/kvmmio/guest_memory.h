@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kvmmio/event_fd.h"
+#include "kvmmio/base/event_fd.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "kvmmio/event_fd.h"
+#include "kvmmio/base/event_fd.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio {

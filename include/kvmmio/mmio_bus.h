@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio {
 

@@ -21,7 +21,8 @@
 #include <cstdint>
 #include <span>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/counters.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 
@@ -58,9 +59,18 @@ struct VcpuExit {
 };
 
 // Exits by reason since the vCPU was created.
+#define KVMMIO_VCPU_EXITS(C)                                                          \
+  C(mmio, "MMIO accesses KVM handed to the VMM")                                     \
+  C(io, "port I/O (x86-64 test guests only)")                                        \
+  C(hlt, "HLT (x86-64 test guests only)")                                            \
+  C(system_event, "PSCI system events: power-off, reset")                            \
+  C(interrupted, "KVM_RUN interrupted: vCPU kicks and signals")                      \
+  C(internal_error, "KVM internal errors")                                           \
+  C(fail_entry, "failed guest entries")                                              \
+  C(unknown, "exit reasons kvmmio does not handle")
 struct VcpuExitCounts {
-  std::atomic<uint64_t> mmio{0}, io{0}, hlt{0}, system_event{0}, interrupted{0},
-      internal_error{0}, fail_entry{0}, unknown{0};
+  KVMMIO_VCPU_EXITS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_VCPU_EXITS)
   uint64_t total() const;
 };
 

@@ -15,7 +15,7 @@
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/kvm.h"
 #include "kvmmio/mmio_bus.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 

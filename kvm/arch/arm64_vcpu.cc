@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "kvmmio/arch/arm64.h"
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/vcpu.h"
 #include "kvmmio/vm.h"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "kvmmio/arch/arm64.h"
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio::arm64 {

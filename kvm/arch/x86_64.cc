@@ -5,7 +5,7 @@
 #include <linux/kvm.h>
 #include <sys/ioctl.h>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/vcpu.h"
 #include "kvmmio/vm.h"
 

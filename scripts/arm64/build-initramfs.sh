@@ -12,6 +12,8 @@
 #   /usr/sbin/ip (iproute2) + libraries
 #   /kvmmio/lib.sh  tests/arm64/lib.sh /usr/bin/iperf3 + its libraries
 #   /kvmmio/bin   --bin FILEs (PATH)   /kvmmio/bin   --l2-bin FILEs (PATH)
+#     and net-modes.sh (bench/, sourced by the net scenarios and beside
+#     net-compare.sh)
 #   /scenarios  tests/arm64/scenarios/*.sh   /l2-init.d  --l2-hook FILEs
 #   /l2/Image   the same kernel
 set -euo pipefail
@@ -160,6 +162,7 @@ add_modules "$l1" vhost_iotlb vhost tap tun vhost_net llc stp bridge veth \
 # of the main job's benchmark).
 add_program "$l1" "$ROOT/bin/ip" usr/sbin
 install -D -m 644 "$REPO/tests/arm64/lib.sh" "$l1/kvmmio/lib.sh"
+install -D -m 644 "$REPO/bench/net-modes.sh" "$l1/kvmmio/bin/net-modes.sh"
 mkdir -p "$l1/scenarios"
 install -m 755 "$REPO"/tests/arm64/scenarios/*.sh "$l1/scenarios/"
 for f in "${bins[@]}"; do add_program "$l1" "$f" kvmmio/bin; done

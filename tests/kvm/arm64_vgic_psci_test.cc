@@ -15,7 +15,7 @@
 #include "../guests/test_machine.h"
 #include "kvm_fixture.h"
 #include "kvmmio/arch/arm64.h"
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/irqfd.h"
 
 extern "C" const char arm64_guest_psci[], arm64_guest_psci_end[];

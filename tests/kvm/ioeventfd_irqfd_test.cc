@@ -8,8 +8,8 @@
 
 #include "../guests/test_machine.h"
 #include "kvm_fixture.h"
-#include "kvmmio/error.h"
-#include "kvmmio/event_fd.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/event_fd.h"
 #include "kvmmio/ioeventfd.h"
 #include "kvmmio/irqfd.h"
 

@@ -1,5 +1,5 @@
 // Kvm, Vm and Vcpu basics on real /dev/kvm: capabilities, memory slots,
-// error messages, kicks.
+// error messages, notify_fds.
 #include <gtest/gtest.h>
 #include <linux/kvm.h>
 
@@ -8,7 +8,7 @@
 
 #include "../guests/test_machine.h"
 #include "kvm_fixture.h"
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio::test {
 namespace {

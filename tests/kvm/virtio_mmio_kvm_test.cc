@@ -17,9 +17,9 @@
 #include "../virtio/echo_device.h"
 #include "../virtio/mmio_driver.h"
 #include "kvm_fixture.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/irqfd.h"
-#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/mmio_transport.h"
 
@@ -53,14 +53,14 @@ struct VirtioMachine {
   VirtioMachine(Kvm& kvm, Config config)
       : machine(kvm),
         irqfd(config.irqfd ? std::make_unique<IrqFd>(machine.vm(), kGsi) : nullptr),
-        kicks(machine.vm()),
+        notify_fds(machine.vm()),
         device(machine.vm().memory(),
                {.queues = 1, .max_size = kQueueSize, .backend_queues = config.backend_queues}),
         transport(device,
                   {.memory = machine.vm().memory(),
                    .irq = irqfd ? irqfd->event() : plain_irq,
                    .base = TestMachine::kTestDeviceBase,
-                   .kicks = &kicks,
+                   .notify_fds = &notify_fds,
                    .loop = &loop,
                    .name = "kvm-virtio-test"},
                   config.options),
@@ -91,14 +91,14 @@ struct VirtioMachine {
   // What a backend (vhost) does to interrupt: write the call fd it was given.
   void backend_interrupts() {
     const uint64_t one = 1;
-    ASSERT_EQ(::write(device.activated_queues().at(0).call_fd, &one, sizeof(one)), 8);
+    ASSERT_EQ(::write(device.activated_queues().at(0).interrupt_fd, &one, sizeof(one)), 8);
   }
 
   TestMachine machine;
   EventFd plain_irq;
   std::unique_ptr<IrqFd> irqfd;
   EventLoop loop;
-  virtio::IoEventFdKickSource kicks;
+  virtio::IoEventFdSource notify_fds;
   EchoDevice device;
   virtio::MmioTransport transport;
   MmioDriver driver;
@@ -178,7 +178,7 @@ TEST_P(VirtioMmioOnKvm, BackendInterruptsBypassTheVmmInIrqFdMode) {
   VirtioMachine v(*kvm, c);
   v.bring_up();
   ASSERT_EQ(v.device.activated_queues().size(), 1u);
-  EXPECT_EQ(v.device.activated_queues()[0].call_fd, v.irqfd->fd());
+  EXPECT_EQ(v.device.activated_queues()[0].interrupt_fd, v.irqfd->fd());
   v.machine.load_irq_guest(kGsi);
   ASSERT_EQ(v.machine.run_until_report().kind, Report::Kind::kReady);
   v.backend_interrupts();
@@ -198,7 +198,7 @@ TEST_P(VirtioMmioOnKvm, BackendInterruptsAreRelayedInRelayMode) {
   c.backend_queues = 1;
   VirtioMachine v(*kvm, c);
   v.bring_up();
-  EXPECT_NE(v.device.activated_queues().at(0).call_fd, v.irqfd->fd());
+  EXPECT_NE(v.device.activated_queues().at(0).interrupt_fd, v.irqfd->fd());
   v.machine.load_irq_guest(kGsi);
   ASSERT_EQ(v.machine.run_until_report().kind, Report::Kind::kReady);
   v.backend_interrupts();

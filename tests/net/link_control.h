@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::test {
 

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::test {
 

@@ -6,7 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "packet_socket.h"

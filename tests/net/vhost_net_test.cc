@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "kvmmio/event_fd.h"
+#include "kvmmio/base/event_fd.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/net/vhost_net.h"

@@ -11,11 +11,12 @@
 #include <vector>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "../virtio/harness.h"
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 
 namespace kvmmio {
 namespace {
@@ -55,7 +56,7 @@ TEST(EventLoop, NoCallbacksAfterTheRegistrationIsGone) {
     auto watch = loop.watch_eventfd(fd.fd(), [&](uint64_t) { ++calls; });
   }
   fd.signal();
-  std::this_thread::sleep_for(100ms);
+  loop.flush();
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(fd.take().value_or(0), 1u);  // nobody read it
 }
@@ -92,7 +93,7 @@ TEST(EventLoop, ACallbackMayDropItsOwnRegistration) {
   fd.signal();
   ASSERT_TRUE(eventually([&] { return calls == 1; }));
   fd.signal();
-  std::this_thread::sleep_for(50ms);
+  loop.flush();
   EXPECT_EQ(calls, 1);
 }
 
@@ -108,9 +109,45 @@ TEST(EventLoop, ClosingTheWatchedFdCannotRedirectTheWatch) {
   EventFd reused;
   ASSERT_EQ(reused.fd(), number);
   reused.signal();
-  std::this_thread::sleep_for(100ms);
+  loop.flush();
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(reused.take().value_or(0), 1u);
+}
+
+// flush() is what the negative checks above rest on: everything ready when
+// it is called has been dispatched when it returns, with no waiting.
+TEST(EventLoop, FlushRunsTheCallbacksOfEveryReadyFd) {
+  EventLoop loop;
+  EventFd a, b, idle;
+  std::atomic<uint64_t> got_a{0}, got_b{0};
+  std::atomic<int> idle_calls{0};
+  auto wa = loop.watch_eventfd(a.fd(), [&](uint64_t n) { got_a += n; });
+  auto wb = loop.watch(b.fd(), [&] { got_b += b.take().value_or(0); });
+  auto wi = loop.watch_eventfd(idle.fd(), [&](uint64_t) { ++idle_calls; });
+  for (int round = 1; round <= 100; ++round) {
+    a.signal();
+    b.signal(2);
+    loop.flush();
+    ASSERT_EQ(got_a, static_cast<uint64_t>(round));
+    ASSERT_EQ(got_b, 2u * round);
+  }
+  EXPECT_EQ(idle_calls, 0);
+}
+
+TEST(EventLoop, FlushIsRefusedFromACallback) {
+  EventLoop loop;
+  EventFd fd;
+  std::atomic<bool> refused{false};
+  auto watch = loop.watch_eventfd(fd.fd(), [&](uint64_t) {
+    try {
+      loop.flush();
+    } catch (const std::logic_error&) {
+      refused = true;
+    }
+  });
+  fd.signal();
+  loop.flush();
+  EXPECT_TRUE(refused);
 }
 
 TEST(EventLoop, CountsDispatches) {
@@ -139,13 +176,13 @@ TEST(EventLoop, WritableWatchFiresOnlyOnceAFullPipeHasRoom) {
     ++calls;
     watch = {};  // level triggered: a writable watch drops itself once served
   });
-  std::this_thread::sleep_for(100ms);
+  loop.flush();
   EXPECT_EQ(calls, 0) << "a full pipe reported room";
   std::vector<char> sink(65536);
   while (::read(rd.get(), sink.data(), sink.size()) > 0) {
   }
   ASSERT_TRUE(eventually([&] { return calls == 1; }));
-  std::this_thread::sleep_for(50ms);
+  loop.flush();
   EXPECT_EQ(calls, 1);
 }
 

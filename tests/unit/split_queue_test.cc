@@ -131,7 +131,7 @@ TEST_F(SplitQueueTest, StoppedQueueNeitherPopsNorPushes) {
   EXPECT_EQ(pop(), SplitQueue::PopResult::kEmpty);
   queue.push_used(0, 0);
   EXPECT_EQ(driver->used_idx(), 0u);
-  EXPECT_FALSE(queue.should_notify());
+  EXPECT_FALSE(queue.should_interrupt());
 }
 
 TEST_F(SplitQueueTest, ConfigureRefusesAnUnvalidatedLayout) {
@@ -146,19 +146,19 @@ TEST_F(SplitQueueTest, ConfigureRefusesAnUnvalidatedLayout) {
 TEST_F(SplitQueueTest, WithoutEventIdxNotifyUnlessNoInterrupt) {
   start(8);
   const Buffer b[] = {{kData, 8, false}};
-  EXPECT_FALSE(queue.should_notify());  // nothing used yet
+  EXPECT_FALSE(queue.should_interrupt());  // nothing used yet
   driver->add(b);
   driver->publish();
   ASSERT_EQ(pop(), SplitQueue::PopResult::kChain);
   queue.push_used(chain.head, 0);
-  EXPECT_TRUE(queue.should_notify());
-  EXPECT_FALSE(queue.should_notify());  // nothing new since
+  EXPECT_TRUE(queue.should_interrupt());
+  EXPECT_FALSE(queue.should_interrupt());  // nothing new since
   driver->set_avail_flags(kAvailFlagNoInterrupt);
   driver->add(b);
   driver->publish();
   ASSERT_EQ(pop(), SplitQueue::PopResult::kChain);
   queue.push_used(chain.head, 0);
-  EXPECT_FALSE(queue.should_notify());
+  EXPECT_FALSE(queue.should_interrupt());
 }
 
 TEST_F(SplitQueueTest, EventIdxNotifiesWhenUsedIdxPassesUsedEvent) {
@@ -171,27 +171,27 @@ TEST_F(SplitQueueTest, EventIdxNotifiesWhenUsedIdxPassesUsedEvent) {
     queue.push_used(chain.head, 0);
   };
   use();
-  EXPECT_TRUE(queue.should_notify());  // the first decision has nothing to compare with
+  EXPECT_TRUE(queue.should_interrupt());  // the first decision has nothing to compare with
   // "notify me when the entry at index 3 is used" (used idx reaches 4).
   driver->set_used_event(3);
   use();  // used idx 2
-  EXPECT_FALSE(queue.should_notify());
+  EXPECT_FALSE(queue.should_interrupt());
   use();  // 3
-  EXPECT_FALSE(queue.should_notify());
+  EXPECT_FALSE(queue.should_interrupt());
   use();  // 4: crosses
-  EXPECT_TRUE(queue.should_notify());
+  EXPECT_TRUE(queue.should_interrupt());
   use();  // 5: already past
-  EXPECT_FALSE(queue.should_notify());
+  EXPECT_FALSE(queue.should_interrupt());
   // Batched: two uses in one decision that together cross the event.
   driver->set_used_event(6);
   use();
   use();  // 7
-  EXPECT_TRUE(queue.should_notify());
+  EXPECT_TRUE(queue.should_interrupt());
   // The flags are ignored with EVENT_IDX (2.7.7.2).
   driver->set_avail_flags(kAvailFlagNoInterrupt);
   driver->set_used_event(7);
   use();  // 8
-  EXPECT_TRUE(queue.should_notify());
+  EXPECT_TRUE(queue.should_interrupt());
 }
 
 // --- available-buffer notifications (2.7.10) ---------------------------------
@@ -212,26 +212,26 @@ TEST_F(SplitQueueTest, EventIdxPublishesAvailEventWhenGoingIdle) {
 
 TEST_F(SplitQueueTest, DisabledNotificationsAndTheRecheckOnEnable) {
   start(8);
-  queue.disable_notifications();
+  queue.disable_notifies();
   EXPECT_EQ(driver->used_flags(), kUsedFlagNoNotify);
-  EXPECT_FALSE(queue.enable_notifications());  // nothing pending
+  EXPECT_FALSE(queue.enable_notifies());  // nothing pending
   EXPECT_EQ(driver->used_flags(), 0u);
-  queue.disable_notifications();
+  queue.disable_notifies();
   const Buffer b[] = {{kData, 8, false}};
   driver->add(b);
   driver->publish();  // arrives while kicks are suppressed
-  EXPECT_TRUE(queue.enable_notifications());  // so the device must look again
+  EXPECT_TRUE(queue.enable_notifies());  // so the device must look again
 }
 
 TEST_F(SplitQueueTest, EventIdxEnableWritesAvailEventAndKeepsFlagsZero) {
   start(8, {.event_idx = true, .indirect = false});
-  queue.disable_notifications();
+  queue.disable_notifies();
   EXPECT_EQ(driver->used_flags(), 0u);  // must stay 0 with EVENT_IDX
   const Buffer b[] = {{kData, 8, false}};
   driver->add(b);
   driver->publish();
   ASSERT_EQ(pop(), SplitQueue::PopResult::kChain);
-  EXPECT_FALSE(queue.enable_notifications());
+  EXPECT_FALSE(queue.enable_notifies());
   EXPECT_EQ(driver->avail_event(), 1u);
 }
 

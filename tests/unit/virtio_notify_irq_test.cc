@@ -1,5 +1,5 @@
-// Notifications and interrupts without KVM: queue kicks through (fake)
-// ioeventfds polled by the EventLoop, kicks handed to a backend, the trap
+// Notifies and interrupts without KVM: queue notifies through (fake)
+// ioeventfds polled by the EventLoop, notify fds handed to a backend, the trap
 // path, and InterruptStatus in irq=irqfd (bypass) and irq=relay modes.
 #include <gtest/gtest.h>
 
@@ -34,42 +34,42 @@ void add_request(DriverRing& ring) {
   ring.publish();
 }
 
-TEST(QueueKicks, AnIoEventFdPerLiveQueueAtQueueNotifyWithTheQueueIndex) {
+TEST(QueueNotifies, AnIoEventFdPerLiveQueueAtQueueNotifyWithTheQueueIndex) {
   H h(with_ioeventfds());
   EXPECT_EQ(h.transport->notify_mode(), NotifyMode::kIoEventFd);
   ASSERT_TRUE(h.driver->probe());
   ASSERT_TRUE(h.driver->initialize(~uint64_t{0}));
-  EXPECT_EQ(h.kicks.live(), 0u);  // nothing before a queue is live
+  EXPECT_EQ(h.notify_fds.live(), 0u);  // nothing before a queue is live
   ASSERT_TRUE(h.driver->setup_queue(0, H::kRing0));
   ASSERT_TRUE(h.driver->setup_queue(1, H::kRing1, 64));
-  ASSERT_TRUE(h.kicks.assigned(0));
-  ASSERT_TRUE(h.kicks.assigned(1));
-  EXPECT_EQ(h.kicks.assigned(0)->address, H::kBase + reg::kQueueNotify);
+  ASSERT_TRUE(h.notify_fds.assigned(0));
+  ASSERT_TRUE(h.notify_fds.assigned(1));
+  EXPECT_EQ(h.notify_fds.assigned(0)->address, H::kBase + reg::kQueueNotify);
   EXPECT_EQ(h.transport->notify_address(), H::kBase + 0x50);
   h.driver->driver_ok();
   ASSERT_TRUE(h.driver->del_queue(1));  // QueueReady = 0 deassigns
-  EXPECT_FALSE(h.kicks.assigned(1));
-  EXPECT_TRUE(h.kicks.assigned(0));
+  EXPECT_FALSE(h.notify_fds.assigned(1));
+  EXPECT_TRUE(h.notify_fds.assigned(0));
   h.driver->reset();  // reset deassigns everything
-  EXPECT_EQ(h.kicks.live(), 0u);
+  EXPECT_EQ(h.notify_fds.live(), 0u);
   // And the next bring-up assigns again (no EEXIST from a leftover).
   h.bring_up();
-  EXPECT_EQ(h.kicks.live(), 2u);
+  EXPECT_EQ(h.notify_fds.live(), 2u);
 }
 
-TEST(QueueKicks, APolledKickRunsTheQueueHandlerOnTheEventLoop) {
+TEST(QueueNotifies, APolledNotifyRunsTheQueueHandlerOnTheEventLoop) {
   H h(with_ioeventfds());
   DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
   h.bring_up();
   add_request(ring);
-  ASSERT_TRUE(h.kicks.guest_kick(0));  // the guest's store, swallowed by KVM
+  ASSERT_TRUE(h.notify_fds.guest_notify(0));  // the guest's store, swallowed by KVM
   ASSERT_TRUE(h.device->wait_for_chains(1, 5000));
   EXPECT_TRUE(eventually([&] { return ring.used_idx() == 1; }));
   EXPECT_GE(h.counters().notifies_polled.load(), 1u);
   EXPECT_EQ(h.counters().notifies_trapped.load(), 0u);
 }
 
-TEST(QueueKicks, TrappedNotifiesStillWorkBesideTheIoEventFd) {
+TEST(QueueNotifies, TrappedNotifiesStillWorkBesideTheIoEventFd) {
   H h(with_ioeventfds());
   DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
   h.bring_up();
@@ -79,53 +79,53 @@ TEST(QueueKicks, TrappedNotifiesStillWorkBesideTheIoEventFd) {
   EXPECT_EQ(h.counters().notifies_trapped.load(), 1u);
 }
 
-TEST(QueueKicks, AKickOfAStoppedQueueIsDropped) {
+TEST(QueueNotifies, ANotifyOfAStoppedQueueIsDropped) {
   H h(with_ioeventfds());
   DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
   h.bring_up();
-  const int old_fd = h.kicks.assigned(0)->fd;
+  const int old_fd = h.notify_fds.assigned(0)->fd;
   ASSERT_TRUE(h.driver->del_queue(0));
   add_request(ring);
   const uint64_t one = 1;
-  // The VMM's watch may still hold the old eventfd for a moment; a kick
+  // The VMM's watch may still hold the old eventfd for a moment; a notify
   // through it must not reach the stopped queue.
   (void)::write(old_fd, &one, sizeof(one));
-  std::this_thread::sleep_for(50ms);
+  h.loop->flush();
   EXPECT_EQ(ring.used_idx(), 0u);
 }
 
-TEST(QueueKicks, TrapModeAssignsNoIoEventFds) {
+TEST(QueueNotifies, TrapModeAssignsNoIoEventFds) {
   H::Config c = with_ioeventfds();
   c.options.notify = NotifyMode::kTrap;
   H h(c);
   DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
   h.bring_up();
   EXPECT_EQ(h.transport->notify_mode(), NotifyMode::kTrap);
-  EXPECT_EQ(h.kicks.attaches(), 0u);
+  EXPECT_EQ(h.notify_fds.attaches(), 0u);
   add_request(ring);
   h.driver->notify(0);
   EXPECT_EQ(ring.used_idx(), 1u);
 }
 
-TEST(QueueKicks, FallsBackToTrappingWhenAnIoEventFdCannotBeHad) {
+TEST(QueueNotifies, FallsBackToTrappingWhenAnIoEventFdCannotBeHad) {
   H h(with_ioeventfds());
-  h.kicks.set_failing(true);
+  h.notify_fds.set_failing(true);
   DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
   h.bring_up();
-  EXPECT_EQ(h.kicks.live(), 0u);
+  EXPECT_EQ(h.notify_fds.live(), 0u);
   add_request(ring);
   h.driver->notify(0);
   EXPECT_EQ(ring.used_idx(), 1u);
 }
 
-TEST(QueueKicks, WithoutKickSourceTheTransportTraps) {
+TEST(QueueNotifies, WithoutNotifyFdSourceTheTransportTraps) {
   H::Config c;
   c.options.notify = NotifyMode::kIoEventFd;  // asked for, but nothing wired
   H h(c);
   EXPECT_EQ(h.transport->notify_mode(), NotifyMode::kTrap);
 }
 
-TEST(QueueKicks, QueueNotifyForAQueueThatDoesNotExistIsAGuestError) {
+TEST(QueueNotifies, QueueNotifyForAQueueThatDoesNotExistIsAGuestError) {
   H h({});
   h.bring_up();
   h.driver->notify(7);
@@ -136,37 +136,37 @@ TEST(QueueKicks, QueueNotifyForAQueueThatDoesNotExistIsAGuestError) {
 
 // --- backend-owned queues (vhost) -------------------------------------------
 
-TEST(BackendQueues, TheKickFdIsHandedOverAndNotPolled) {
+TEST(BackendQueues, TheNotifyFdIsHandedOverAndNotPolled) {
   H h(with_ioeventfds(/*backend_queues=*/0b10));
   h.bring_up();
   const auto queues = h.device->activated_queues();
   ASSERT_EQ(queues.size(), 2u);
   EXPECT_NE(queues[0].ring, nullptr);
-  EXPECT_EQ(queues[0].kick_fd, -1);
+  EXPECT_EQ(queues[0].notify_fd, -1);
   EXPECT_EQ(queues[1].ring, nullptr);
-  ASSERT_TRUE(h.kicks.assigned(1));
-  EXPECT_EQ(queues[1].kick_fd, h.kicks.assigned(1)->fd);  // vhost's kick = the ioeventfd
-  EXPECT_EQ(queues[1].call_fd, h.irq.fd());               // vhost's call = the irqfd
-  ASSERT_TRUE(h.kicks.guest_kick(1));
-  std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(h.notify_fds.assigned(1));
+  EXPECT_EQ(queues[1].notify_fd, h.notify_fds.assigned(1)->fd);  // vhost's kick fd = the ioeventfd
+  EXPECT_EQ(queues[1].interrupt_fd, h.irq.fd());               // vhost's call = the irqfd
+  ASSERT_TRUE(h.notify_fds.guest_notify(1));
+  h.loop->flush();
   EXPECT_EQ(h.device->notifies(1), 0u);
   EXPECT_EQ(h.counters().notifies_polled.load(), 0u);
-  // The kick is still there for the backend to read: the VMM did not steal it.
+  // The notify is still there for the backend to read: the VMM did not steal it.
   uint64_t count = 0;
-  EXPECT_EQ(::read(queues[1].kick_fd, &count, sizeof(count)), 8);
+  EXPECT_EQ(::read(queues[1].notify_fd, &count, sizeof(count)), 8);
   EXPECT_EQ(count, 1u);
 }
 
-TEST(BackendQueues, ATrappedNotifyIsForwardedToTheBackendsKick) {
+TEST(BackendQueues, ATrappedNotifyIsForwardedToTheBackendsNotifyFd) {
   H::Config c;
-  c.device.backend_queues = 0b10;  // trap mode: the transport makes the kick eventfd
+  c.device.backend_queues = 0b10;  // trap mode: the transport makes the notify fd
   H h(c);
   h.bring_up();
-  const int kick = h.device->activated_queues().at(1).kick_fd;
-  ASSERT_GE(kick, 0);
+  const int notify_fd = h.device->activated_queues().at(1).notify_fd;
+  ASSERT_GE(notify_fd, 0);
   h.driver->notify(1);
   uint64_t count = 0;
-  EXPECT_EQ(::read(kick, &count, sizeof(count)), 8);
+  EXPECT_EQ(::read(notify_fd, &count, sizeof(count)), 8);
   EXPECT_EQ(count, 1u);
   EXPECT_EQ(h.device->notifies(1), 0u);
 }
@@ -198,7 +198,7 @@ TEST(InterruptStatus, ReportsUsedBuffersWhileABackendBypassesTheVmm) {
   h.driver->driver_ok();
   // The "backend" interrupts: the VMM never sees it...
   const uint64_t one = 1;
-  ASSERT_EQ(::write(h.device->activated_queues().at(1).call_fd, &one, sizeof(one)), 8);
+  ASSERT_EQ(::write(h.device->activated_queues().at(1).interrupt_fd, &one, sizeof(one)), 8);
   // ...and the guest's handler still finds the bit.
   EXPECT_EQ(h.driver->interrupt(), interrupt::kUsedBuffer);
   EXPECT_EQ(h.reg(reg::kInterruptStatus), interrupt::kUsedBuffer);  // ACK cannot clear it
@@ -221,8 +221,8 @@ TEST(InterruptStatus, ReportsUsedBuffersWhileABackendBypassesTheVmm) {
 TEST(InterruptStatus, RelayModeForwardsTheBackendsCallAndSetsTheBitPrecisely) {
   H h(with_ioeventfds(/*backend_queues=*/0b10, IrqMode::kRelay));
   h.bring_up();
-  const int call = h.device->activated_queues().at(1).call_fd;
-  EXPECT_EQ(call, h.transport->call_fd());
+  const int call = h.device->activated_queues().at(1).interrupt_fd;
+  EXPECT_EQ(call, h.transport->interrupt_fd());
   EXPECT_NE(call, h.irq.fd());  // the backend does not reach the irqfd
   EXPECT_EQ(h.reg(reg::kInterruptStatus), 0u);  // no bypass: precise
   const uint64_t one = 1;

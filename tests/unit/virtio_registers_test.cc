@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "../virtio/harness.h"
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/virtio/mmio_regs.h"
 
 namespace kvmmio::virtio {

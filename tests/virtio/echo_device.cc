@@ -99,7 +99,7 @@ void EchoDevice::process(SplitQueue& ring) {
       ++chains_;
     }
     progress_.notify_all();
-    if (ring.should_notify() && activation_.interrupt) activation_.interrupt->signal_used();
+    if (ring.should_interrupt() && activation_.interrupt) activation_.interrupt->signal_used();
   }
 }
 

@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "echo_device.h"
-#include "fake_kicks.h"
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "fake_notify_fds.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "mmio_driver.h"
@@ -29,8 +29,8 @@ struct TransportHarness {
   struct Config {
     TransportOptions options{.version = kVersionModern, .notify = NotifyMode::kTrap};
     EchoDevice::Options device{};
-    bool ioeventfds = false;  // wire FakeKickSource + EventLoop
-    bool loop = false;        // an EventLoop even without kicks (irq=relay)
+    bool ioeventfds = false;  // wire FakeNotifyFds + EventLoop
+    bool loop = false;        // an EventLoop even without notify fds (irq=relay)
   };
 
   explicit TransportHarness(Config config) {
@@ -43,7 +43,7 @@ struct TransportHarness {
         TransportEnv{.memory = memory,
                      .irq = irq,
                      .base = kBase,
-                     .kicks = config.ioeventfds ? &kicks : nullptr,
+                     .notify_fds = config.ioeventfds ? &notify_fds : nullptr,
                      .loop = loop.get(),
                      .name = "test-virtio"},
         config.options);
@@ -70,7 +70,7 @@ struct TransportHarness {
 
   GuestMemory memory;
   EventFd irq;
-  FakeKickSource kicks;
+  FakeNotifyFds notify_fds;
   std::unique_ptr<EventLoop> loop;
   std::unique_ptr<EchoDevice> device;
   std::unique_ptr<MmioTransport> transport;

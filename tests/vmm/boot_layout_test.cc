@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "test_files.h"
-#include "vmm/memory_map.h"
+#include "vmm/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -13,14 +13,14 @@
 #include <string>
 #include <thread>
 
-#include "hw/pl011.h"
+#include "kvmmio/console/pl011.h"
 #include "test_files.h"
 
 namespace kvmmio::vmm {
 namespace {
 
 using namespace std::chrono_literals;
-using hw::Pl011;
+using console::Pl011;
 
 class Pipe {
  public:

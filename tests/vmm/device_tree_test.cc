@@ -15,7 +15,7 @@
 #include <tuple>
 
 #include "test_files.h"
-#include "vmm/memory_map.h"
+#include "vmm/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

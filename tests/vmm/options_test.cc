@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "vmm/memory_map.h"
+#include "vmm/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

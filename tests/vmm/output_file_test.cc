@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <string>
 
-#include "kvmmio/error.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/unique_fd.h"
 #include "tests/vmm/test_files.h"
 
 namespace kvmmio::vmm {

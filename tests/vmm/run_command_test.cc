@@ -120,7 +120,7 @@ TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   o.nets.push_back(net::NetOptions::parse("tap=kvmtap9"));
   EXPECT_EQ(run_command(o), 0);
   EXPECT_EQ(virtio_nodes(), (std::vector<std::string>{"virtio@a000000", "virtio@a000200"}));
-  EXPECT_EQ(plan_virtio_devices(o).back().type, "virtio-console");
+  EXPECT_EQ(plan_virtio_devices(o, STDOUT_FILENO).back().type, "virtio-console");
   o.nets.clear();
 
   // The serial console has no virtio-mmio device at all.

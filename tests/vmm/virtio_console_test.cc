@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "../virtio/driver_ring.h"
-#include "../virtio/fake_kicks.h"
+#include "../virtio/fake_notify_fds.h"
 #include "../virtio/harness.h"
 #include "../virtio/mmio_driver.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "vmm/console.h"
 
@@ -83,7 +83,7 @@ std::string pattern(size_t n, unsigned seed) {
 
 struct Options {
   uint32_t version = virtio::kVersionModern;
-  bool ioeventfds = false;  // kicks through (fake) ioeventfds polled by the loop
+  bool ioeventfds = false;  // notifies through (fake) ioeventfds polled by the loop
 };
 
 // One virtio console behind a transport, with a Linux-like driver.
@@ -97,10 +97,9 @@ struct ConsoleMachine {
     transport = std::make_unique<virtio::MmioTransport>(
         *device,
         virtio::TransportEnv{.memory = memory, .irq = irq, .base = kBase,
-                             .kicks = o.ioeventfds ? &kicks : nullptr, .loop = &loop,
+                             .notify_fds = o.ioeventfds ? &notify_fds : nullptr, .loop = &loop,
                              .name = "console-test"},
         t);
-    device->attach(*transport);
     driver = std::make_unique<MmioDriver>(*transport);
   }
   ~ConsoleMachine() { transport.reset(); }
@@ -126,8 +125,8 @@ struct ConsoleMachine {
     return f.value_or(0);
   }
 
-  void kick(uint32_t queue) {
-    if (opts.ioeventfds) ASSERT_TRUE(kicks.guest_kick(queue));
+  void notify(uint32_t queue) {
+    if (opts.ioeventfds) ASSERT_TRUE(notify_fds.guest_notify(queue));
     else driver->notify(queue);
   }
 
@@ -138,10 +137,10 @@ struct ConsoleMachine {
       rx_next = (rx_next + 1) % 64;
     }
     rx->publish();
-    if (notify) kick(VirtioConsole::kReceiveQueue);
+    if (notify) this->notify(VirtioConsole::kReceiveQueue);
   }
 
-  // put_chars(): one readable buffer (or several, as a chain), kick.
+  // put_chars(): one readable buffer (or several, as a chain), notify.
   void send(const std::vector<std::string>& pieces, uint64_t at = kTxBuffers) {
     std::vector<Buffer> chain;
     for (const std::string& p : pieces) {
@@ -151,7 +150,7 @@ struct ConsoleMachine {
     }
     tx->add(chain);
     tx->publish();
-    kick(VirtioConsole::kTransmitQueue);
+    notify(VirtioConsole::kTransmitQueue);
   }
 
   std::string rx_bytes(const virtio::test::UsedElem& e) {
@@ -166,7 +165,7 @@ struct ConsoleMachine {
   GuestMemory memory;
   EventFd irq;
   EventLoop loop;
-  virtio::test::FakeKickSource kicks;
+  virtio::test::FakeNotifyFds notify_fds;
   std::unique_ptr<VirtioConsole> device;
   std::unique_ptr<virtio::MmioTransport> transport;
   std::unique_ptr<MmioDriver> driver;
@@ -230,7 +229,7 @@ TEST_P(VirtioConsoleTest, OutputWaitsForAFullFdWithoutBlockingAndResumes) {
   ASSERT_GT(::fcntl(out.wr.get(), F_SETPIPE_SZ, 4096), 0);
   ConsoleMachine m(opts(true), out.wr.get());
   m.bring_up();
-  // 24 KiB through a 4 KiB pipe nobody reads yet: the kick returns (the
+  // 24 KiB through a 4 KiB pipe nobody reads yet: the notify returns (the
   // loop thread is not stuck in write()), most buffers stay with the device.
   std::string want;
   for (int i = 0; i < 3; ++i) {
@@ -239,7 +238,7 @@ TEST_P(VirtioConsoleTest, OutputWaitsForAFullFdWithoutBlockingAndResumes) {
     want += chunk;
   }
   ASSERT_TRUE(eventually([&] { return m.device->counters().tx_stalls >= 1; }));
-  std::this_thread::sleep_for(50ms);
+  m.loop.flush();
   EXPECT_LT(m.tx->used_idx(), 3) << "buffers returned before their bytes were written";
   // The loop thread still serves other work while the output waits.
   EventFd probe;
@@ -302,7 +301,7 @@ TEST_P(VirtioConsoleTest, InputBeforeTheDriverIsReadyWaitsForIt) {
   m.device->set_rx_space_callback([&] { ++space; });
   const std::string early = "typed during boot";
   EXPECT_EQ(m.device->receive({reinterpret_cast<const uint8_t*>(early.data()), early.size()}), 0u);
-  // Buffers posted after DRIVER_OK, each with its kick, as newer Linux does.
+  // Buffers posted after DRIVER_OK, each with its notify, as newer Linux does.
   m.bring_up(4, 64, /*fill_after_ok=*/true);
   EXPECT_GE(space, 1);
   EXPECT_EQ(m.device->receive({reinterpret_cast<const uint8_t*>(early.data()), early.size()}),
@@ -313,7 +312,7 @@ TEST_P(VirtioConsoleTest, InputBeforeTheDriverIsReadyWaitsForIt) {
 }
 
 // The VMM's path: bytes written to "stdin" reach the guest through
-// ConsoleInput (the same object the PL011 is fed by), with queue kicks
+// ConsoleInput (the same object the PL011 is fed by), with queue notifies
 // through ioeventfds on the event loop.
 TEST_P(VirtioConsoleTest, ConsoleInputFeedsTheReceiveQueueWithoutDrops) {
   Pipe out, in;
@@ -353,12 +352,12 @@ TEST_P(VirtioConsoleTest, TransmitChainWithWritableBufferNeedsReset) {
   const Buffer chain[] = {{kTxBuffers, 6, false}, {kTxBuffers + 4096, 16, true}};
   m.tx->add(chain);
   m.tx->publish();
-  m.kick(VirtioConsole::kTransmitQueue);
+  m.notify(VirtioConsole::kTransmitQueue);
   EXPECT_TRUE(m.needs_reset());
   EXPECT_EQ(m.device->guest_errors(), 1u);
   EXPECT_EQ(m.driver->interrupt() & virtio::interrupt::kConfigChange, virtio::interrupt::kConfigChange);
   EXPECT_EQ(out.drain(50ms), "");
-  // Further kicks touch nothing until the driver resets.
+  // Further notifies touch nothing until the driver resets.
   m.send({"ignored"});
   EXPECT_EQ(out.drain(50ms), "");
   // Reset and a fresh bring-up: the device works again.
@@ -375,7 +374,7 @@ TEST_P(VirtioConsoleTest, ReceiveChainWithReadableBufferNeedsReset) {
   const Buffer chain[] = {{kRxBuffers, 8, false}};
   m.rx->add(chain);
   m.rx->publish();
-  m.kick(VirtioConsole::kReceiveQueue);
+  m.notify(VirtioConsole::kReceiveQueue);
   const std::string input = "abc";
   EXPECT_EQ(m.device->receive({reinterpret_cast<const uint8_t*>(input.data()), input.size()}), 0u);
   EXPECT_TRUE(m.needs_reset());
@@ -394,7 +393,7 @@ TEST_P(VirtioConsoleTest, BuffersOutsideRamNeedResetAndAreNeverTouched) {
   const Buffer bad_tx[] = {{kRam + kRamSize - 8, 64, false}};
   m.tx->add(bad_tx);
   m.tx->publish();
-  m.kick(VirtioConsole::kTransmitQueue);
+  m.notify(VirtioConsole::kTransmitQueue);
   EXPECT_TRUE(m.needs_reset());
   EXPECT_EQ(m.transport->counters().guest_errors, 1u);
   EXPECT_EQ(out.drain(50ms), "");
@@ -405,7 +404,7 @@ TEST_P(VirtioConsoleTest, BuffersOutsideRamNeedResetAndAreNeverTouched) {
   const Buffer bad_rx[] = {{0x10000000, 64, true}};
   m.rx->add(bad_rx);
   m.rx->publish();
-  m.kick(VirtioConsole::kReceiveQueue);
+  m.notify(VirtioConsole::kReceiveQueue);
   const std::string input = "xyz";
   EXPECT_EQ(m.device->receive({reinterpret_cast<const uint8_t*>(input.data()), input.size()}), 0u);
   EXPECT_TRUE(m.needs_reset());

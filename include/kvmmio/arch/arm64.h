@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 class Vm;

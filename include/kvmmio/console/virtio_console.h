@@ -4,7 +4,7 @@
 //
 // Queues (5.3.2): receiveq 0 (host input into guest buffers), transmitq 1
 // (guest output). Both are the VMM's:
-//  - TX runs when the guest kicks (queue_notify, transport lock held) and
+//  - TX runs when the guest notifies (queue_notify, device lock held) and
 //    writes each chain's bytes to the output fd without waiting: when the
 //    fd is full, the chain stays unfinished and an EventLoop watch resumes
 //    it once the fd has room. The event-loop thread, which also handles the
@@ -13,7 +13,7 @@
 //  - RX is the ConsoleInputSink side: receive() (any thread but the
 //    transport's callbacks) fills the guest's receiveq buffers in order and
 //    takes only what fits; the rest waits at the caller until the guest
-//    posts buffers (the RX kick calls the space callback). No input is
+//    posts buffers (the RX notify calls the space callback). No input is
 //    dropped.
 // The guest is hostile: a transmitq chain with device-writable buffers or a
 // receiveq chain with device-readable ones is a guest error and the device
@@ -28,23 +28,27 @@
 #include <span>
 
 #include "kvmmio/console/input_sink.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/counters.h"
+#include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/virtio/descriptor_chain.h"
-#include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::console {
 
 // What the device did; read by the VMM's stats output.
+#define KVMMIO_CONSOLE_COUNTERS(C)                                                  \
+  C(tx_bytes, "guest output written to the output fd (stdout)")                    \
+  C(rx_bytes, "host input placed in guest buffers")                                \
+  C(tx_stalls, "times output waited for room in the output fd")                    \
+  C(rx_waits, "times input waited for the guest to post receive buffers")          \
+  C(output_dropped, "output bytes dropped because the output fd is gone")          \
+  C(activations, "DRIVER_OK count (driver resets + 1)")
 struct ConsoleCounters {
-  std::atomic<uint64_t> tx_bytes{0};        // guest output written to the output fd
-  std::atomic<uint64_t> rx_bytes{0};        // host input placed in guest buffers
-  std::atomic<uint64_t> tx_stalls{0};       // TX waited for room in the output fd
-  std::atomic<uint64_t> rx_waits{0};        // input waited for the guest to post buffers
-  std::atomic<uint64_t> output_dropped{0};  // bytes dropped: the output fd is gone
-  std::atomic<uint64_t> activations{0};     // DRIVER_OK count (resets + 1)
+  KVMMIO_CONSOLE_COUNTERS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_CONSOLE_COUNTERS)
 };
 
 class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink {
@@ -63,16 +67,12 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   VirtioConsole(const VirtioConsole&) = delete;
   VirtioConsole& operator=(const VirtioConsole&) = delete;
 
-  // The transport in front of this device: receive() and the output watch
-  // take its lock. Required before receive() takes any input.
-  void attach(virtio::MmioTransport& transport) { transport_ = &transport; }
-
   const ConsoleCounters& counters() const { return counters_; }
   // Guest errors the device itself found (the transport counts its own).
   uint64_t guest_errors() const { return errors_.count(); }
 
-  // ConsoleInputSink. Takes the transport lock: never call it from inside
-  // a transport callback.
+  // ConsoleInputSink. Takes the device lock: never call it from inside a
+  // transport callback.
   size_t receive(std::span<const uint8_t> bytes) override;
   void set_rx_space_callback(std::function<void()> callback) override;
 
@@ -88,7 +88,7 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   void reset() override;
 
  private:
-  // Everything below is guarded by the transport lock.
+  // Everything below is guarded by the device lock.
   void transmit();
   bool send_pending_chain();
   size_t write_output(std::span<const uint8_t> bytes);
@@ -101,14 +101,19 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   const GuestMemory& memory_;
   EventLoop& loop_;
   int output_fd_;
-  virtio::MmioTransport* transport_ = nullptr;
   ConsoleCounters counters_;
   GuestErrorLog errors_{"virtio-console"};
   bool output_broken_ = false;  // EPIPE etc.: output is dropped from then on
 
-  std::mutex callback_mutex_;
+  // Guards the space callback, and the hand-over of the device lock:
+  // input can arrive before the first activation, which brings the lock.
+  std::mutex input_mutex_;
   std::function<void()> space_callback_;
-  bool input_waiting_ = false;  // receive() refused input since the last RX kick
+  // From the first activation on: the lock outlives resets. Written holding
+  // both locks (activate()), so either is enough to read it.
+  DeviceLock* lock_ = nullptr;
+  bool refused_before_activation_ = false;
+  bool input_waiting_ = false;  // receive() refused input since the last RX notify
 
   // Between activate() and reset():
   virtio::SplitQueue* rx_ = nullptr;
@@ -119,11 +124,7 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   virtio::DescriptorChain tx_chain_;  // popped, not fully written yet when tx_pending_
   bool tx_pending_ = false;
   uint64_t tx_offset_ = 0;            // bytes of tx_chain_ already written
-  // Tells an output-room callback that is waiting for the lock to give up:
-  // reset() drops the watch under the lock, and the watch's removal waits
-  // for that callback.
-  std::atomic<bool> stopping_{false};
-  EventLoop::Registration output_watch_;  // last: dropped first
+  DeviceLock::Watch output_watch_;    // last: dropped first
 };
 
 }  // namespace kvmmio::console

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "kvmmio/virtio/mmio_transport.h"
+#include "kvmmio/virtio/transport_options.h"
 
 namespace kvmmio::net {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::net {
 

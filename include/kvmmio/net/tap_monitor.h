@@ -2,7 +2,8 @@
 // uses it: brought down or up (`ip link set NAME down`), removed (`ip link
 // del NAME`), or an interface of that name created again. Owns an rtnetlink
 // socket subscribed to link notifications (RTMGRP_LINK), watched on the
-// EventLoop; callbacks run on the loop thread.
+// EventLoop; callbacks run on the loop thread holding the device's lock, so
+// the monitor may be destroyed under that lock (DeviceLock::Watch).
 //
 // Notifications only say "something about some link changed": on each one
 // the monitor looks the interface up by name (ifindex and IFF_UP, two
@@ -14,8 +15,9 @@
 #include <functional>
 #include <string>
 
-#include "kvmmio/event_loop.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::net {
 
@@ -31,7 +33,7 @@ class TapMonitor {
 
   // Starts watching interface `name`. Throws std::system_error if the
   // netlink socket cannot be had.
-  TapMonitor(EventLoop& loop, std::string name, std::function<void(Event)> on_event);
+  TapMonitor(EventLoop& loop, DeviceLock& lock, std::string name, std::function<void(Event)> on_event);
   ~TapMonitor() = default;  // the watch goes first (declared last)
   TapMonitor(const TapMonitor&) = delete;
   TapMonitor& operator=(const TapMonitor&) = delete;
@@ -57,7 +59,7 @@ class TapMonitor {
   UniqueFd retry_timer_;  // one-shot timerfd for retry_appeared()
   int ifindex_ = 0;  // 0: no interface of that name
   bool up_ = false;
-  EventLoop::Registration watch_, retry_watch_;
+  DeviceLock::Watch watch_, retry_watch_;
 };
 
 }  // namespace kvmmio::net

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "kvmmio/guest_memory.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::net {
 

@@ -1,7 +1,7 @@
 // VirtioNet: the virtio-net device (virtio 1.2 section 5.1) over a tap,
 // with its queues moved by one of two backends:
 //  - vhost-net (the kernel): the VMM hands each RX/TX pair to a /dev/vhost-net
-//    instance with the queue's ioeventfd as kick and the device's irqfd as
+//    instance with the queue's ioeventfd as kick fd and the device's irqfd as
 //    call, and is out of the data path;
 //  - userspace: the event-loop thread moves packets between rings and the
 //    tap, woken by the queue ioeventfds and tap readiness.
@@ -16,30 +16,35 @@
 #include <memory>
 #include <vector>
 
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/counters.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/tap_monitor.h"
-#include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::net {
 
 // What the device and its backend did; read by the VMM's stats output.
+#define KVMMIO_NET_COUNTERS(C)                                                                    \
+  C(tx_packets, "frames from the guest written to the tap (userspace backend only)")             \
+  C(tx_bytes, "their bytes, without the virtio-net header (userspace backend only)")              \
+  C(rx_packets, "frames from the tap placed in guest buffers (userspace backend only)")          \
+  C(rx_bytes, "their bytes, without the virtio-net header (userspace backend only)")              \
+  C(rx_dropped, "frames from the tap that fit no guest buffer")                                   \
+  C(rx_stalls, "times receive paused because the guest had posted no buffers")                    \
+  C(tap_errors, "tap reads and writes that failed (link down, interface removed)")                \
+  C(tap_down, "the guest's link went down with the tap's (down or removed)")                      \
+  C(tap_up, "the guest's link came back with the tap's")                                          \
+  C(tap_removed, "the tap interface was deleted under the VMM")                                   \
+  C(tap_reattached, "an interface of the tap's name appeared and was attached")                  \
+  C(vhost_errors, "vring errors vhost-net signalled (its ERR eventfd)")                           \
+  C(ctrl_commands, "control-queue commands")                                                      \
+  C(activations, "DRIVER_OK count (driver resets + 1)")
 struct NetCounters {
-  std::atomic<uint64_t> tx_packets{0}, tx_bytes{0};  // userspace backend only
-  std::atomic<uint64_t> rx_packets{0}, rx_bytes{0};  // userspace backend only
-  std::atomic<uint64_t> rx_dropped{0};     // frames that fit no guest buffer
-  std::atomic<uint64_t> rx_stalls{0};      // RX paused: the guest posted no buffers
-  std::atomic<uint64_t> tap_errors{0};     // tap reads/writes that failed (link down, removed)
-  std::atomic<uint64_t> tap_down{0};       // the guest's link went down: tap down or removed
-  std::atomic<uint64_t> tap_up{0};         // ... and came back
-  std::atomic<uint64_t> tap_removed{0};    // the interface was deleted under the VMM
-  std::atomic<uint64_t> tap_reattached{0};  // an interface of that name appeared and was attached
-  std::atomic<uint64_t> vhost_errors{0};   // vring errors vhost signalled (ERR eventfd)
-  std::atomic<uint64_t> ctrl_commands{0};
-  std::atomic<uint64_t> activations{0};    // DRIVER_OK count (resets + 1)
+  KVMMIO_NET_COUNTERS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_NET_COUNTERS)
 };
 
 class NetBackend;
@@ -53,9 +58,6 @@ class VirtioNet final : public virtio::VirtioDevice {
   // without /dev/vhost-net is a UserError naming the module.
   VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop);
   ~VirtioNet() override;
-
-  // The transport in front of this device (for locking from the loop thread).
-  void attach(virtio::MmioTransport& transport) { transport_ = &transport; }
 
   bool uses_vhost() const { return use_vhost_; }
   const NetOptions& options() const { return options_; }
@@ -79,9 +81,9 @@ class VirtioNet final : public virtio::VirtioDevice {
   uint32_t ctrl_queue_index() const { return 2u * options_.queue_pairs; }
   bool has_ctrl_queue() const { return options_.queue_pairs > 1; }
   void process_ctrl(virtio::SplitQueue& ring);
-  // Tap events (loop thread): see virtio_net.cc and docs/virtio-net.md.
+  // Tap events (loop thread, device lock held): see virtio_net.cc and
+  // docs/virtio-net.md.
   void on_tap_event(TapMonitor::Event event);
-  void handle_tap_event(TapMonitor::Event event);
   void set_guest_link(bool up);
 
   NetOptions options_;
@@ -90,7 +92,6 @@ class VirtioNet final : public virtio::VirtioDevice {
   EventLoop& loop_;
   Tap tap_;
   bool use_vhost_ = false;
-  virtio::MmioTransport* transport_ = nullptr;
   NetCounters counters_;
 
   // The link the guest sees in the config space's status (5.1.4): the tap's.
@@ -102,9 +103,6 @@ class VirtioNet final : public virtio::VirtioDevice {
   virtio::VirtioInterrupt* interrupt_ = nullptr;
   unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
   bool reattach_failing_ = false;  // logging state: one message per failing run
-  // Set under the transport lock before the monitor goes: its callback,
-  // waiting in lock_device_unless(), then gives up instead of deadlocking.
-  std::atomic<bool> stopping_{false};
   std::unique_ptr<TapMonitor> monitor_;  // last: its callback uses the above
 };
 

@@ -18,7 +18,8 @@
 //
 // Guest mistakes never throw: they are counted, logged rate-limited, and
 // ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
-// Register accesses and polled kicks are serialised by one lock per device.
+// Register accesses, polled notifies and the device's own threads are
+// serialised by one DeviceLock per device.
 #pragma once
 
 #include <atomic>
@@ -27,44 +28,37 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "kvmmio/event_fd.h"
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/counters.h"
+#include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/mmio_bus.h"
-#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/split_queue.h"
+#include "kvmmio/virtio/transport_options.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::virtio {
 
-enum class NotifyMode { kIoEventFd, kTrap };
-enum class IrqMode { kIrqFd, kRelay };
-
-// Per-device transport options (the VMM's device option list).
-struct TransportOptions {
-  uint32_t version = kVersionModern;  // 1: legacy register layout, 2: modern
-  NotifyMode notify = NotifyMode::kIoEventFd;
-  IrqMode irq = IrqMode::kIrqFd;
-
-  // Applies one option: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay.
-  // Throws UserError naming the accepted values.
-  void set(std::string_view key, std::string_view value);
-};
-
 // What the VMM did for this device; read by the VMM's stats output.
+#define KVMMIO_TRANSPORT_COUNTERS(C)                                                                  \
+  C(guest_errors, "guest mistakes the transport found: bad register accesses, invalid status "       \
+                  "writes, malformed rings")                                                          \
+  C(notifies_trapped, "QueueNotify writes that arrived as MMIO exits")                                \
+  C(notifies_polled, "VMM wake-ups on a queue's ioeventfd it polls")                                  \
+  C(interrupts_injected, "interrupts the VMM raised itself by writing the irqfd (used buffers or "    \
+                         "configuration)")                                                            \
+  C(interrupts_relayed, "irq=relay: backend interrupts the VMM forwarded")                            \
+  C(config_interrupts, "configuration-change interrupts (also in interrupts_injected)")               \
+  C(needs_reset, "times the device entered DEVICE_NEEDS_RESET")
 struct TransportCounters {
-  std::atomic<uint64_t> notifies_trapped{0};     // QueueNotify writes that were MMIO exits
-  std::atomic<uint64_t> notifies_polled{0};      // VMM wake-ups on a queue ioeventfd it polls
-  std::atomic<uint64_t> interrupts_injected{0};  // the VMM wrote the irqfd itself
-  std::atomic<uint64_t> interrupts_relayed{0};   // irq=relay: a backend's call forwarded
-  std::atomic<uint64_t> config_interrupts{0};    // configuration-change interrupts (in injected)
-  std::atomic<uint64_t> needs_reset{0};          // DEVICE_NEEDS_RESET entered
-  std::atomic<uint64_t> guest_errors{0};
+  KVMMIO_TRANSPORT_COUNTERS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_TRANSPORT_COUNTERS)
 };
 
 // What the transport is wired to.
@@ -72,8 +66,8 @@ struct TransportEnv {
   const GuestMemory& memory;
   EventFd& irq;           // raises the device's interrupt: the irqfd's eventfd (edge SPI)
   uint64_t base = 0;      // guest physical address of the register window
-  KickSource* kicks = nullptr;  // nullptr: no ioeventfds, QueueNotify traps
-  EventLoop* loop = nullptr;    // polls VMM-owned kicks and the relay; outlives the transport
+  NotifyFdSource* notify_fds = nullptr;  // nullptr: no ioeventfds, QueueNotify traps
+  EventLoop* loop = nullptr;    // polls VMM-owned notify fds and the relay; outlives the transport
   std::string name = "virtio-mmio";  // names the device in guest-error messages
 };
 
@@ -94,34 +88,25 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   static constexpr uint64_t window_size() { return kMmioWindowSize; }
   uint64_t notify_address() const { return env_.base + reg::kQueueNotify; }
   const TransportOptions& options() const { return options_; }
-  // kTrap when asked for, or when there is no KickSource or EventLoop.
+  // kTrap when asked for, or when there is no NotifyFdSource or EventLoop.
   NotifyMode notify_mode() const { return notify_mode_; }
   const TransportCounters& counters() const { return counters_; }
 
-  // For device-initiated configuration changes and failures.
+  // For device-initiated configuration changes before activation hands
+  // the interrupt over (tests).
   VirtioInterrupt& interrupt() { return *this; }
-  // Held by device threads that touch queues outside transport callbacks.
-  std::unique_lock<std::timed_mutex> lock_device() { return std::unique_lock(mutex_); }
-  // For device threads whose watches may be removed under this lock (a
-  // reset waits for their callbacks while holding it): waits for the lock
-  // like lock_device(), but returns it unlocked as soon as `stop` is set,
-  // within about a millisecond. It sleeps in the kernel while it waits:
-  // an earlier try_lock-and-yield loop kept a CPU busy whenever a vCPU
-  // held the lock for a trapped kick, starving everything else on the host
-  // (nested arm64 platform: userspace+trap, 4 streams guest-to-host,
-  // 0.005-0.017 Gbit/s with the loop, 0.20-0.21 without; docs/benchmarks.md).
-  std::unique_lock<std::timed_mutex> lock_device_unless(const std::atomic<bool>& stop);
 
   // Snapshots for tests and stats.
   uint32_t device_status() const { return status_.load(); }
   uint64_t driver_features() const;
-  // The fd a backend writes to send a used-buffer notification.
-  int call_fd() const;
+  // The interrupt fd: what a backend writes to interrupt the guest.
+  int interrupt_fd() const;
 
  private:
   struct QueueState;
 
   // mmio_transport.cc: dispatch, common registers, config window
+  const RegisterInfo* register_for(uint64_t offset, size_t size, bool write);
   uint32_t read_register(const RegisterInfo& info);
   void write_register(const RegisterInfo& info, uint32_t value);
   void read_config(uint64_t offset, std::span<uint8_t> data);
@@ -139,17 +124,19 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   bool features_acceptable(uint64_t features);
   void activate();
   void reset_device();
-  // mmio_queues.cc: queue liveness, kicks, notifications
+  // mmio_queues.cc: queue liveness, notify fds, trapped and polled notifies
   void set_queue_ready(uint32_t index, const QueueLayout& layout);
   void stop_queue(uint32_t index);
   void start_ring(uint32_t index);
   ActiveQueue active_queue(uint32_t index);
   void update_bypass();
-  void attach_kick(uint32_t index);
-  void detach_kick(uint32_t index);
+  void attach_notify_fd(uint32_t index);
+  void detach_notify_fd(uint32_t index);
   void notify_trapped(uint32_t value);
-  void kick_polled(uint32_t index, uint64_t epoch);
+  void notify_polled(uint32_t index);
   // mmio_interrupts.cc
+  void start_relay();
+  void relay_interrupt();
   void raise(uint32_t bits);
   uint32_t interrupt_status() const;
   void acknowledge(uint32_t bits);
@@ -166,7 +153,9 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   GuestErrorLog errors_;
   TransportCounters counters_;
 
-  mutable std::timed_mutex mutex_;  // registers, queues, device callbacks
+  // Registers, queues, device callbacks; handed to the device at
+  // activation for its own threads.
+  mutable DeviceLock lock_;
   std::atomic<uint32_t> status_{0};
   std::atomic<uint32_t> interrupt_status_{0};
   std::atomic<uint32_t> config_generation_{0};
@@ -179,11 +168,8 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   uint32_t queue_sel_ = 0;
   uint32_t guest_page_size_;  // legacy; kept across resets, Linux writes it once at probe
   std::vector<QueueState> queues_;
-  std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' call eventfd
-  EventLoop::Registration relay_watch_;
-  // Watches of kicks detached under the lock, destroyed after it is dropped
-  // (their destructor waits for a running callback, which takes the lock).
-  std::vector<EventLoop::Registration> retired_watches_;
+  std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' interrupt fd
+  EventLoop::Registration relay_watch_;  // its callback takes no lock
 };
 
 }  // namespace kvmmio::virtio

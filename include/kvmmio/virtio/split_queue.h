@@ -102,14 +102,14 @@ class SplitQueue {
   // Whether the driver wants a used-buffer notification for what was pushed
   // since the last call that returned true (2.7.7.2: flags, or used_event
   // with EVENT_IDX, the vring_need_event() rule of 2.7.10).
-  bool should_notify();
+  bool should_interrupt();
 
   // Available-buffer notification suppression (2.7.10): while processing,
-  // a device may ask the driver not to kick; re-enabling returns whether
+  // a device may ask the driver not to notify; re-enabling returns whether
   // buffers arrived meanwhile (then the device must keep popping, or a
-  // kick is lost).
-  void disable_notifications();
-  bool enable_notifications();
+  // notify is lost).
+  void disable_notifies();
+  bool enable_notifies();
 
  private:
   struct Desc {

@@ -7,14 +7,16 @@
 // negotiation, ConfigGeneration, ring validation, notifications and
 // interrupts.
 //
-// Threading: the transport calls every method below with its lock held
-// (from a vCPU thread or the event-loop thread), so a device sees one call
-// at a time. A device that touches its queues from a thread of its own holds
-// MmioTransport::lock_device() meanwhile.
+// Threading: the transport calls every method below holding the device
+// lock (from a vCPU thread or the event-loop thread), so a device sees one
+// call at a time. Activation hands the device that lock: a device that
+// touches its queues from a thread of its own holds it meanwhile, and its
+// event-loop callbacks run under it (DeviceLock::Watch). A device never
+// sees its transport: what it may use comes with DeviceActivation.
 //
 // Backends (vhost): a device says which queues a backend owns. For those the
-// transport does not poll the kick eventfd and does not process the ring;
-// it hands the device the kick fd (the queue's ioeventfd) and the call fd
+// transport does not poll the notify fd and does not process the ring;
+// it hands the device the notify fd (the queue's ioeventfd) and the interrupt fd
 // (the device's irqfd, or the relay's eventfd in irq=relay mode) to pass on.
 #pragma once
 
@@ -23,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "kvmmio/base/device_lock.h"
 #include "kvmmio/virtio/queue_layout.h"
 #include "kvmmio/virtio/split_queue.h"
 
@@ -33,7 +36,7 @@ namespace kvmmio::virtio {
 class VirtioInterrupt {
  public:
   // A used-buffer notification for a VMM-owned queue. Call it when
-  // SplitQueue::should_notify() says so.
+  // SplitQueue::should_interrupt() says so.
   virtual void signal_used() = 0;
   // The device changed its configuration: ConfigGeneration moves, and once
   // DRIVER_OK is set, InterruptStatus bit 1 is raised (4.2.2, 2.5.1).
@@ -56,14 +59,18 @@ struct ActiveQueue {
   SplitQueue* ring = nullptr;
   // Backend-owned queues only, else -1. The fds belong to the transport and
   // stay open until the device's reset()/reset_queue() returns.
-  int kick_fd = -1;  // signalled when the guest notifies this queue
-  int call_fd = -1;  // write 1 to send a used-buffer notification
+  int notify_fd = -1;     // signalled when the guest notifies this queue (vhost's kick fd)
+  int interrupt_fd = -1;  // write 1 to interrupt the guest for used buffers (vhost's call fd)
 };
 
+// What a device gets at DRIVER_OK: everything it may use until reset().
 struct DeviceActivation {
   uint64_t features = 0;            // what the driver accepted
   std::vector<ActiveQueue> queues;  // the ready queues, by index
   VirtioInterrupt* interrupt = nullptr;
+  // The device lock. Like the rings, it stays valid for the transport's
+  // lifetime, across resets.
+  DeviceLock* lock = nullptr;
 };
 
 class VirtioDevice {

@@ -14,11 +14,13 @@
 #                         that fit its mode; a GoogleTest-shaped verdict
 # shellcheck source=tests/arm64/lib.sh
 . /kvmmio/lib.sh
+# shellcheck source=bench/net-modes.sh
+. /kvmmio/bin/net-modes.sh
 scenario_name=net-compare
 require_dev /dev/kvm /dev/vhost-net /dev/net/tun
 
 R=$KVMMIO_RESULTS/net-compare
-configs=${KVMMIO_BENCH_CONFIGS:-host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap}
+configs=${KVMMIO_BENCH_CONFIGS:-$NET_COMPARE_CONFIGS}
 step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:-5} s"
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
@@ -46,16 +48,9 @@ for c in $(echo "$configs" | tr ',' ' '); do
     # shellcheck disable=SC2086 # five numbers
     set -- $sums
     echo "net-compare $c: trapped $1 polled $2 injected $3 relayed $4 guest irqs $5"
-    # The same rules as net-modes: vhost+irqfd leaves the VMM out entirely.
-    fits=1
-    case $c in
-    vhost-irqfd) [ "$1$2$3$4" = 0000 ] && [ "$5" -gt 0 ] || fits=0 ;;
-    vhost-relay) [ "$1$2$3" = 000 ] && [ "$4" -gt 0 ] || fits=0 ;;
-    user-ioeventfd) [ "$1" = 0 ] && [ "$2" -gt 0 ] && [ "$3" -gt 0 ] || fits=0 ;;
-    user-trap) [ "$1" -gt 0 ] && [ "$2" = 0 ] && [ "$3" -gt 0 ] || fits=0 ;;
-    esac
-    [ -n "$msg" ] || [ $fits = 1 ] ||
-        msg="$c: counters do not fit the mode: trapped $1 polled $2 injected $3 relayed $4 guest irqs $5"
+    # The rule net-modes applies too (bench/net-modes.sh): vhost+irqfd leaves
+    # the VMM out entirely.
+    [ -n "$msg" ] || [ "$c" = host ] || msg=$(net_mode_misfit "$c" "$@")
 done
 [ -n "$msg" ] || [ "${KVMMIO_BENCH_MICRO:-1}" != 1 ] || grep -q '^micro ' "$raw" || msg="no microbenchmark record"
 record all-modes "$secs" "$msg"

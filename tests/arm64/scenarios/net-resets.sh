@@ -19,6 +19,8 @@
 # L2's side: tests/arm64/l2-hooks/50-kvmmio-l2test.sh (kvmmio.l2test=net-resets).
 # shellcheck source=tests/arm64/lib.sh
 . /kvmmio/lib.sh
+# shellcheck source=bench/net-modes.sh
+. /kvmmio/bin/net-modes.sh
 scenario_name=net-resets
 
 require_dev /dev/kvm /dev/vhost-net /dev/net/tun
@@ -27,12 +29,6 @@ TAP=kvmtap0 HOST=10.0.0.1 GUEST=10.0.0.2
 modes=${KVMMIO_NET_MODES:-"vhost-mq user-mq"}
 RELOADS=3
 
-spec_of() {
-    case $1 in
-    vhost-mq) echo "vhost=on,irq=irqfd,notify=ioeventfd,queues=2" ;;
-    user-mq) echo "vhost=off,irq=irqfd,notify=ioeventfd,queues=2" ;;
-    esac
-}
 # "TID TICKS NAME" (utime + stime) for each vhost worker thread in L1. Before
 # Linux 6.4 a worker is a kernel thread named vhost-TID after the thread
 # that called VHOST_SET_OWNER; from 6.4 on it is a thread of the process,
@@ -62,8 +58,8 @@ httpd -p 8000 -h /tmp/www
 run_mode() {
     mode=$1 out=$R/net-resets-$1
     start=$(cut -d' ' -f1 /proc/uptime)
-    step "net-resets $mode: boot L2 (2 vCPUs) with --net tap=$TAP,$(spec_of "$mode")"
-    start_l2_net "$out" "$(spec_of "$mode")" 2 900 "kvmmio.l2test=net-resets kvmmio.secs=4"
+    step "net-resets $mode: boot L2 (2 vCPUs) with --net tap=$TAP,$(net_mode_spec "$mode")"
+    start_l2_net "$out" "$(net_mode_spec "$mode")" 2 900 "kvmmio.l2test=net-resets kvmmio.secs=4"
     pid=$l2_pid  # kvmmio
     rm -f /tmp/from-guest
     (sleep 900 | nc -l -p 5001 >/tmp/from-guest) &

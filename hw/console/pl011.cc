@@ -1,10 +1,10 @@
-// The PL011 UART model (see pl011.h).
-#include "hw/pl011.h"
+// The PL011 UART model (see kvmmio/console/pl011.h).
+#include "kvmmio/console/pl011.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace kvmmio::hw {
+namespace kvmmio::console {
 namespace {
 
 uint32_t le_value(std::span<const uint8_t> data) {
@@ -196,4 +196,4 @@ Pl011::Counters Pl011::counters() const {
   return c;
 }
 
-}  // namespace kvmmio::hw
+}  // namespace kvmmio::console

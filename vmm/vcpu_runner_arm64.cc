@@ -1,5 +1,5 @@
 // The vCPU thread: init, boot registers, the run loop, failure reports.
-#include "vmm/vcpu_runner.h"
+#include "vmm/vcpu_runner_arm64.h"
 
 #include <linux/kvm.h>
 
@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "kvmmio/arch/arm64.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "vmm/device_tree.h"
 
 namespace kvmmio::vmm {

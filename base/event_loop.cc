@@ -1,17 +1,21 @@
 // EventLoop: an epoll thread dispatching readable (or writable) fds to callbacks, with
 // registrations that can be dropped safely while callbacks run.
-#include "kvmmio/event_loop.h"
+#include "kvmmio/base/event_loop.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 
-#include "kvmmio/error.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
 
 namespace kvmmio {
 
@@ -33,11 +37,13 @@ EventLoop::Registration::~Registration() {
 
 EventLoop::EventLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
   if (!epoll_) throw_errno("epoll_create1");
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = 0;
-  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, stop_.fd(), &ev) != 0)
-    throw_errno("epoll_ctl add (event loop stop fd)");
+  for (const auto& [fd, id] : {std::pair{stop_.fd(), kStopId}, std::pair{flush_.fd(), kFlushId}}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = id;
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+      throw_errno("epoll_ctl add (event loop stop or flush fd)");
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -107,10 +113,46 @@ void EventLoop::run() {
       return;
     }
     for (int i = 0; i < n; ++i) {
-      if (events[i].data.u64 == 0) return;  // stop
+      if (events[i].data.u64 == kStopId) return;
+      if (events[i].data.u64 == kFlushId) {
+        run_ready_watches();
+        continue;
+      }
       dispatch(events[i].data.u64);
     }
   }
+}
+
+void EventLoop::flush() {
+  if (on_loop_thread()) throw std::logic_error("EventLoop::flush() from a callback");
+  std::unique_lock lock(mutex_);
+  const uint64_t ticket = ++flush_requests_;
+  flush_.signal();
+  idle_.wait(lock, [&] { return flushed_ >= ticket; });
+}
+
+// A flush: every watch is asked directly whether its fd is ready, rather
+// than trusting the order epoll reports events in, and the ready ones are
+// dispatched. Callbacks run one at a time on this thread, so whatever
+// became ready before flush() was called has been served when this returns.
+void EventLoop::run_ready_watches() {
+  flush_.take();
+  std::vector<std::pair<uint64_t, std::shared_ptr<Watch>>> watches;
+  uint64_t requests;
+  {
+    std::lock_guard lock(mutex_);
+    requests = flush_requests_;
+    watches.assign(watches_.begin(), watches_.end());  // the references keep the fds open
+  }
+  for (const auto& [id, w] : watches) {
+    pollfd p{w->fd.get(), static_cast<short>(w->events == EPOLLOUT ? POLLOUT : POLLIN), 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & (p.events | POLLERR | POLLHUP))) dispatch(id);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    flushed_ = requests;
+  }
+  idle_.notify_all();
 }
 
 void EventLoop::dispatch(uint64_t id) {

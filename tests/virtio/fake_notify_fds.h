@@ -1,4 +1,4 @@
-// FakeKickSource: stands in for KVM's ioeventfds in tests without /dev/kvm.
+// FakeNotifyFds: stands in for KVM's ioeventfds in tests without /dev/kvm.
 // attach() hands out plain eventfds and records where KVM would have matched
 // (address, datamatch); a test "is the guest" by signalling them.
 #pragma once
@@ -11,24 +11,24 @@
 #include <optional>
 #include <stdexcept>
 
-#include "kvmmio/event_fd.h"
-#include "kvmmio/virtio/kick_source.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/virtio/notify_fd_source.h"
 
 namespace kvmmio::virtio::test {
 
-class FakeKickSource final : public KickSource {
+class FakeNotifyFds final : public NotifyFdSource {
  public:
   struct Assigned {
     uint64_t address;
     int fd;
   };
 
-  std::unique_ptr<QueueKick> attach(uint64_t notify_gpa, uint32_t queue_index) override {
+  std::unique_ptr<QueueNotifyFd> attach(uint64_t notify_gpa, uint32_t queue_index) override {
     if (fail_) throw std::runtime_error("fake: ioeventfd unavailable");
-    return std::make_unique<Kick>(*this, notify_gpa, queue_index);
+    return std::make_unique<Fd>(*this, notify_gpa, queue_index);
   }
 
-  // The eventfd of `queue`'s kick, if one is assigned now.
+  // The eventfd of `queue`'s notify fd, if one is assigned now.
   std::optional<Assigned> assigned(uint32_t queue) const {
     std::lock_guard lock(mutex_);
     auto it = live_.find(queue);
@@ -36,7 +36,7 @@ class FakeKickSource final : public KickSource {
     return it->second;
   }
   // What the guest's matching QueueNotify store would do.
-  bool guest_kick(uint32_t queue) const {
+  bool guest_notify(uint32_t queue) const {
     auto a = assigned(queue);
     if (!a) return false;
     const uint64_t one = 1;
@@ -50,22 +50,22 @@ class FakeKickSource final : public KickSource {
   void set_failing(bool fail) { fail_ = fail; }
 
  private:
-  class Kick final : public QueueKick {
+  class Fd final : public QueueNotifyFd {
    public:
-    Kick(FakeKickSource& source, uint64_t address, uint32_t queue) : source_(source), queue_(queue) {
+    Fd(FakeNotifyFds& source, uint64_t address, uint32_t queue) : source_(source), queue_(queue) {
       std::lock_guard lock(source.mutex_);
       if (!source.live_.emplace(queue, Assigned{address, event_.fd()}).second)
-        throw std::logic_error("fake: two kicks for one queue (KVM would say EEXIST)");
+        throw std::logic_error("fake: two notify fds for one queue (KVM would say EEXIST)");
       ++source.attaches_;
     }
-    ~Kick() override {
+    ~Fd() override {
       std::lock_guard lock(source_.mutex_);
       source_.live_.erase(queue_);
     }
     int fd() const override { return event_.fd(); }
 
    private:
-    FakeKickSource& source_;
+    FakeNotifyFds& source_;
     uint32_t queue_;
     EventFd event_;
   };

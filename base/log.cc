@@ -1,5 +1,5 @@
 // Logging to stderr, and the rate-limited guest-error log.
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 
 #include <cstdarg>
 #include <cstdio>

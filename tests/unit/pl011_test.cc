@@ -1,7 +1,7 @@
 // The PL011 model driven as Linux's amba-pl011 driver and earlycon drive
 // it: flags, TX to the sink, the RX FIFO with its trigger level, interrupt
 // status and the level line, the ID registers, guest errors.
-#include "hw/pl011.h"
+#include "kvmmio/console/pl011.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace kvmmio::hw {
+namespace kvmmio::console {
 namespace {
 
 class Pl011Test : public testing::Test {
@@ -177,4 +177,4 @@ TEST_F(Pl011Test, GuestMistakesAreCountedNotFatal) {
 }
 
 }  // namespace
-}  // namespace kvmmio::hw
+}  // namespace kvmmio::console

@@ -22,8 +22,8 @@
 #include <mutex>
 #include <thread>
 
-#include "kvmmio/event_fd.h"
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 
@@ -62,6 +62,12 @@ class EventLoop {
   // For eventfds: the loop reads (and so clears) the counter and passes it.
   [[nodiscard]] Registration watch_eventfd(int fd, std::function<void(uint64_t count)> on_signal);
 
+  // Returns once every watch whose fd is ready now has had its callback
+  // run (on the loop thread, as usual), so "nothing happened" can be
+  // checked without sleeping: flush(), then look. Not from a callback
+  // (std::logic_error: the loop would wait for itself).
+  void flush();
+
   bool on_loop_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
   // Callbacks run so far (each is one VMM wake-up for the watched fd).
   uint64_t dispatches() const { return dispatches_.load(std::memory_order_relaxed); }
@@ -78,14 +84,20 @@ class EventLoop {
   void remove(uint64_t id);
   void run();
   void dispatch(uint64_t id);
+  void run_ready_watches();
+
+  static constexpr uint64_t kStopId = 0;
+  static constexpr uint64_t kFlushId = UINT64_MAX;  // watch ids count up from 1
 
   UniqueFd epoll_;
   EventFd stop_;
+  EventFd flush_;
   std::mutex mutex_;
-  std::condition_variable idle_;  // signalled when running_ changes
+  std::condition_variable idle_;  // signalled when running_ or flushed_ changes
   std::map<uint64_t, std::shared_ptr<Watch>> watches_;
-  uint64_t next_id_ = 1;  // 0 is the stop eventfd
+  uint64_t next_id_ = 1;
   uint64_t running_ = 0;  // id of the callback running now, 0 if none
+  uint64_t flush_requests_ = 0, flushed_ = 0;  // flush() calls, and those served
   std::atomic<uint64_t> dispatches_{0};
   std::thread thread_;  // last: starts after everything above exists
 };

@@ -1,4 +1,4 @@
-// Where a queue's kicks come from when they bypass MMIO exits: a KickSource
+// Where a queue's notifies arrive when they bypass MMIO exits: a NotifyFdSource
 // hands out one eventfd per live queue that the guest's QueueNotify write of
 // that queue's index signals (virtio 1.2 section 4.2.3.3 "Available Buffer
 // Notifications"). On KVM that is an ioeventfd: 4 bytes at base + 0x50,
@@ -13,26 +13,26 @@
 
 namespace kvmmio::virtio {
 
-// One queue's kick eventfd; deregistered (and closed) on destruction.
-class QueueKick {
+// One queue's notify fd; deregistered (and closed) on destruction.
+class QueueNotifyFd {
  public:
-  virtual ~QueueKick() = default;
+  virtual ~QueueNotifyFd() = default;
   virtual int fd() const = 0;
 };
 
-class KickSource {
+class NotifyFdSource {
  public:
-  virtual ~KickSource() = default;
+  virtual ~NotifyFdSource() = default;
   // An eventfd for 4-byte writes of `queue_index` to `notify_gpa`. Throws
   // (std::system_error) when it cannot; the transport then traps instead.
-  virtual std::unique_ptr<QueueKick> attach(uint64_t notify_gpa, uint32_t queue_index) = 0;
+  virtual std::unique_ptr<QueueNotifyFd> attach(uint64_t notify_gpa, uint32_t queue_index) = 0;
 };
 
 // KVM ioeventfds.
-class IoEventFdKickSource final : public KickSource {
+class IoEventFdSource final : public NotifyFdSource {
  public:
-  explicit IoEventFdKickSource(Vm& vm) : vm_(vm) {}
-  std::unique_ptr<QueueKick> attach(uint64_t notify_gpa, uint32_t queue_index) override;
+  explicit IoEventFdSource(Vm& vm) : vm_(vm) {}
+  std::unique_ptr<QueueNotifyFd> attach(uint64_t notify_gpa, uint32_t queue_index) override;
 
  private:
   Vm& vm_;

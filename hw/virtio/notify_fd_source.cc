@@ -1,12 +1,12 @@
-// IoEventFdKickSource: queue kicks as KVM ioeventfds on QueueNotify.
-#include "kvmmio/virtio/kick_source.h"
+// IoEventFdSource: queue notify fds as KVM ioeventfds on QueueNotify.
+#include "kvmmio/virtio/notify_fd_source.h"
 
 namespace kvmmio::virtio {
 namespace {
 
-class IoEventFdKick final : public QueueKick {
+class QueueIoEventFd final : public QueueNotifyFd {
  public:
-  explicit IoEventFdKick(IoEventFd ioeventfd) : ioeventfd_(std::move(ioeventfd)) {}
+  explicit QueueIoEventFd(IoEventFd ioeventfd) : ioeventfd_(std::move(ioeventfd)) {}
   int fd() const override { return ioeventfd_.fd(); }
 
  private:
@@ -15,10 +15,10 @@ class IoEventFdKick final : public QueueKick {
 
 }  // namespace
 
-std::unique_ptr<QueueKick> IoEventFdKickSource::attach(uint64_t notify_gpa, uint32_t queue_index) {
+std::unique_ptr<QueueNotifyFd> IoEventFdSource::attach(uint64_t notify_gpa, uint32_t queue_index) {
   // QueueNotify is a 32-bit register and, without VIRTIO_F_NOTIFICATION_DATA,
   // the value written is the queue index (4.2.3.3): the type gives the length.
-  return std::make_unique<IoEventFdKick>(
+  return std::make_unique<QueueIoEventFd>(
       IoEventFd::mmio_datamatch<uint32_t>(vm_, notify_gpa, queue_index));
 }
 

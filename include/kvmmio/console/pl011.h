@@ -29,11 +29,12 @@
 #include <mutex>
 #include <span>
 
+#include "kvmmio/base/counters.h"
 #include "kvmmio/console/input_sink.h"
-#include "kvmmio/log.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/mmio_bus.h"
 
-namespace kvmmio::hw {
+namespace kvmmio::console {
 
 class Pl011 : public MmioDevice, public ConsoleInputSink {
  public:
@@ -91,11 +92,15 @@ class Pl011 : public MmioDevice, public ConsoleInputSink {
   // that earlier refused input.
   void set_rx_space_callback(std::function<void()> callback) override;
 
+  // A snapshot: the model counts under its own lock.
+#define KVMMIO_PL011_COUNTERS(C)                                                           \
+  C(tx_bytes, "bytes the guest wrote to DR")                                              \
+  C(rx_bytes, "host input bytes queued in the receive FIFO")                              \
+  C(interrupts, "rising edges of UARTINTR, the UART's level interrupt line")              \
+  C(guest_errors, "guest mistakes: reserved offsets, read-only registers, access widths")
   struct Counters {
-    uint64_t tx_bytes = 0;
-    uint64_t rx_bytes = 0;
-    uint64_t interrupts = 0;  // rising edges of UARTINTR handed to irq_line
-    uint64_t guest_errors = 0;
+    KVMMIO_PL011_COUNTERS(KVMMIO_PLAIN_COUNTER)
+    KVMMIO_COUNTER_TABLE(KVMMIO_PL011_COUNTERS)
   };
   Counters counters() const;
 
@@ -125,4 +130,4 @@ class Pl011 : public MmioDevice, public ConsoleInputSink {
   GuestErrorLog errors_{"pl011"};
 };
 
-}  // namespace kvmmio::hw
+}  // namespace kvmmio::console

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "kvmmio/unique_fd.h"
+#include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 

@@ -1,11 +1,11 @@
 // EventFd: create, signal, drain and wait on an eventfd(2).
-#include "kvmmio/event_fd.h"
+#include "kvmmio/base/event_fd.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "kvmmio/error.h"
+#include "kvmmio/base/error.h"
 
 namespace kvmmio {
 

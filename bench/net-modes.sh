@@ -1,0 +1,53 @@
+# net-modes.sh: kvmmio's virtio-net modes, sourced (POSIX sh, busybox is
+# enough) by the main job's driver bench/net-compare.sh and by the arm64
+# platform's scenarios net-modes, net-resets and net-compare, so a mode
+# means one --net spec everywhere and its counters are judged by one rule.
+#
+#   NET_COMPARE_CONFIGS        the main job's configs, in report order:
+#                              the host baseline, then four guest modes
+#   net_mode_spec MODE         the --net spec of MODE (without tap=);
+#                              status 1 for an unknown mode
+#   net_mode_misfit MODE TRAPPED POLLED INJECTED RELAYED GUEST_IRQS
+#                              prints why the VMM's counters (notifies_*,
+#                              interrupts_*; deltas or totals) and the
+#                              guest's virtio interrupt count do not fit
+#                              MODE, nothing when they do. Modes with one
+#                              queue pair only: with queues=2 the control
+#                              queue is the VMM's in every mode.
+# shellcheck shell=sh
+
+# shellcheck disable=SC2034 # read by the scripts that source this file
+NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap
+
+net_mode_spec() {
+    case $1 in
+    vhost-irqfd) echo "vhost=on,irq=irqfd,notify=ioeventfd" ;;
+    vhost-relay) echo "vhost=on,irq=relay,notify=ioeventfd" ;;
+    user-ioeventfd) echo "vhost=off,irq=irqfd,notify=ioeventfd" ;;
+    user-trap) echo "vhost=off,irq=irqfd,notify=trap" ;;
+    vhost-irqfd-v1) echo "vhost=on,irq=irqfd,notify=ioeventfd,version=1" ;;
+    vhost-mq) echo "vhost=on,irq=irqfd,notify=ioeventfd,queues=2" ;;
+    user-mq) echo "vhost=off,irq=irqfd,notify=ioeventfd,queues=2" ;;
+    *) return 1 ;;
+    esac
+}
+
+# Who carries the traffic in each mode (docs/virtio-mmio.md):
+#   vhost + irqfd   nobody in the VMM: no notify trapped or polled, no
+#                   interrupt injected or relayed, while the guest takes
+#                   interrupts (the bypass, seen from both sides)
+#   vhost + relay   the VMM relays vhost's interrupts, nothing else
+#   user-ioeventfd  notifies polled (none trapped), interrupts injected
+#   user-trap       notifies trapped (none polled), interrupts injected
+net_mode_misfit() {
+    # POSIX sh has no locals: names of this file only.
+    nm_mode=$1 nm_t=$2 nm_p=$3 nm_i=$4 nm_r=$5 nm_g=$6 nm_fits=1
+    case $nm_mode in
+    vhost-irqfd | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
+    vhost-relay) [ "$nm_t$nm_p$nm_i" = 000 ] && [ "$nm_r" -gt 0 ] || nm_fits=0 ;;
+    user-ioeventfd) [ "$nm_t" = 0 ] && [ "$nm_p" -gt 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;
+    user-trap) [ "$nm_t" -gt 0 ] && [ "$nm_p" = 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;
+    esac
+    [ $nm_fits = 1 ] || echo "$nm_mode: counters do not fit the mode: trapped $nm_t polled $nm_p" \
+        "injected $nm_i relayed $nm_r guest irqs $nm_g"
+}

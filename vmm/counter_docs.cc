@@ -1,0 +1,40 @@
+// The counter tables of docs/usage.md (see the header).
+#include "vmm/counter_docs.h"
+
+#include <span>
+#include <stdexcept>
+
+#include "vmm/device_stats.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+void rows(std::string& out, const char* where, std::span<const CounterInfo> table) {
+  for (const CounterInfo& c : table) out += std::string("| ") + where + " | `" + c.name + "` | " + c.meaning + " |\n";
+}
+
+}  // namespace
+
+std::string counter_tables_markdown() {
+  std::string out = "| device `type` | `counters` key | meaning |\n| --- | --- | --- |\n";
+  rows(out, "pl011", console::Pl011::Counters::kInfo);
+  rows(out, "virtio-*", virtio::TransportCounters::kInfo);
+  rows(out, "virtio-*", SlotSettings::kInfo);
+  rows(out, "virtio-net", NetSettings::kInfo);
+  rows(out, "virtio-net", net::NetCounters::kInfo);
+  rows(out, "virtio-console", console::ConsoleCounters::kInfo);
+  out += "\n| `vcpus[].exits` key | meaning |\n| --- | --- |\n";
+  for (const CounterInfo& c : VcpuExitCounts::kInfo) out += std::string("| `") + c.name + "` | " + c.meaning + " |\n";
+  return out;
+}
+
+std::string with_counter_tables(const std::string& doc) {
+  const size_t begin = doc.find(kCountersBegin);
+  const size_t end = doc.find(kCountersEnd);
+  if (begin == std::string::npos || end == std::string::npos || end < begin)
+    throw std::runtime_error(std::string("no ") + kCountersBegin + " ... " + kCountersEnd + " lines");
+  const size_t body = doc.find('\n', begin) + 1;
+  return doc.substr(0, body) + counter_tables_markdown() + doc.substr(end);
+}
+
+}  // namespace kvmmio::vmm

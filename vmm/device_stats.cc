@@ -1,0 +1,41 @@
+// Each device's --stats counters from the counter tables (see the header).
+#include "vmm/device_stats.h"
+
+namespace kvmmio::vmm {
+
+SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify) {
+  SlotSettings s;
+  s.transport_version = options.version;
+  s.notify_ioeventfd = notify == virtio::NotifyMode::kIoEventFd;
+  s.irq_relay = options.irq == virtio::IrqMode::kRelay;
+  return s;
+}
+
+Counters virtio_counters(const virtio::TransportCounters& transport, const SlotSettings& settings) {
+  Counters c;
+  append_counters(c, transport);
+  append_counters(c, settings);
+  return c;
+}
+
+void add_net_counters(Counters& out, bool vhost, const net::NetCounters& counters) {
+  NetSettings settings;
+  settings.vhost = vhost;
+  append_counters(out, settings);
+  append_counters(out, counters);
+}
+
+void add_console_counters(Counters& out, uint64_t device_guest_errors,
+                          const console::ConsoleCounters& counters) {
+  for (auto& [key, value] : out)
+    if (key == "guest_errors") value += device_guest_errors;
+  append_counters(out, counters);
+}
+
+Counters pl011_counters(const console::Pl011::Counters& counters) {
+  Counters c;
+  append_counters(c, counters);
+  return c;
+}
+
+}  // namespace kvmmio::vmm

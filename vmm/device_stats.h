@@ -1,0 +1,52 @@
+// Each device's counters for --stats, in the order the JSON keeps, read
+// from the components' counter tables (kvmmio/base/counters.h) and from
+// the two settings tables below: what a virtio slot and a virtio-net device
+// report beside their counters. The key lists are written nowhere else;
+// docs/usage.md's tables come from the same tables (vmm/counter_docs.h).
+#pragma once
+
+#include <cstdint>
+
+#include "kvmmio/base/counters.h"
+#include "kvmmio/console/pl011.h"
+#include "kvmmio/console/virtio_console.h"
+#include "kvmmio/net/virtio_net.h"
+#include "kvmmio/virtio/mmio_transport.h"
+#include "vmm/stats.h"
+
+namespace kvmmio::vmm {
+
+#define KVMMIO_SLOT_SETTINGS(C)                                                                  \
+  C(transport_version, "the register layout: 1 (legacy) or 2 (modern)")                        \
+  C(notify_ioeventfd, "1: queue notifies arrive through ioeventfds; 0: they trap (notify=trap, " \
+                      "or no ioeventfd support)")                                                \
+  C(irq_relay, "1: irq=relay, the VMM forwards the backend's interrupts")
+struct SlotSettings {
+  KVMMIO_SLOT_SETTINGS(KVMMIO_PLAIN_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_SLOT_SETTINGS)
+};
+
+#define KVMMIO_NET_SETTINGS(C) C(vhost, "1: vhost-net moves the packets; 0: the userspace backend")
+struct NetSettings {
+  KVMMIO_NET_SETTINGS(KVMMIO_PLAIN_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_NET_SETTINGS)
+};
+
+// Appends a table's values (counters or settings) in table order.
+template <typename Table>
+void append_counters(Counters& out, const Table& table) {
+  table.each([&out](const char* name, uint64_t value) { out.emplace_back(name, value); });
+}
+
+SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify);
+// A virtio-mmio slot: its transport's counters, then its settings.
+Counters virtio_counters(const virtio::TransportCounters& transport, const SlotSettings& settings);
+// virtio-net adds its backend choice and its counters.
+void add_net_counters(Counters& out, bool vhost, const net::NetCounters& counters);
+// virtio-console adds its counters; the chains it refused itself count in
+// the slot's guest_errors (one guest_errors per device).
+void add_console_counters(Counters& out, uint64_t device_guest_errors,
+                          const console::ConsoleCounters& counters);
+Counters pl011_counters(const console::Pl011::Counters& counters);
+
+}  // namespace kvmmio::vmm
