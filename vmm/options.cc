@@ -69,6 +69,7 @@ void parse_console(RunOptions& o, const std::string& value) {
                      ": choose serial (the PL011 UART, ttyAMA0) or virtio "
                      "(virtio-console, hvc0)");
   o.console = ConsoleKind::kVirtio;
+  o.console_transport.regs = virtio::RegsMode::kMirror;  // as --net's default
   std::string_view rest =
       comma == std::string::npos ? std::string_view() : std::string_view(value).substr(comma + 1);
   if (comma != std::string::npos && rest.empty())
@@ -82,7 +83,7 @@ void parse_console(RunOptions& o, const std::string& value) {
     if (eq == std::string_view::npos)
       throw UsageError("--console virtio: '" + std::string(item) +
                        "' is not KEY=VALUE (the keys: version=1|2, notify=ioeventfd|trap, "
-                       "irq=irqfd|relay)");
+                       "irq=irqfd|relay, regs=mirror|trap)");
     try {
       o.console_transport.set(item.substr(0, eq), item.substr(eq + 1));
     } catch (const UserError& e) {
@@ -292,12 +293,13 @@ Options of `run`:
                       the guest console: the PL011 UART (ttyAMA0, default) or
                       virtio-console (hvc0), in the virtio-mmio slot after the
                       --net devices, with --net's transport keys: version=1|2,
-                      notify=ioeventfd|trap, irq=irqfd|relay; the UART stays
-                      for earlycon, stdin goes to hvc0
+                      notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap;
+                      the UART stays for earlycon, stdin goes to hvc0
   --net SPEC          a virtio-net device on a tap (repeatable); SPEC is
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
-                      [,notify=ioeventfd|trap][,version=1|2][,mac=MAC]
-                      [,queues=N][,mtu=N]; the tap is created if absent;
+                      [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
+                      [,mac=MAC][,queues=N][,mtu=N]; the tap is created if
+                      absent;
                       vhost=auto (default) uses /dev/vhost-net when it opens
   --dump-dtb FILE     write the device tree the guest would get to FILE and exit
                       without creating a VM (works on any host; --gic auto

@@ -46,6 +46,9 @@ const char* to_string(VhostMode mode) {
 
 NetOptions NetOptions::parse(std::string_view spec) {
   NetOptions o;
+  // The VMM's default (the library's is regs=trap): register reads from the
+  // read-only mirror, where KVM supports it (vmm/virtio_slot.cc).
+  o.transport.regs = virtio::RegsMode::kMirror;
   while (!spec.empty()) {
     const size_t comma = spec.find(',');
     const std::string_view item = spec.substr(0, comma);
@@ -67,11 +70,11 @@ NetOptions NetOptions::parse(std::string_view spec) {
       o.queue_pairs = static_cast<uint16_t>(parse_number(key, value, 1, 16));
     } else if (key == "mtu") {
       o.mtu = static_cast<uint16_t>(parse_number(key, value, 68, 65535));
-    } else if (key == "irq" || key == "notify" || key == "version") {
+    } else if (key == "irq" || key == "notify" || key == "regs" || key == "version") {
       o.transport.set(key, value);
     } else {
       throw UserError("--net: unknown key '" + std::string(key) +
-                      "' (known: tap, vhost, irq, notify, version, mac, queues, mtu)");
+                      "' (known: tap, vhost, irq, notify, regs, version, mac, queues, mtu)");
     }
   }
   if (o.tap.empty()) throw UserError("--net needs tap=NAME (the tap is created if it does not exist)");

@@ -127,7 +127,9 @@ Report TestMachine::next_report(const KickAfter* watchdog) {
       case VcpuExit::Kind::kIo: {
         // x86 guests report through ports 0xf4 (done), 0xf5 (ready), 0xf6 (irq).
         if (!ex.io_out) break;
-        const uint64_t value = vcpu().io_data()[0];
+        uint64_t value = 0;  // the port write's bytes (outb: 1, outl: 4)
+        const auto data = vcpu().io_data();
+        std::memcpy(&value, data.data(), std::min<size_t>(data.size(), sizeof(value)));
         if (ex.io_port == 0xf4) return {Report::Kind::kDone, value};
         if (ex.io_port == 0xf5) return {Report::Kind::kReady, value};
         if (ex.io_port == 0xf6) return {Report::Kind::kIrq, value};

@@ -124,6 +124,10 @@ class TestMachine {
   // then a kDone report.
   void load_store_loop(uint32_t value, uint32_t count);
 
+  // The load-loop guest: `count` 32-bit loads from kTestDeviceBase +
+  // `offset`, then a kDone report whose value is their 32-bit sum.
+  void load_load_loop(uint64_t offset, uint32_t count);
+
   // The interrupt guest for `gsi`: it enables that interrupt in the
   // controller and reports kReady; each interrupt it takes is reported as
   // kIrq with what it acknowledged (x86: the PIC in-service bitmask; arm64:

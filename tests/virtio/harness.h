@@ -31,6 +31,7 @@ struct TransportHarness {
     EchoDevice::Options device{};
     bool ioeventfds = false;  // wire FakeNotifyFds + EventLoop
     bool loop = false;        // an EventLoop even without notify fds (irq=relay)
+    RegisterMirror::CacheClean mirror_clean = {};  // regs=mirror: watch the cleans
   };
 
   explicit TransportHarness(Config config) {
@@ -45,7 +46,8 @@ struct TransportHarness {
                      .base = kBase,
                      .notify_fds = config.ioeventfds ? &notify_fds : nullptr,
                      .loop = loop.get(),
-                     .name = "test-virtio"},
+                     .name = "test-virtio",
+                     .mirror_clean = config.mirror_clean},
         config.options);
     device->set_interrupt(&transport->interrupt());
     driver = std::make_unique<MmioDriver>(*transport);

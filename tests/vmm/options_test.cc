@@ -59,7 +59,8 @@ TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   for (const char* status : {"\n  0 ", "\n  1 ", "\n  2 ", "\n  3 ", "128+N"})
     EXPECT_NE(help.find(status), std::string::npos) << status;
   EXPECT_NE(help.find(default_cmdline(ConsoleKind::kVirtio)), std::string::npos);
-  for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap"})
+  for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap",
+                          "regs=mirror|trap"})
     EXPECT_NE(help.find(key), std::string::npos) << key;
 }
 
@@ -70,6 +71,20 @@ TEST(Options, NetMayBeGivenSeveralTimes) {
   EXPECT_EQ(c.run.nets[0].tap, "a");
   EXPECT_EQ(c.run.nets[1].vhost, net::VhostMode::kOff);
   EXPECT_EQ(c.run.nets[1].transport.irq, virtio::IrqMode::kRelay);
+}
+
+// Register reads from the read-only mirror unless asked otherwise (the
+// library's own default is regs=trap).
+TEST(Options, NetAndConsoleTakeRegsMirrorByDefault) {
+  const Command c = parse_command_line({"run", "--kernel", "k", "--net", "tap=a", "--net",
+                                        "tap=b,regs=trap", "--console", "virtio,regs=trap"});
+  ASSERT_EQ(c.run.nets.size(), 2u);
+  EXPECT_EQ(c.run.nets[0].transport.regs, virtio::RegsMode::kMirror);
+  EXPECT_EQ(c.run.nets[1].transport.regs, virtio::RegsMode::kTrap);
+  EXPECT_EQ(c.run.console_transport.regs, virtio::RegsMode::kTrap);
+  EXPECT_EQ(parse_command_line({"run", "--kernel", "k", "--console", "virtio"}).run.console_transport.regs,
+            virtio::RegsMode::kMirror);
+  EXPECT_THROW(parse_command_line({"run", "--kernel", "k", "--net", "tap=a,regs=maybe"}), UsageError);
 }
 
 TEST(Options, VirtioConsoleTakesTransportKeys) {

@@ -119,7 +119,7 @@ TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   // After a --net device: slot 1 (the net's slot does not move).
   o.nets.push_back(net::NetOptions::parse("tap=kvmtap9"));
   EXPECT_EQ(run_command(o), 0);
-  EXPECT_EQ(virtio_nodes(), (std::vector<std::string>{"virtio@a000000", "virtio@a000200"}));
+  EXPECT_EQ(virtio_nodes(), (std::vector<std::string>{"virtio@a000000", "virtio@a010000"}));
   EXPECT_EQ(plan_virtio_devices(o, STDOUT_FILENO).back().type, "virtio-console");
   o.nets.clear();
 
