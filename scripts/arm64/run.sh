@@ -27,7 +27,9 @@ Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
   --results DIR      where result files land (default \$CACHE/results/NAME).
                      The runner empties DIR first; it refuses a non-empty DIR
                      it did not create (marker file .kvmmio-results)
-  --initramfs FILE   L1 initramfs (default \$CACHE/l1-initramfs.cpio.gz)
+  --initramfs FILE   L1 initramfs (default \$CACHE/l1-initramfs.cpio.gz); L1
+                     boots the kernel FILE.kernels names (build-initramfs.sh
+                     --l1-kernel), else the default kernel
   --smp N            L1 vCPUs (default 2)
   --mem MB           L1 memory (default 2048)
   --quiet            console only to the log file, not to stdout
@@ -90,9 +92,16 @@ if [[ -n $scenario ]]; then
 fi
 command -v qemu-system-aarch64 >/dev/null ||
     die "qemu-system-aarch64 missing: run scripts/arm64/fetch-packages.sh"
-kernel=$ROOT/boot/vmlinuz-$(kernel_version)
-[[ -s $kernel ]] || die "no kernel $kernel: run scripts/arm64/fetch-packages.sh"
 [[ -s $initramfs ]] || die "no initramfs $initramfs: run scripts/arm64/build-initramfs.sh"
+# The L1 kernel is the one whose modules the initramfs carries.
+l1_release='' l2_release=''
+if [[ -s $initramfs.kernels ]]; then
+    l1_release=$(awk '$1 == "l1" { print $2 }' "$initramfs.kernels")
+    l2_release=$(awk '$1 == "l2" { print $2 }' "$initramfs.kernels")
+fi
+l1_release=${l1_release:-$(kernel_version "")}
+kernel=$ROOT/boot/vmlinuz-$l1_release
+[[ -s $kernel ]] || die "no kernel $kernel (named by $initramfs.kernels): run scripts/arm64/fetch-packages.sh --kernel SERIES"
 for f in "$REPO"/tests/arm64/lib.sh "$REPO"/tests/arm64/scenarios/*.sh \
     "$REPO"/scripts/arm64/init-l[12].sh; do
     [[ $f -nt $initramfs ]] &&
@@ -167,7 +176,7 @@ if ((interactive)); then
 fi
 
 : >"$log"
-say "scenario $scenario, gic $gic, timeout ${timeout}s, log $log"
+say "scenario $scenario, gic $gic, L1 kernel $l1_release${l2_release:+, L2 kernel $l2_release}, timeout ${timeout}s, log $log"
 setsid "${qemu[@]}" </dev/null >"$log" 2>&1 &
 qpid=$!
 if ((!quiet)); then
