@@ -4,7 +4,8 @@
 # an L1 initramfs.
 #
 #   scripts/arm64/prepare.sh OUTDIR [--kernels L1:L2]...
-#     -> OUTDIR/build (the arm64 build tree), OUTDIR/l1-initramfs.cpio.gz
+#     -> OUTDIR/build (the arm64 build tree), OUTDIR/repro (the stale-code
+#        scenario's reproducers), OUTDIR/l1-initramfs.cpio.gz
 #        (L1 and L2 on the default kernel, 6.1 on Debian 12), and for each
 #        --kernels L1:L2 (kernel series, e.g. 6.12:6.1) another initramfs,
 #        OUTDIR/l1-initramfs-l1-L1-l2-L2.cpio.gz, whose L1 boots L1 and whose
@@ -47,6 +48,15 @@ bins=()
 # "Entering directory" lines to the list.
 for b in $(env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory -C "$out/build" print-platform-binaries); do
   bins+=(--bin "$out/build/$b")
+done
+# The reproducers of the stale-code scenario: standalone C, no kvmmio code.
+mkdir -p "$out/repro"
+for r in stale-vm-code tcg-smc-repro; do
+  if [ ! "$out/repro/$r" -nt "$src/tests/arm64/repro/$r.c" ]; then
+    aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -pthread \
+      -o "$out/repro/$r" "$src/tests/arm64/repro/$r.c"
+  fi
+  bins+=(--bin "$out/repro/$r")
 done
 # The main job's driver (bench/net-compare.sh) runs in L1 like on an arm64
 # host; tcp_rr's server runs in L2.

@@ -129,13 +129,18 @@ append="console=ttyAMA0 panic=-1 rdinit=/init quiet kvmmio.gic=$gic"
 ((interactive)) && append+=" kvmmio.shell=1"
 for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
 # The known-good L1 command line (docs/arm64-platform.md); pauth-impdef=on
-# makes pointer authentication ~2.7x cheaper to emulate. -nic none: L1 needs
-# no network card, and QEMU's default one would need a ROM file (ipxe-qemu)
-# that nothing else here uses.
+# makes pointer authentication ~2.7x cheaper to emulate. sve=off: QEMU's TCG
+# invalidates translated code after an SVE store to a code page only where
+# the store's first byte lands, so L1 programs whose memcpy is glibc's SVE
+# one (kvmmio loading a guest) leave stale translations behind, and a later
+# L2 guest on the reused page runs the previous guest's code ("Stale guest
+# code", docs/arm64-platform.md). -nic none: L1 needs no network card, and
+# QEMU's default one would need a ROM file (ipxe-qemu) that nothing else
+# here uses.
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(qemu-system-aarch64
     -machine "virt,virtualization=on,gic-version=$gic"
-    -cpu max,pauth-impdef=on -smp "$smp" -m "$mem" -accel tcg,thread=multi
+    -cpu max,pauth-impdef=on,sve=off -smp "$smp" -m "$mem" -accel tcg,thread=multi
     -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initramfs" -append "$append"
     -drive "file=$disk,format=raw,if=none,id=results"
     -device virtio-blk-device,drive=results)
