@@ -14,7 +14,8 @@
 // nested TCG absolute times are ~100x hardware.
 //
 // Each measurement runs in a forked child with a VM of its own, so no KVM
-// state outlives it (the nested L1 kernel needs this; docs/arm64-platform.md).
+// state outlives it. A measurement that does not report in time is killed
+// and fails the run.
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -127,13 +128,14 @@ double interrupts(Kvm& kvm, uint32_t count, bool relay) {
   return per;
 }
 
-// A measurement that has not reported by then is taken as hung (the nested
-// L1's lost PC advance, docs/arm64-platform.md: a guest stuck inside
-// KVM_RUN, which no kick reaches in the bare loop) and its process killed.
+// A measurement that has not reported by then is taken as hung (a guest
+// stuck inside KVM_RUN, which no kick reaches in the bare loop) and its
+// process killed. (On the nested platform this once happened when QEMU ran a
+// previous guest's stale code: docs/arm64-platform.md, "Known L1 issues".)
 constexpr int kMeasurementTimeoutMs = 120'000;
 
 // Runs `measure` in a child process and returns what it measured.
-double isolated_once(const std::function<double()>& measure, bool* ok) {
+double isolated(const std::function<double()>& measure) {
   int pipefd[2];
   if (::pipe(pipefd) != 0) die("pipe");
   const pid_t pid = ::fork();
@@ -158,22 +160,8 @@ double isolated_once(const std::function<double()>& measure, bool* ok) {
   ::close(pipefd[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  *ok = n == sizeof(v) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (n != sizeof(v) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) die("a measurement failed");
   return v;
-}
-
-// The nested L1 (Debian 6.1 under TCG) intermittently stops advancing the PC
-// after in-kernel MMIO (docs/arm64-platform.md, "Known L1 issues"): a guest
-// then never finishes. A failed measurement is retried, in the open.
-double isolated(const std::function<double()>& measure) {
-  for (int attempt = 1; attempt <= 3; ++attempt) {
-    bool ok = false;
-    const double v = isolated_once(measure, &ok);
-    if (ok) return v;
-    std::fprintf(stderr, "kvm_notify_bench: measurement failed (attempt %d of 3)%s\n", attempt,
-                 attempt < 3 ? "; retrying" : "");
-  }
-  die("a measurement failed three times");
 }
 
 double median(std::vector<double> v) {

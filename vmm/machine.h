@@ -4,9 +4,8 @@
 // virtio-mmio devices in their slots, the event-loop thread
 // for userspace backends, and the orderly stop.
 //
-// Life cycle (one Machine per process: on the nested Debian 6.1 L1, a VM
-// created after vCPUs were kicked out of WFI can misbehave, see
-// docs/arm64-platform.md "Known L1 issues", so a reboot is a new process):
+// Life cycle (one Machine per process, so a reboot is a new process and
+// starts from a fresh machine: nothing of an earlier VM is left to reuse):
 //   Machine m(config);           // everything set up, no guest code run;
 //                                // every vCPU ioctl happens on that vCPU's
 //                                // own thread (KVM_ARM_VCPU_INIT included)

@@ -145,10 +145,10 @@ class TestMachine {
 
   // Runs `fn` on the machine's own vCPU thread, as a VMM runs each vCPU on
   // a thread of its own. Every vCPU ioctl of this machine (create, init,
-  // registers, KVM_RUN) happens there, and the thread dies with the machine:
-  // on the nested Debian 6.1 L1, a thread that set up a vCPU which later
-  // blocked in WFI corrupts vCPUs it sets up afterwards (they lose the PC
-  // advance of in-kernel MMIO; docs/arm64-platform.md, "Known L1 issues").
+  // registers, KVM_RUN) happens there, and the thread dies with the machine.
+  // (Once thought to avoid a nested-L1 fault; the fault was QEMU running
+  // stale guest code, docs/arm64-platform.md "Known L1 issues", and the
+  // thread per VM stays because it is how a VMM runs vCPUs.)
   template <typename F>
   auto on_vcpu_thread(F&& fn) -> decltype(fn()) {
     return vcpu_thread_.run(std::forward<F>(fn));

@@ -5,10 +5,11 @@
 # ioeventfd with zero exits, irqfd SPIs the guest acknowledges through the
 # GIC); tap, vhost-net and virtio-net with every backend. Nothing may skip.
 #
-# Each KVM test runs in a process of its own, as KVM selftests do: on the
-# nested Debian 6.1 L1, once a vCPU has been kicked out of WFI by a signal,
-# later VMs of the same process can lose the PC advance of in-kernel MMIO
-# (docs/arm64-platform.md, "Known L1 issues").
+# Each KVM test runs in a process of its own, as KVM selftests do. (This
+# was once a mitigation for guests that "lost the PC advance" on the nested
+# L1; they were running stale QEMU translations of the previous guest's
+# code, which run.sh's sve=off removes: docs/arm64-platform.md, "Known L1
+# issues".)
 # shellcheck source=tests/arm64/lib.sh
 . /kvmmio/lib.sh
 
