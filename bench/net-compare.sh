@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # net-compare.sh: the main job's measurements. Runs on an arm64 KVM host as
 # root: L1 of the arm64 test platform (scenario net-compare), or a real
 # arm64 board. POSIX sh; busybox is enough, plus iproute2's ip and iperf3.

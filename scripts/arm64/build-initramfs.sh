@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/build-initramfs.sh: assembles the L1 initramfs of the arm64
 # test platform (newc cpio, gzip) from the root fetch-packages.sh unpacked.
 # Owns only the file it writes (--out); reads $CACHE/root and the repository.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/fetch-packages.sh: everything the arm64 test platform needs
 # from Debian's archive, fetched once.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=sh
 # tests/arm64/lib.sh: helpers for arm64 scenarios. In L1 it is
 # /kvmmio/lib.sh; a scenario starts with `. /kvmmio/lib.sh`.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # suites: the arm64 builds of the GoogleTest suites, run on real KVM/ARM and
 # real vhost-net in L1: unit tests; the KVM layer (vGIC creation and the
 # clear error for the version L1 does not offer, PSCI vCPU init and CPU_ON,

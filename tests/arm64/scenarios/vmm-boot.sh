@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # vmm-boot: kvmmio boots the Debian arm64 kernel (/l2/Image, /l2/initramfs)
 # as an L2 guest on the vGIC this L1 offers (--gic auto), on the PL011
 # console, and stops the way its documentation says:
