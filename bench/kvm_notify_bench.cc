@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // kvm_notify_bench: what a notification and an interrupt cost through the
 // KVM layer, measured in one run on one VM per case, interleaved, medians.
 //
@@ -28,17 +29,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "../tests/guests/test_machine.h"
+#include <nlohmann/json.hpp>
+
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/parse.h"
+#include "kvmmio/base/thread_name.h"
 #include "kvmmio/ioeventfd.h"
 #include "kvmmio/irqfd.h"
 
 using namespace kvmmio;
+using kvmmio::parse_uint;
 using namespace kvmmio::test;
 using Clock = std::chrono::steady_clock;
 
@@ -104,6 +113,7 @@ double interrupts(Kvm& kvm, uint32_t count, bool relay) {
   std::thread relay_thread;
   if (relay) {
     relay_thread = std::thread([&] {
+      name_this_thread("relay");
       while (!stop)
         if (call.wait_readable(20) && call.take()) m.pulse_irq_line(kGsi);
     });
@@ -173,25 +183,39 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   uint32_t stores = 20000, irqs = 2000, repeats = 3;
-  const char* json = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) die("option " + a + " needs a value");
-      return argv[++i];
+  std::optional<std::string> json;
+  bool help = false;
+  auto count = [](const char* name, uint32_t* out) {
+    return [name, out](const std::string& v) {
+      *out = static_cast<uint32_t>(parse_uint(v, std::string(name) + " " + v, 1, 100'000'000));
     };
-    if (a == "--stores") stores = std::stoul(value());
-    else if (a == "--irqs") irqs = std::stoul(value());
-    else if (a == "--repeats") repeats = std::stoul(value());
-    else if (a == "--json") json = value();
-    else if (a == "--help") {
-      std::printf("usage: kvm_notify_bench [--stores N] [--irqs N] [--repeats N] [--json FILE]\n");
-      return 0;
-    } else die("unknown option " + a + " (try --help)");
+  };
+  const std::vector<CliOption> options = {
+      {"--stores", "a number of guest stores, e.g. --stores 20000", count("--stores", &stores)},
+      {"--irqs", "a number of interrupts, e.g. --irqs 2000", count("--irqs", &irqs)},
+      {"--repeats", "a number of interleaved runs, e.g. --repeats 3", count("--repeats", &repeats)},
+      {"--json", "an output file, e.g. --json kvm-bench.json",
+       [&json](const std::string& v) { json = v; }},
+      {"--help", "", [&help](const std::string&) { help = true; }},
+  };
+  try {
+    parse_cli(options, std::vector<std::string>(argv + 1, argv + argc), 0);
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "kvm_notify_bench: %s\n", e.what());
+    return 2;
   }
-  if (!stores || !irqs || !repeats) die("counts must be positive");
+  if (help) {
+    std::printf("usage: kvm_notify_bench [--stores N] [--irqs N] [--repeats N] [--json FILE]\n");
+    return 0;
+  }
 
-  { Kvm probe; }  // a clear error now if /dev/kvm is unusable
+  // A clear error now if /dev/kvm is unusable: the benchmark needs KVM.
+  try {
+    Kvm probe;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvm_notify_bench: %s: this benchmark needs KVM\n", e.what());
+    return 2;
+  }
   std::vector<double> a, a0, b, b0, c, d;
   auto run = [](const std::function<double(Kvm&)>& fn) {
     return isolated([&] {
@@ -226,14 +250,23 @@ int main(int argc, char** argv) {
   std::printf("  layer overhead on exits (b/b0)    %6.3fx\n", mb / mb0);
   std::printf("  ratio relay/irqfd (d/c)           %6.2fx\n", md / mc);
   if (json) {
-    FILE* f = std::fopen(json, "w");
-    if (!f) die(std::string("cannot write ") + json);
-    std::fprintf(f,
-                 "{\"arch\":\"%s\",\"stores\":%u,\"irqs\":%u,\"repeats\":%u,"
-                 "\"us\":{\"ioeventfd\":%.3f,\"ioeventfd_raw\":%.3f,\"mmio_exit\":%.3f,\"mmio_exit_raw\":%.3f,"
-                 "\"irqfd\":%.3f,\"irq_line_relay\":%.3f}}\n",
-                 arch, stores, irqs, repeats, ma, ma0, mb, mb0, mc, md);
-    std::fclose(f);
+    // Key order as readers have known it (bench/report/micro_file.cc).
+    nlohmann::ordered_json doc = {
+        {"arch", arch},
+        {"stores", stores},
+        {"irqs", irqs},
+        {"repeats", repeats},
+        {"us",
+         {{"ioeventfd", ma}, {"ioeventfd_raw", ma0}, {"mmio_exit", mb}, {"mmio_exit_raw", mb0},
+          {"irqfd", mc}, {"irq_line_relay", md}}}};
+    std::ofstream f(*json);
+    f << doc.dump() << "\n";
+    f.close();
+    if (!f) {
+      std::fprintf(stderr, "kvm_notify_bench: --json %s: cannot write: %s\n", json->c_str(),
+                   std::strerror(errno));
+      return 2;
+    }
   }
   return 0;
 }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # net-modes.sh: kvmmio's virtio-net modes, sourced (POSIX sh, busybox is
 # enough) by the main job's driver bench/net-compare.sh and by the arm64
 # platform's scenarios net-modes, net-resets and net-compare, so a mode

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // libFuzzer target: a hostile guest against the virtio-mmio transport and
 // the split virtqueue. The input drives register reads and writes of any
 // offset and width, writes into guest RAM (rings, descriptors, buffers),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Vm: VM creation, memory slots, ioeventfd/irqfd ioctls, and routing commits
 // (deferred, with queued irqfds, until the irqchip is ready).
 #include "kvmmio/vm.h"

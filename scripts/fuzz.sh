@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Builds the virtio-mmio libFuzzer target with clang (ASan + UBSan) and runs
 # it for a bounded time on the committed corpus. Exits non-zero when the
 # fuzzer finds a crash, a sanitizer report or a violated invariant; the input

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The main job: what virtio-mmio with ioeventfd, irqfd and vhost-net buys an
 # arm64 guest. Measures iperf3 throughput and TCP request/response latency
 # of a Linux guest under kvmmio in four modes against the host's own stack

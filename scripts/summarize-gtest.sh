@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Sums GoogleTest XML reports found under the given directories and prints
 # "N passed, N failed, N skipped" (each test case counted once, by outcome).
 set -euo pipefail

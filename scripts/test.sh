@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The whole kvmmio test suite, from a fresh clone on Debian 12:
 #   1. installs the build and test dependencies (scripts/install-deps.sh),
 #   2. builds natively with warnings as errors,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Each device's --stats counters from the counter tables (see the header).
 #include "vmm/device_stats.h"
 

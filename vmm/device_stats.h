@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Each device's counters for --stats, in the order the JSON keeps, read
 // from the components' counter tables (kvmmio/base/counters.h) and from
 // the two settings tables below: what a virtio slot and a virtio-net device

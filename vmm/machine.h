@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Machine: one arm64 VM assembled from the memory map (vmm/memory_map_arm64.h):
 // RAM, vCPUs each on a thread of its own, the in-kernel vGIC, the PL011
 // (the console, unless a virtio-console device takes the console input),

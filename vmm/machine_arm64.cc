@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Machine on an arm64 host: assembly, boot and orderly stop (machine.h).
 #include <linux/kvm.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The guest's physical memory map and interrupt assignment: THE one place
 // they are defined. The machine, the device tree and the docs
 // (docs/usage.md, "Memory map") all follow this file; change it here first.

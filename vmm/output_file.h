@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // OutputFile: a file kvmmio writes at the end (--stats, --dump-dtb), opened
 // at the start so that a bad path is a usage error before anything runs.
 // If nothing is ever written (kvmmio stopped early), a file this object
@@ -6,7 +7,11 @@
 // A regular file is replaced whole on each write (a sibling temporary file
 // renamed over it), so a reader polling it (--stats snapshots on SIGUSR1)
 // never sees half a document. Anything else (a pipe, /dev/stdout) is
-// written to in place.
+// written to in place. "-" is standard output, written to in place.
+//
+// Every failure, opening or writing, is a UserError naming the option and
+// the path: kvmmio exits 2 for it, as for any output the user asked for
+// and cannot have.
 #pragma once
 
 #include <span>
@@ -23,8 +28,8 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // Replaces the file's content; throws std::system_error on failure.
-  // May be called more than once.
+  // Replaces the file's content; throws UserError on failure. May be
+  // called more than once.
   void write(std::span<const uint8_t> content);
   void write(const std::string& content) {
     write({reinterpret_cast<const uint8_t*>(content.data()), content.size()});
@@ -32,7 +37,10 @@ class OutputFile {
   const std::string& path() const { return path_; }
 
  private:
+  [[noreturn]] void fail(const std::string& what) const;
+
   std::string path_;
+  std::string option_;
   UniqueFd fd_;
   bool regular_ = false;
   bool created_ = false;

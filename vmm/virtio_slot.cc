@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioSlot and the device factories that use it.
 #include "vmm/virtio_slot.h"
 

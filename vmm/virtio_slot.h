@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioSlot: one virtio-mmio slot of the machine, owning everything a
 // virtio device needs there: its edge-triggered SPI as an irqfd, KVM
 // ioeventfds for its queue notifies, the device model and the

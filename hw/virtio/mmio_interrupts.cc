@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport: InterruptStatus and InterruptACK (virtio 1.2 4.2.2), the
 // device's VirtioInterrupt, DEVICE_NEEDS_RESET (2.1.2), and the irq=relay
 // forwarder of backends' interrupts.

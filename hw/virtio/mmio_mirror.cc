@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport, regs=mirror: keeps the RegisterMirror page equal to what
 // mmio_read would return for every readable register and the configuration
 // space (docs/virtio-mmio.md "The register mirror").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport, common part: construction, the access rules (widths,
 // directions, layouts: virtio 1.2 4.2.2.2), the registers both layouts
 // share, and the configuration window at 0x100.

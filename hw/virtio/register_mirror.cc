@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // RegisterMirror: the page, its updates and the cache clean that publishes
 // them (see the header for why the clean is needed).
 #include "kvmmio/virtio/register_mirror.h"

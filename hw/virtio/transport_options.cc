@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TransportOptions::set: the per-device option words of the VMM.
 #include "kvmmio/virtio/transport_options.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Vm: one KVM virtual machine: its fd, memory slots, GSI routing table,
 // irqfd bookkeeping, and the MMIO bus its vCPUs dispatch to.
 //

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/build-initramfs.sh: assembles the L1 initramfs of the arm64
 # test platform (newc cpio, gzip) from the root fetch-packages.sh unpacked.
 # Owns only the file it writes (--out); reads $CACHE/root and the repository.
@@ -185,6 +186,8 @@ add_modules "$l1" vhost_iotlb vhost tap tun vhost_net llc stp bridge veth \
 # iproute2's ip ahead of busybox's on PATH: netns and veth (the host baseline
 # of the main job's benchmark).
 add_program "$l1" "$ROOT/bin/ip" usr/sbin
+# jq: scripts read JSON (--stats, iperf3 -J, tcp_rr --json) with it.
+add_program "$l1" "$ROOT/usr/bin/jq" usr/bin
 install -D -m 644 "$REPO/tests/arm64/lib.sh" "$l1/kvmmio/lib.sh"
 install -D -m 644 "$REPO/bench/net-modes.sh" "$l1/kvmmio/bin/net-modes.sh"
 mkdir -p "$l1/scenarios"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash disable=SC2034
 # scripts/arm64/common.sh: shared paths and messages for the arm64 test
 # platform scripts (fetch-packages.sh, build-initramfs.sh, run.sh).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/fetch-packages.sh: everything the arm64 test platform needs
 # from Debian's archive, fetched once.
 #
@@ -158,10 +159,12 @@ lib_closure() {
 
 # iproute2: L1's `ip netns` and veth pairs for the main job's host baseline
 # (busybox's ip has neither).
-mapfile -t prog_libs < <(lib_closure iperf3 iproute2)
+# jq: the scenarios and the main job's driver read JSON (--stats, iperf3,
+# tcp_rr) with it, never by line shape.
+mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq)
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
 # zlib1g: libelf1's zlib, a library not named lib*.
-PKGS=("$kpkg" busybox-static iperf3 iproute2 zlib1g "${prog_libs[@]}")
+PKGS=("$kpkg" busybox-static iperf3 iproute2 jq zlib1g "${prog_libs[@]}")
 BPO_PKGS=()
 for k in "${KERNELS[@]:1}"; do
     read -r _ p _ <<<"$k"

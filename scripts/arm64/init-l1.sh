@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=dash
 # scripts/arm64/init-l1.sh: /init of the L1 initramfs (build-initramfs.sh
 # copies it in). Owns the L1 guest from boot to power-off: mounts, modules,

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=dash
 # scripts/arm64/init-l2.sh: /init of the L2 initramfs (build-initramfs.sh
 # copies it to /l2/initramfs in L1). Owns the L2 guest from boot to power-off.

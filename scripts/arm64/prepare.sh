@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Prepares the arm64 platform for `make check`: fetches the Debian arm64
 # packages (cached), cross-builds kvmmio's arm64 binaries, and packs them into
 # an L1 initramfs.

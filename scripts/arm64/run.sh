@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/run.sh: runs one scenario of the arm64 test platform: boots
 # L1 (Debian's arm64 kernel, KVM at EL2) in qemu-system-aarch64 under TCG,
 # runs tests/arm64/scenarios/NAME.sh there and brings its verdict and result

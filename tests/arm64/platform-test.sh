@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs one arm64 platform scenario as a `make check` test:
 #   platform-test.sh SCENARIO GIC [--kernels L1:L2] [RUN.SH OPTION]...
 #     (RUN.SH OPTION e.g. --env NAME=VALUE)

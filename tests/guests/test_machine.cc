@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Architecture-neutral parts of TestMachine: the test device, the run loop
 // with its watchdog, guest loading.
 #include "test_machine.h"
@@ -6,6 +7,8 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+
+#include "kvmmio/base/thread_name.h"
 
 namespace kvmmio::test {
 
@@ -61,6 +64,7 @@ TestMachine::~TestMachine() = default;
 
 KickAfter::KickAfter(Vcpu& vcpu, std::chrono::milliseconds timeout)
     : thread_([this, &vcpu, timeout] {
+        name_this_thread("watchdog");
         std::unique_lock lock(mutex_);
         if (!cv_.wait_for(lock, timeout, [this] { return done_; })) {
           fired_ = true;
@@ -79,6 +83,7 @@ KickAfter::~KickAfter() {
 
 WorkerThread::WorkerThread()
     : thread_([this] {
+        name_this_thread("vcpu0");
         for (;;) {
           std::function<void()> work;
           {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TestMachine: a minimal VM for the KVM-layer tests and benchmarks on real
 // /dev/kvm: RAM, one vCPU, the architecture's in-kernel interrupt controller,
 // and the small guest programs of tests/guests/<arch>/*.S.

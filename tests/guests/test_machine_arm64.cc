@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TestMachine on arm64: 2 MiB of RAM at 1 GiB, a vGICv3 or vGICv2, guests
 // entered at EL1h with interrupts masked, the test device at 0x0a000000.
 // The layout follows QEMU's virt machine, which Linux knows well.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TestMachine on x86-64: 512 KiB of RAM at 0 (below the device), in-kernel PIC/IOAPIC/LAPIC,
 // real-mode guests loaded at 0:0x1000, the test device at 0xd0000.
 #include <stdexcept>

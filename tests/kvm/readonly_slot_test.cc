@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Read-only memory slots on real /dev/kvm, the mechanism under regs=mirror
 // (docs/virtio-mmio.md "The register mirror"): a page mapped with
 // KVM_MEM_READONLY over a device's registers serves guest loads with no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // regs=mirror: the RegisterMirror page reads, word for word and byte for
 // byte, as the trapped registers would (virtio 1.2 4.2.2 and 4.2.4), after
 // every step a Linux driver takes and every selector value; each change is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TransportHarness: a transport in front of an EchoDevice over real guest
 // memory (memfd RAM, no KVM), with the interrupt as a plain eventfd and,
 // optionally, fake ioeventfds polled by a real EventLoop. Unit tests drive

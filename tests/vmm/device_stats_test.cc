@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Each device's --stats counters: the keys, in the order the JSON has
 // always had them (scripts and the report parser read them), and values
 // taken from the right places.

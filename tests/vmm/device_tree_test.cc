@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The guest device tree, checked node by node through libfdt for 1/2/4
 // vCPUs, GICv3/v2, 0/1/3 virtio-mmio devices, with and without an initrd;
 // `dtc -I dtb -O dts` must decompile every one without a warning, and two

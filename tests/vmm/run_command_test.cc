@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // `kvmmio run` end to end without a VM: --dump-dtb writes the tree a guest
 // with these options would get; bad inputs are UserErrors (exit status 2)
 // that leave no output file behind; on hosts other than arm64, running is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport: one virtio-mmio device as the guest sees it (virtio 1.2
 // section 4.2): the register file, modern (Version 2, 4.2.2) or legacy
 // (Version 1, 4.2.4), in front of a VirtioDevice.

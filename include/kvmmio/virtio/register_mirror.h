@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // RegisterMirror: a host page holding what every readable register of one
 // virtio-mmio device would read as, for a VMM to map into the guest as a
 // read-only KVM memory slot over the device's register window (regs=mirror,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TransportOptions: how one virtio-mmio transport presents its device and
 // moves notifies and interrupts: the option words version=, notify=, irq=
 // and regs= of the VMM's --net and --console virtio (docs/usage.md).

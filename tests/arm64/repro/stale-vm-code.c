@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* stale-vm-code: does a new VM run its own guest code, or the code of the
  * VM that had the same host pages before it? The nested-L1 "hang" of
  * docs/arm64-platform.md ("Stale guest code"), reduced to raw KVM calls (no

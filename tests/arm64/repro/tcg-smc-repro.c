@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tcg-smc-repro: QEMU TCG (system emulation, aarch64 guest) keeps running
  * translated code that a guest store has overwritten, when the store is one
  * whose helper probes the page and then writes host memory directly:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # net-compare: the main job's guest-versus-host network comparison in L1
 # (bench/net-compare.sh does the work; scripts/main.sh runs this scenario
 # with the full matrix and turns raw.txt into the report with net_report).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # net-modes: kvmmio's virtio-net in L2 over a tap in L1, one L2 boot per
 # mode, checked from both sides:
 #   vhost-irqfd   vhost-net, interrupts straight from vhost to the vGIC

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # stale-code: a new VM runs its own guest code, not translated code QEMU
 # kept from the VM that had the same host pages before it (the nested-L1
 # "hang", docs/arm64-platform.md "Stale guest code"). Guards run.sh's

@@ -1,6 +1,8 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # suites: the arm64 builds of the GoogleTest suites, run on real KVM/ARM and
-# real vhost-net in L1: unit tests; the KVM layer (vGIC creation and the
+# real vhost-net in L1: unit tests; the embedding example
+# (examples/entropy_device, docs/embedding.md); the KVM layer (vGIC creation and the
 # clear error for the version L1 does not offer, PSCI vCPU init and CPU_ON,
 # ioeventfd with zero exits, irqfd SPIs the guest acknowledges through the
 # GIC); tap, vhost-net and virtio-net with every backend. Nothing may skip.
@@ -30,6 +32,8 @@ run_each() {
 }
 
 run_each unit_tests
+step "examples/entropy_device: a VMM embedding libkvmmio, on real KVM/ARM"
+entropy_device || { echo "KVMMIO-FAIL: examples/entropy_device exited $?"; status=1; }
 run_each kvm_tests
 run_each net_tests
 exit $status

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* arm64 guest (EL1, MMU off): x2 32-bit loads from [x0], summed into w1,
  * then a store of the sum to [x3] to report "done". */
 	.section .rodata.arm64_guest_load_loop, "a"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Real-mode guest: ECX 32-bit loads from ES:DI, summed into EBX, then
  * reports "done" with the sum: an OUTL of it to port 0xf4, and halts.
  * Loaded and started by tests/guests/test_machine_x86_64.cc. */
