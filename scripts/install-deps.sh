@@ -13,6 +13,7 @@ native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         nlohmann-json3-dev  # every JSON kvmmio writes or reads (header-only)
         jq                  # the scripts read JSON with jq
         device-tree-compiler libgtest-dev libgmock-dev
+        gcovr               # scripts/coverage.sh: line coverage of the host tests
         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)

@@ -13,11 +13,11 @@ build=${1:?usage: kvm-coverage.sh BUILDDIR}
 count() { "$here/summarize-gtest.sh" "$@"; }   # "P passed, F failed, S skipped"
 field() { awk -v w="$1" '{ for (i = 2; i <= NF; i++) if ($i ~ "^" w) { print $(i - 1); exit } }'; }
 
-host_xml=$build/tests/results/kvm_tests.xml
-if [[ ! -f $host_xml ]]; then
+host_json=$build/tests/results/kvm_tests.json
+if [[ ! -f $host_json ]]; then
     host="host KVM tests did not run"
 else
-    c=$(count "$host_xml")
+    c=$(count "$host_json")
     passed=$(field passed <<<"$c") failed=$(field failed <<<"$c") skipped=$(field skipped <<<"$c")
     if [[ -e /dev/kvm ]]; then
         host="host /dev/kvm present: $((passed + failed)) host KVM cases ran ($passed passed, $failed failed)"

@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Sums GoogleTest XML reports found under the given directories and prints
-# "N passed, N failed, N skipped" (each test case counted once, by outcome).
+# Sums GoogleTest JSON reports (--gtest_output=json:..., and the platform
+# scenarios' files in the same shape, tests/arm64/lib.sh) found under the
+# given directories and prints "N passed, N failed, N skipped": each test
+# case counted once, by outcome (a disabled case counts as skipped).
 set -euo pipefail
-files=$(find "$@" -name '*.xml' 2>/dev/null | sort)
-if [ -z "$files" ]; then
+mapfile -t files < <(find "$@" -name '*.json' 2>/dev/null | sort)
+if ((${#files[@]} == 0)); then
   echo "0 passed, 0 failed, 0 skipped"
   exit 0
 fi
-# shellcheck disable=SC2086
-awk '
-  /<testcase / { open = 1; failed = 0; skipped = ($0 ~ /result="skipped"/) }
-  open && /<failure/ { failed = 1 }
-  open && /<skipped/ { skipped = 1 }
-  open && (/<testcase .*\/>/ || /<\/testcase>/) {
-    if (failed) f++; else if (skipped) s++; else p++
-    open = 0
-  }
-  END { printf "%d passed, %d failed, %d skipped\n", p, f, s }
-' $files
+jq -rs '[.[] | .testsuites[]? | .testsuite[]?
+         | if (.failures // []) != [] then "failed"
+           elif .result == "SKIPPED" or .status == "NOTRUN" then "skipped"
+           else "passed" end] as $o
+        | "\($o | map(select(. == "passed")) | length) passed, \($o | map(select(. == "failed")) | length) failed, \($o | map(select(. == "skipped")) | length) skipped"' \
+  "${files[@]}"

@@ -6,10 +6,12 @@
 #   3. make check: unit tests, the KVM-layer tests on this machine's
 #      /dev/kvm, and (on x86-64) the arm64 build of the same tests run on
 #      real KVM/ARM nested in qemu-system-aarch64, with L1 on GICv3 and GICv2,
-#   4. make distcheck (tarball, VPATH build, install, uninstall),
-#   5. fuzzes the virtio-mmio transport for a bounded time (scripts/fuzz.sh,
+#   4. line coverage of the host tests (scripts/coverage.sh: a --coverage
+#      build, gcovr; fails below the project's floor),
+#   5. make distcheck (tarball, VPATH build, install, uninstall),
+#   6. fuzzes the virtio-mmio transport for a bounded time (scripts/fuzz.sh,
 #      clang with ASan/UBSan; $KVMMIO_FUZZ_SECONDS, default 60),
-#   6. prints where the real-KVM coverage came from, then one closing line:
+#   7. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
 # The host's /dev/kvm is optional: where it is absent the host KVM tests skip
@@ -17,16 +19,17 @@
 # Under CI (CI=true) or with --strict the arm64 platform must run: a skip
 # for want of it (no QEMU, no cross compiler) is a failure.
 #
-#   scripts/test.sh [--strict] [--no-distcheck] [--no-fuzz]
+#   scripts/test.sh [--strict] [--no-distcheck] [--no-fuzz] [--no-coverage]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-strict=${CI:-false} distcheck=1 fuzz=1
+strict=${CI:-false} distcheck=1 fuzz=1 coverage=1
 for a in "$@"; do
   case $a in
     --strict) strict=true ;;
     --no-distcheck) distcheck=0 ;;
     --no-fuzz) fuzz=0 ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    --no-coverage) coverage=0 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $a (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -53,7 +56,7 @@ cd "$build"
 make -j"$jobs"
 phase_done build
 
-export GTEST_OUTPUT="xml:$build/tests/results/"
+export GTEST_OUTPUT="json:$build/tests/results/"
 rm -rf "$build/tests/results" "$build/tests/arm64/results"
 if [ "$strict" = true ]; then
   export KVMMIO_REQUIRE_ARM64=1
@@ -63,6 +66,13 @@ make -j"$jobs" check || check_status=$?
 [ $check_status -eq 0 ] || { cat tests/test-suite.log 2>/dev/null | tail -n 80; }
 unset GTEST_OUTPUT
 phase_done "make check"
+
+coverage_status=0 coverage_line=''
+if [ $coverage = 1 ]; then
+  coverage_line=$("$src/scripts/coverage.sh" "${build}-coverage") || coverage_status=$?
+  echo "$coverage_line"
+  phase_done coverage
+fi
 
 dist_status=0
 if [ $distcheck = 1 ] && [ $check_status -eq 0 ]; then
@@ -81,6 +91,7 @@ fi
 printf 'test.sh: phase times:\n'; printf '  %s\n' "${phase_times[@]}"
 # Where the real-KVM coverage came from, then one closing line, alone, over
 # every GoogleTest case that ran, native and arm64.
+[ -z "$coverage_line" ] || echo "$coverage_line"
 "$src/scripts/kvm-coverage.sh" "$build"
 "$src/scripts/summarize-gtest.sh" "$build/tests/results" "$build/tests/arm64/results"
-[ $check_status -eq 0 ] && [ $dist_status -eq 0 ] && [ $fuzz_status -eq 0 ]
+[ $check_status -eq 0 ] && [ $coverage_status -eq 0 ] && [ $dist_status -eq 0 ] && [ $fuzz_status -eq 0 ]

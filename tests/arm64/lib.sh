@@ -21,34 +21,33 @@ require_dev() {
 }
 
 # Scenarios made of several runs (vmm-boot, net-modes) report each as a test
-# case, in GoogleTest's XML shape so the platform's summary counts them:
+# case, in GoogleTest's JSON shape (written with jq) so the platform's
+# summary (scripts/summarize-gtest.sh) counts them with the suites' cases:
 #   record NAME SECONDS MESSAGE   one case (MESSAGE empty: passed)
-#   write_cases SUITE             $KVMMIO_RESULTS/SUITE.xml; fails if any failed
-cases='' failures=0 ncases=0
+#   write_cases SUITE             $KVMMIO_RESULTS/SUITE.json; fails if any failed
+cases_file=$KVMMIO_RESULTS/.cases.$$ failures=0 ncases=0
 record() {
     ncases=$((ncases + 1))
     if [ -z "$3" ]; then
         echo "KVMMIO-STEP: $1 passed in $2 s"
-        cases="$cases  <testcase name=\"$1\" classname=\"$scenario_name.gicv$KVMMIO_L1_GIC\" time=\"$2\"/>
-"
     else
         echo "KVMMIO-FAIL: $1: $3"
         failures=$((failures + 1))
-        cases="$cases  <testcase name=\"$1\" classname=\"$scenario_name.gicv$KVMMIO_L1_GIC\" time=\"$2\">
-    <failure message=\"$3\"/>
-  </testcase>
-"
     fi
+    jq -cn --arg name "$1" --arg class "$scenario_name.gicv$KVMMIO_L1_GIC" --arg time "$2" \
+        --arg failure "$3" '{name: $name, classname: $class, time: ($time + "s"),
+            status: "RUN", result: "COMPLETED"}
+          + (if $failure == "" then {} else {failures: [{failure: $failure, type: ""}]} end)' \
+        >>"$cases_file"
 }
 write_cases() {
-    {
-        echo '<?xml version="1.0" encoding="UTF-8"?>'
-        echo "<testsuites tests=\"$ncases\" failures=\"$failures\">"
-        echo "<testsuite name=\"$1.gicv$KVMMIO_L1_GIC\" tests=\"$ncases\" failures=\"$failures\">"
-        printf '%s' "$cases"
-        echo '</testsuite>'
-        echo '</testsuites>'
-    } >"$KVMMIO_RESULTS/$1.xml"
+    touch "$cases_file"
+    jq -s --arg suite "$1.gicv$KVMMIO_L1_GIC" \
+        '(map(select(.failures)) | length) as $failed
+         | {tests: length, failures: $failed, name: "AllTests",
+            testsuites: [{name: $suite, tests: length, failures: $failed, testsuite: .}]}' \
+        "$cases_file" >"$KVMMIO_RESULTS/$1.json"
+    rm -f "$cases_file"
     [ "$failures" = 0 ] || fail "$failures of $ncases runs of $1 failed (console, stderr and stats of each in the results)"
 }
 

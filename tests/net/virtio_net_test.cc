@@ -432,13 +432,20 @@ TEST_P(VirtioNetTest, ResetAndReinitialiseRepeatedlyWithoutLeakingFds) {
   NetMachine m(GetParam(), tap("z"));
   m.bring_up(kBasic);
   test::PacketSocket sock(m.device->tap().ifindex());
+  // A removed event-loop watch closes its fd once a dispatch in flight ends:
+  // count after the loop has settled, and look for growth (a leak), not an
+  // exact figure (an fd of the set-up that closes late is not a leak; seen
+  // in the -O0 coverage build: 19 after, 20 before).
+  m.loop.flush();
   const int before = test::open_fds();
   for (int cycle = 0; cycle < 20; ++cycle) {
     m.driver->reset();
     m.bring_up(kBasic);
   }
-  // A removed event-loop watch closes its fd once a dispatch in flight ends.
-  EXPECT_TRUE(eventually([&] { return test::open_fds() == before; })) << test::open_fds() << " fds, " << before << " before";
+  EXPECT_TRUE(eventually([&] {
+    m.loop.flush();
+    return test::open_fds() <= before;
+  })) << test::open_fds() << " fds, " << before << " before";
   EXPECT_EQ(m.device->counters().activations.load(), 21u);
   const auto frame = test::test_frame(77);
   m.send(frame, kBuffers);

@@ -26,7 +26,7 @@ step "tcg-smc-repro: does QEMU drop code overwritten by an SVE store or DC ZVA? 
 tcg-smc-repro 3 >"$R/tcg-smc-repro.txt" 2>&1 || true
 cat "$R/tcg-smc-repro.txt"
 
-# Each stale-vm-code run is a test case in stale-code.xml (lib.sh).
+# Each stale-vm-code run is a test case in stale-code.json (lib.sh).
 scenario_name=stale-code
 run() {
     name=$1

@@ -22,10 +22,10 @@ run_each() {
     mkdir -p "$KVMMIO_RESULTS/$suite"
     for t in $("$suite" --gtest_list_tests | awk '/^[^ ]/ {s=$1} /^  [^ ]/ {print s $1}'); do
         KVMMIO_REQUIRE_KVM=1 KVMMIO_REQUIRE_VHOST=1 KVMMIO_EXPECT_GIC=$KVMMIO_L1_GIC \
-            "$suite" --gtest_filter="$t" --gtest_output="xml:$KVMMIO_RESULTS/$suite/$t.xml" ||
+            "$suite" --gtest_filter="$t" --gtest_output="json:$KVMMIO_RESULTS/$suite/$t.json" ||
             { echo "KVMMIO-FAIL: $t"; status=1; }
     done
-    if grep -l 'result="skipped"' "$KVMMIO_RESULTS/$suite"/*.xml; then
+    if grep -l '"result": "SKIPPED"' "$KVMMIO_RESULTS/$suite"/*.json; then
         echo "KVMMIO-FAIL: $suite skipped tests on the arm64 platform, where everything must run"
         status=1
     fi

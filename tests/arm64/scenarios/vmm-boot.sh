@@ -22,8 +22,8 @@
 #                 commands typed on kvmmio's stdin reach L2's shell through
 #                 the receiveq and print the device IDs (0x0003); exit 0
 # Every run's --stats JSON must show exits on every vCPU, the stop reason,
-# and no guest errors. Each run is a test case in vmm-boot.xml (GoogleTest's
-# XML shape, so the platform's summary counts them).
+# and no guest errors. Each run is a test case in vmm-boot.json (GoogleTest's
+# JSON shape, so the platform's summary counts them).
 # L2's side is tests/arm64/l2-hooks/50-kvmmio-l2test.sh, chosen with
 # kvmmio.l2test= on L2's command line. L2 stays `quiet`: every console
 # byte is an MMIO exit in L1.
