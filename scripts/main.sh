@@ -129,6 +129,11 @@ else
 fi
 
 step "report"
+# The chart's title says which tree and when: the commit (with "+changes"
+# when the work tree differs from it) and the UTC date.
+commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo "no git")
+git -C "$src" diff --quiet HEAD 2>/dev/null || commit+="+changes"
+title+=", commit $commit, $(date -u +%Y-%m-%d)"
 ./bench/net_report "${raws[@]}" --out "$out/report" --title "$title"
 gnuplot "$out/report/throughput.gp"
 step "results in $out (report: $out/report/report.txt, report.json, throughput.png)" \

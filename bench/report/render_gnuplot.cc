@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// render_gnuplot: the data has one row per group and three columns
-// (median, min, max) per config, "-" where a config has no value; the
-// script plots it as a histogram with error bars.
+// render_gnuplot: the data file has two blocks (gnuplot's `index`). Block 0:
+// one row per group and three columns (median, min, max) per config, "-"
+// where a config has no value; plotted as a histogram with error bars.
+// Block 1: one row per mode with VMM counters, its vCPU exits and VMM
+// interrupts per GB over all its runs; plotted as a second panel.
 #include "bench/report/render_gnuplot.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kvmmio::report {
@@ -39,7 +42,7 @@ std::vector<std::string> bar_configs(const Report& r) {
   return out;
 }
 
-std::string data(const Report& r, const std::vector<std::string>& configs) {
+std::string throughput_block(const Report& r, const std::vector<std::string>& configs) {
   std::string out = "# net_report throughput: group, then median min max Gbit/s for each config:\n#";
   for (const std::string& c : configs) out += " " + c;
   out += "\n";
@@ -63,7 +66,63 @@ std::string data(const Report& r, const std::vector<std::string>& configs) {
   return out;
 }
 
-std::string script(const std::vector<std::string>& configs, const std::string& title) {
+// One mode's counters per GB over all its cells: each cell's per-GB figure
+// weighted by the bytes it received, i.e. the mode's total count / total GB.
+struct ModeCounters {
+  std::string config;
+  double vcpu_exits_per_gb = 0, vmm_irqs_per_gb = 0;
+};
+
+std::vector<ModeCounters> mode_counters(const Report& r, const std::vector<std::string>& configs) {
+  std::vector<ModeCounters> out;
+  for (const std::string& config : configs) {
+    double bytes = 0, exits = 0, irqs = 0;
+    for (const IperfCell& cell : r.iperf) {
+      if (cell.config != config || !cell.per_gb || cell.bytes == 0) continue;
+      const double gb = static_cast<double>(cell.bytes) / 1e9;
+      bytes += gb;
+      exits += cell.per_gb->vcpu_exits * gb;
+      irqs += cell.per_gb->vmm_irqs * gb;
+    }
+    if (bytes > 0) out.push_back({config, exits / bytes, irqs / bytes});
+  }
+  return out;
+}
+
+std::string counters_block(const std::vector<ModeCounters>& modes) {
+  std::string out = "# net_report counters: mode, vCPU exits per GB, VMM interrupts per GB (all its runs)\n";
+  for (const ModeCounters& m : modes) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %.1f %.1f\n", m.vcpu_exits_per_gb, m.vmm_irqs_per_gb);
+    out += "\"" + m.config + "\"" + buf;
+  }
+  return out;
+}
+
+// "n = 3 runs per bar", or a range where cells differ.
+std::string runs_per_bar(const Report& r) {
+  unsigned lo = ~0u, hi = 0;
+  for (const IperfCell& c : r.iperf) {
+    lo = std::min(lo, c.runs_ok + c.runs_failed);
+    hi = std::max(hi, c.runs_ok + c.runs_failed);
+  }
+  if (hi == 0) return "no runs";
+  return "n = " + (lo == hi ? std::to_string(hi) : std::to_string(lo) + "-" + std::to_string(hi)) +
+         (hi == 1 ? " run per bar" : " runs per bar");
+}
+
+// A config's legend entry, with its failed runs (their bars show only the
+// runs that completed; report.txt lists each failure).
+std::string legend(const Report& r, const std::string& config) {
+  unsigned ok = 0, failed = 0;
+  for (const IperfCell& c : r.iperf)
+    if (c.config == config) ok += c.runs_ok, failed += c.runs_failed;
+  if (failed == 0) return config;
+  return config + " (" + std::to_string(failed) + " of " + std::to_string(ok + failed) + " runs failed)";
+}
+
+std::string script(const Report& r, const std::vector<std::string>& configs,
+                   const std::vector<ModeCounters>& modes, const std::string& title) {
   std::string out =
       "# Written by net_report. Run `gnuplot throughput.gp` from any directory: the data and\n"
       "# the PNG are beside this script, found through ARG0 (the script's path).\n"
@@ -73,37 +132,59 @@ std::string script(const std::vector<std::string>& configs, const std::string& t
       "  if (!found && ARG0[i:i] eq '/') { here = ARG0[1:i-1]; found = 1 }\n"
       "}\n"
       "data = here . '/" + std::string(kGnuplotDataName) + "'\n"
-      "set terminal pngcairo noenhanced size 1280,640 font 'sans,10'\n"
+      "set terminal pngcairo noenhanced size 1280,1024 font 'sans,10'\n"
       "set output here . '/" + std::string(kGnuplotImageName) + "'\n"
-      "set title " + quoted(title) + "\n"
-      "set xlabel 'direction, streams, MTU'\n"
-      "set ylabel 'Gbit/s (median; error bars: min to max)'\n"
-      "set yrange [0:*]\n"
-      "set offsets 0, 0, graph 0.08, 0  # headroom above the tallest error bar\n"
+      "set multiplot layout 2,1 title " + quoted(title) + "\n"
+      "set datafile missing '-'\n"
       "set grid ytics\n"
       "set key outside right top\n"
-      "set datafile missing '-'\n"
+      "set style fill solid 0.8 border -1\n"
+      "set yrange [0:*]\n"
+      "set offsets 0, 0, graph 0.08, 0  # headroom above the tallest bar\n"
+      "# Panel 1: throughput.\n"
+      "set title " + quoted("iperf3 throughput: median of " + runs_per_bar(r) + ", error bars from min to max") + "\n"
+      "set xlabel 'g2h: guest to host, h2g: host to guest; Nx: N parallel iperf3 streams; then the MTU in bytes'\n"
+      "set ylabel 'Gbit/s'\n"
       "set style data histogram\n"
-      "set style histogram errorbars gap 2 lw 1\n"
-      "set style fill solid 0.8 border -1\n";
+      "set style histogram errorbars gap 2 lw 1\n";
   // Histogram columns come in threes per config: median, min, max.
   std::string plots;
   for (size_t i = 0; i < configs.size(); ++i) {
     const size_t col = 2 + 3 * i;
     plots += plots.empty() ? "plot " : ", \\\n     ";
-    plots += (i ? "''" : "data") + std::string(" using ") + std::to_string(col) + ":" + std::to_string(col + 1) +
-             ":" + std::to_string(col + 2) + (i ? "" : ":xtic(1)") + " title " + quoted(configs[i]);
+    plots += (i ? "''" : "data") + std::string(" index 0 using ") + std::to_string(col) + ":" +
+             std::to_string(col + 1) + ":" + std::to_string(col + 2) + (i ? "" : ":xtic(1)") + " title " +
+             quoted(legend(r, configs[i]));
   }
-  if (plots.empty())
-    return out + "set label 'no iperf runs in the raw data' at graph 0.5, 0.5 center\nplot [0:1] NaN notitle\n";
-  return out + plots + "\n";
+  out += plots.empty() ? "set label 1 'no iperf runs in the raw data' at graph 0.5, 0.5 center\nplot [0:1] NaN notitle\n"
+                       : plots + "\n";
+  out +=
+      "# Panel 2: what each mode costs the VMM.\n"
+      "unset label 1\n"
+      "set title 'VMM work per GB received, over all runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
+      "set xlabel 'mode'\n"
+      "set ylabel 'count per GB'\n"
+      "set style histogram clustered gap 2\n";
+  if (modes.empty())
+    return out + "set label 1 'no VMM counters in the raw data (host-only runs)' at graph 0.5, 0.5 center\n"
+                 "plot [0:1] NaN notitle\nunset multiplot\n";
+  // Two boxes per cluster, each 1/(2 + gap) wide: centres at x -/+ 0.125.
+  return out +
+         "plot data index 1 using 2:xtic(1) title 'vCPU exits/GB', \\\n"
+         "     '' index 1 using 3 title 'VMM interrupts/GB', \\\n"
+         "     '' index 1 using ($0 - 0.125):2:(sprintf('%.0f', $2)) with labels offset 0,0.7 notitle, \\\n"
+         "     '' index 1 using ($0 + 0.125):3:(sprintf('%.0f', $3)) with labels offset 0,0.7 notitle\n"
+         "unset multiplot\n";
 }
 
 }  // namespace
 
 GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
   const std::vector<std::string> configs = bar_configs(report);
-  return {script(configs, title), data(report, configs)};
+  const std::vector<ModeCounters> modes = mode_counters(report, configs);
+  // Two blank lines end a gnuplot data block: block 1 is `index 1`.
+  return {script(report, configs, modes, title),
+          throughput_block(report, configs) + "\n\n" + counters_block(modes)};
 }
 
 }  // namespace kvmmio::report

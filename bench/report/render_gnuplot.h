@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The throughput chart: a gnuplot script and its data. Run as
 // `gnuplot DIR/throughput.gp` from any directory, the script reads
-// DIR/throughput.dat and writes DIR/throughput.png (pngcairo): clustered
-// bars of median Gbit/s, one group per (dir, streams, MTU), one colour per
-// config, min-max error bars.
+// DIR/throughput.dat and writes DIR/throughput.png (pngcairo), two panels:
+// clustered bars of median Gbit/s, one group per (dir, streams, MTU), one
+// colour per config, min-max error bars, failed runs counted in the legend;
+// below, each mode's vCPU exits and VMM interrupts per GB.
 #pragma once
 
 #include <string>

@@ -81,8 +81,8 @@ struct Report {
 };
 
 // The configurations in display order; others follow in first-seen order.
-inline constexpr const char* kKnownConfigs[] = {"host", "vhost-irqfd", "vhost-relay", "user-ioeventfd",
-                                                "user-trap"};
+inline constexpr const char* kKnownConfigs[] = {"host",        "vhost-irqfd",    "vhost-irqfd-mirror",
+                                                "vhost-relay", "user-ioeventfd", "user-trap"};
 inline constexpr const char* kHostConfig = "host";
 inline constexpr const char* kUserTrapConfig = "user-trap";
 

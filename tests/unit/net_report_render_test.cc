@@ -119,16 +119,42 @@ TEST(NetReportGnuplot, DataHasOneRowPerGroupAndThreeColumnsPerConfig) {
       "rr config=latency-only mtu=1500 rep=1 failed=x\n"));
   const GnuplotFiles g = render_gnuplot(r, "It's a title");
   const std::vector<std::string> data = lines(g.data);
-  ASSERT_EQ(data.size(), 4u);
+  // Block 0, two blank lines, block 1 (no counters in these runs: header only).
+  ASSERT_EQ(data.size(), 7u) << g.data;
   EXPECT_EQ(data[1], "# host vhost-irqfd");
   EXPECT_EQ(data[2], "\"g2h 1x 1500\" 11.0000 10.0000 12.0000 - - -");
   EXPECT_EQ(data[3], "\"h2g 4x 9000\" - - - 5.0000 5.0000 5.0000");
-  EXPECT_NE(g.script.find("set title 'It''s a title'"), std::string::npos);
-  EXPECT_NE(g.script.find("plot data using 2:3:4:xtic(1) title 'host', \\\n     '' using 5:6:7 title 'vhost-irqfd'\n"),
+  EXPECT_EQ(data[4], "");
+  EXPECT_EQ(data[5], "");
+  EXPECT_NE(g.script.find("set multiplot layout 2,1 title 'It''s a title'"), std::string::npos);
+  EXPECT_NE(g.script.find("median of n = 1-2 runs per bar"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("plot data index 0 using 2:3:4:xtic(1) title 'host', \\\n"
+                          "     '' index 0 using 5:6:7 title 'vhost-irqfd'\n"),
             std::string::npos)
       << g.script;
+  EXPECT_NE(g.script.find("no VMM counters in the raw data"), std::string::npos);
   EXPECT_EQ(g.script.find("latency-only"), std::string::npos);
   EXPECT_NE(g.script.find("set output here . '/throughput.png'"), std::string::npos);
+}
+
+TEST(NetReportGnuplot, SecondPanelHasEachModesCountersPerGbAndTheLegendCountsFailures) {
+  const Report r = aggregate(test::parse(
+      "iperf config=vhost-irqfd mtu=1500 dir=g2h streams=1 rep=1 bytes=2000000000 seconds=1 bps=1e9 "
+      "vcpu_exits=4000 wakeups=0 injected=0 relayed=0 trapped=0 polled=0 guest_irqs=2000\n"
+      "iperf config=vhost-irqfd mtu=1500 dir=h2g streams=1 rep=1 bytes=1000000000 seconds=1 bps=1e9 "
+      "vcpu_exits=500 wakeups=0 injected=0 relayed=0 trapped=0 polled=0 guest_irqs=250\n"
+      "iperf config=vhost-relay mtu=1500 dir=g2h streams=1 rep=1 bytes=1000000000 seconds=1 bps=1e9 "
+      "vcpu_exits=0 wakeups=900 injected=0 relayed=900 trapped=0 polled=0 guest_irqs=900\n"
+      "iperf config=vhost-relay mtu=1500 dir=g2h streams=1 rep=2 failed=iperf3_failed\n"));
+  const GnuplotFiles g = render_gnuplot(r, "T");
+  const std::vector<std::string> data = lines(g.data);
+  // vhost-irqfd: (4000 + 500) exits over 3 GB; vhost-relay: 900 relayed over 1 GB.
+  ASSERT_GE(data.size(), 2u);
+  EXPECT_EQ(data[data.size() - 2], "\"vhost-irqfd\" 1500.0 0.0");
+  EXPECT_EQ(data[data.size() - 1], "\"vhost-relay\" 0.0 900.0");
+  EXPECT_NE(g.script.find("plot data index 1 using 2:xtic(1) title 'vCPU exits/GB'"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("title 'vhost-relay (1 of 2 runs failed)'"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("title 'vhost-irqfd'"), std::string::npos);
 }
 
 TEST(NetReportGnuplot, NoIperfRunsStillGivesAScript) {
