@@ -14,8 +14,9 @@
 #   user-ioeventfd  kvmmio's userspace backend, kicks through ioeventfds
 #   user-trap       the userspace backend, kicks trapped as MMIO exits
 # For each: guest-to-host (g2h) and host-to-guest (h2g), each stream count,
-# each MTU, N repeats; then a TCP request/response latency run (tcp_rr) per
-# repeat at the first MTU. Around each guest run the VMM's counters
+# each MTU, N repeats; then at the first MTU a TCP request/response latency
+# run (tcp_rr) per repeat, and UDP packet-rate runs (udp_pps: each payload
+# size, each direction, per repeat). Around each guest run the VMM's counters
 # (kill -USR1 -> --stats snapshot) and the guest's virtio interrupt count
 # (an HTTP CGI in L2) are read, so each record carries its own deltas.
 # The guest side is tests/arm64/l2-hooks/60-kvmmio-serve.sh.
@@ -39,6 +40,9 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --repeats N       runs per cell (default 3)
   --seconds S       iperf3 duration per run (default 5)
   --rr-seconds S    tcp_rr duration per run (default 3)
+  --pps-seconds S   udp_pps duration per run (default 3)
+  --pps-payloads LIST  UDP payload bytes, comma-separated (default 64,1472;
+                    each 16 to the first MTU - 28, one datagram a packet)
   --streams LIST    parallel streams, comma-separated (default 1,4)
   --mtus LIST       MTUs, comma-separated (default 1500,9000)
   --dirs LIST       g2h,h2g (default both)
@@ -56,7 +60,7 @@ die() { echo "net-compare.sh: $*" >&2; exit 2; }
 say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
-repeats=3 seconds=5 rr_seconds=3 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
+repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
 tap=kvmbench0 micro=0
 while [ $# -gt 0 ]; do
     case $1 in
@@ -67,6 +71,8 @@ while [ $# -gt 0 ]; do
     --repeats) repeats=${2:?}; shift 2 ;;
     --seconds) seconds=${2:?}; shift 2 ;;
     --rr-seconds) rr_seconds=${2:?}; shift 2 ;;
+    --pps-seconds) pps_seconds=${2:?}; shift 2 ;;
+    --pps-payloads) pps_payloads=${2:?}; shift 2 ;;
     --streams) streams=${2:?}; shift 2 ;;
     --mtus) mtus=${2:?}; shift 2 ;;
     --dirs) dirs=${2:?}; shift 2 ;;
@@ -82,7 +88,7 @@ done
 # --- checks: each names its fix ----------------------------------------------
 [ -n "$out" ] || die "--out DIR is required (see --help)"
 is_count() { case $1 in '' | *[!0-9]* | 0*) return 1 ;; esac; }
-for n in "$repeats" "$seconds" "$rr_seconds" "$cpus"; do
+for n in "$repeats" "$seconds" "$rr_seconds" "$pps_seconds" "$cpus"; do
     is_count "$n" || die "not a positive whole number: '$n'"
 done
 list() { echo "$1" | tr ',' ' '; }
@@ -98,9 +104,16 @@ done
 for s in $(list "$streams"); do
     is_count "$s" && [ "$s" -le 128 ] || die "--streams: '$s' is not 1-128"
 done
+first_mtu=$(list "$mtus" | cut -d' ' -f1)
+for p in $(list "$pps_payloads"); do
+    is_count "$p" && [ "$p" -ge 16 ] && [ "$p" -le $((first_mtu - 28)) ] ||
+        die "--pps-payloads: '$p' is not 16-$((first_mtu - 28)) (one UDP datagram in one packet at MTU $first_mtu)"
+done
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, taps, /dev/kvm)"
 need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }
 need iperf3 "install iperf3"
+need tcp_rr "build bench/tcp_rr (make bench) and put it on PATH"
+need udp_pps "build bench/udp_pps (make bench) and put it on PATH"
 # iproute2's ip: busybox's has no netns, and a busybox shell runs its own
 # applet for a bare `ip` whatever PATH says, so the binary is named by path.
 IP=''
@@ -112,7 +125,6 @@ done
 guests=$(list "$configs" | tr ' ' '\n' | grep -v '^host$' || true)
 if [ -n "$guests" ]; then
     need kvmmio "build kvmmio (make) and put it on PATH"
-    need tcp_rr "build bench/tcp_rr (make bench) and put it on PATH"
     need wget "install wget (or busybox)"
     [ -c /dev/kvm ] || die "no /dev/kvm: this must run on an arm64 KVM host"
     [ -s "$kernel" ] || die "--kernel '$kernel': no such file (the arm64 guest Image)"
@@ -127,16 +139,17 @@ raw=$out/raw.txt
 
 cat >"$raw" <<EOF
 # net-compare.sh raw records (docs/benchmarks.md); one line per run
-meta arch=$(uname -m) kernel=$(uname -r) host_cpus=$(nproc) repeats=$repeats seconds=$seconds rr_seconds=$rr_seconds guest_cpus=$cpus guest_mem=$mem
+meta arch=$(uname -m) kernel=$(uname -r) host_cpus=$(nproc) repeats=$repeats seconds=$seconds rr_seconds=$rr_seconds pps_seconds=$pps_seconds guest_cpus=$cpus guest_mem=$mem
 EOF
 [ -n "${KVMMIO_L1_GIC:-}" ] && echo "meta platform=nested-arm64-tcg gic=v$KVMMIO_L1_GIC" >>"$raw"
 failures=0
 record() { echo "$*" >>"$raw"; }
 
 # Overall progress: "run I/N, ~M min left" from the runs so far. N counts
-# every iperf3 and tcp_rr run of the matrix; a repeated run does not.
+# every iperf3, tcp_rr and udp_pps run of the matrix; a repeated run does not.
 count() { list "$1" | wc -w; }
-runs_total=$(( $(count "$configs") * repeats * ( $(count "$mtus") * $(count "$dirs") * $(count "$streams") + 1 ) ))
+runs_total=$(( $(count "$configs") * repeats * ( $(count "$mtus") * $(count "$dirs") * $(count "$streams") + 1 +
+    $(count "$pps_payloads") * $(count "$dirs") ) ))
 runs_done=0 runs_started=$(date +%s)
 # progress: counts one run and sets $_prog (not in a subshell: it counts).
 progress() {
@@ -159,6 +172,12 @@ iperf_parse() {
 rr_parse() {
     jq -r 'select(.transactions != null) |
         "\(.transactions) \(.seconds) \(.tps) \(.rtt_us.p50) \(.rtt_us.p90) \(.rtt_us.p99)"' "$1" 2>/dev/null
+}
+
+# pps_parse FILE: "sent received lost seconds pps_received" from udp_pps --json.
+pps_parse() {
+    jq -r 'select(.sent != null) |
+        "\(.sent) \(.received) \(.lost) \(.seconds) \(.pps_received)"' "$1" 2>/dev/null
 }
 
 # --- micro: the KVM layer's notify and interrupt costs on this machine ------------
@@ -185,7 +204,7 @@ run_iperf() {
 # run_host and run_guest set, per config:
 #   cfg     its name, as recorded
 #   client  the prefix the host-side clients run under ('' or "ip netns exec NS")
-#   server  the address of the side that serves iperf3 and tcp_rr
+#   server  the address of the side that serves iperf3, tcp_rr and udp_pps
 #   base    the path prefix of its files (a guest's changes with each boot)
 
 # one_iperf MTU DIR STREAMS REP: one iperf3 run, recorded with the counter
@@ -220,30 +239,70 @@ one_rr() {
     fi
 }
 
+# one_pps MTU PAYLOAD DIR REP: one udp_pps run at full rate (g2h: the
+# guest's server sends), recorded with the counter deltas around it when
+# the config is a guest; non-zero when it failed.
+one_pps() {
+    _f=$base.pps.json _before='' _after='' _rev=''
+    [ "$3" = g2h ] && _rev=--reverse
+    if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
+    # shellcheck disable=SC2086 # $client is a command prefix, $_rev one flag
+    timeout $((pps_seconds + 60)) $client udp_pps client "$server" --port 5400 --seconds "$pps_seconds" \
+        --payload "$2" $_rev --json >"$_f" 2>&1 || return 1
+    if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
+    _cell="config=$cfg mtu=$1 payload=$2 dir=$3 rep=$4"
+    _progress="$cfg UDP $3 $2-byte payloads, repeat $4/$repeats"
+    set -- $(pps_parse "$_f")
+    [ $# = 5 ] || return 1
+    record "pps $_cell sent=$1 received=$2 lost=$3 seconds=$4 pps=$5${_before:+ $(deltas "$_before" "$_after")}"
+    progress
+    say "$_progress: $5 datagrams/s received, $(awk "BEGIN { printf \"%.1f\", $1 ? 100 * $3 / $1 : 0 }")% lost ($_prog)"
+}
+
+# attempt KIND CELL WHAT REASON FILE RUN...: RUN (a one_* function and its
+# arguments) until it succeeds, or, when it fails, until $recover_fn says
+# not to try again: then the run is recorded as failed=REASON. FILE is the
+# run's output beside $base, whose last line says what went wrong.
+attempt() {
+    _a_kind=$1 _a_cell=$2 _a_what=$3 _a_reason=$4 _a_file=$5
+    shift 5
+    while ! "$@"; do
+        say "$_a_what: FAILED ($(tail -n 1 "$base.$_a_file" 2>/dev/null))"
+        "$recover_fn" "$mtu" && continue
+        progress
+        say "$_a_what: counted failed ($_prog)"
+        failed "$_a_kind" "$_a_cell" "$_a_reason"
+        return 0
+    done
+}
+
 # measure SET_MTU RECOVER: every iperf3 cell of the config, then its latency
-# runs at the first MTU. Two functions, called with the MTU:
+# and packet-rate runs at the first MTU. Two functions, called with the MTU:
 #   SET_MTU   puts both ends on it (non-zero: could not)
 #   RECOVER   after a failed run: 0 when the run should be repeated (on a
 #             fresh guest), non-zero when it stays failed
 measure() {
     set_mtu_fn=$1 recover_fn=$2
-    first_mtu=$(list "$mtus" | cut -d' ' -f1)
     for mtu in $(list "$mtus"); do
         "$set_mtu_fn" "$mtu" || say "$cfg: could not set MTU $mtu on both ends"
         for dir in $(list "$dirs"); do for s in $(list "$streams"); do
             k=1; while [ $k -le "$repeats" ]; do
-                if ! one_iperf "$mtu" "$dir" "$s" "$k"; then
-                    say "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats: FAILED ($(tail -n 1 "$base.iperf.json" 2>/dev/null))"
-                    "$recover_fn" "$mtu" && continue
-                    progress
-                    say "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats: counted failed ($_prog)"
-                    failed iperf "config=$cfg mtu=$mtu dir=$dir streams=$s rep=$k" "iperf3_failed"
-                fi
+                attempt iperf "config=$cfg mtu=$mtu dir=$dir streams=$s rep=$k" \
+                    "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats" iperf3_failed iperf.json \
+                    one_iperf "$mtu" "$dir" "$s" "$k"
                 k=$((k + 1))
             done
         done; done
         [ "$mtu" = "$first_mtu" ] || continue
         k=1; while [ $k -le "$repeats" ]; do one_rr "$mtu" "$k"; k=$((k + 1)); done
+        for p in $(list "$pps_payloads"); do for dir in $(list "$dirs"); do
+            k=1; while [ $k -le "$repeats" ]; do
+                attempt pps "config=$cfg mtu=$mtu payload=$p dir=$dir rep=$k" \
+                    "$cfg UDP $dir $p-byte payloads, repeat $k/$repeats" udp_pps_failed pps.json \
+                    one_pps "$mtu" "$p" "$dir" "$k"
+                k=$((k + 1))
+            done
+        done; done
     done
 }
 
@@ -267,6 +326,7 @@ run_host() {
         { say "host baseline: cannot set up the namespaces"; failures=$((failures + 1)); host_cleanup; return; }
     "$IP" netns exec "$NS_B" iperf3 -s -D
     "$IP" netns exec "$NS_B" tcp_rr server --port 5300 </dev/null >/dev/null 2>&1 &
+    "$IP" netns exec "$NS_B" udp_pps server --port 5400 </dev/null >/dev/null 2>&1 &
     sleep 1
     cfg=host client="$IP netns exec $NS_A" server=10.77.0.2 base=$out/host
     measure host_set_mtu no_second_try
@@ -374,5 +434,5 @@ for c in $(list "$configs"); do
     *) run_guest "$c" ;;
     esac
 done
-say "done: $(grep -c '^iperf .*bps=' "$raw") iperf3 runs, $(grep -c '^rr .*tps=' "$raw") latency runs, $failures failed; $raw"
+say "done: $(grep -c '^iperf .*bps=' "$raw") iperf3 runs, $(grep -c '^rr .*tps=' "$raw") latency runs, $(grep -c '^pps .*pps=' "$raw") packet-rate runs, $failures failed; $raw"
 [ "$failures" = 0 ]

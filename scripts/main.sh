@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # The main job: what virtio-mmio with ioeventfd, irqfd and vhost-net buys an
-# arm64 guest. Measures iperf3 throughput and TCP request/response latency
-# of a Linux guest under kvmmio in four modes against the host's own stack
-# (two network namespaces over a veth pair), with the VMM's and the guest's
-# counters per GB, plus the KVM layer's notify and interrupt costs; then
+# arm64 guest. Measures iperf3 throughput, TCP request/response latency and
+# UDP packet rates (udp_pps, 64- and 1472-byte payloads) of a Linux guest
+# under kvmmio in each mode against the host's own stack (two network
+# namespaces over a veth pair), with the VMM's and the guest's counters per
+# GB and per million packets, plus the KVM layer's notify and interrupt costs; then
 # writes the report (table, JSON, PNG chart). docs/benchmarks.md explains it.
 #
 # On an arm64 host with /dev/kvm it runs there; on any other host it runs
@@ -18,6 +19,7 @@ usage() {
 Usage: scripts/main.sh [options]
   --repeats N      runs per measurement (default 3; median and spread)
   --seconds S      iperf3 seconds per run (default 5)
+  --pps-seconds S  udp_pps seconds per packet-rate run (default 3)
   --configs LIST   comma-separated subset of host,vhost-irqfd,
                    vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
                    (default all)
@@ -25,8 +27,8 @@ Usage: scripts/main.sh [options]
   --mtus LIST      MTUs (default 1500,9000)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
-                   of 2 s, 1 stream, MTU 1500 (a check that it all works,
-                   not a measurement; what CI runs)
+                   of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s (a
+                   check that it all works, not a measurement; what CI runs)
   -h, --help       this text
 Installs what it needs (scripts/install-deps.sh), builds, measures, and
 prints the report; everything lands in the results directory it names.
@@ -35,22 +37,23 @@ EOF
 
 # shellcheck source=bench/net-modes.sh
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
-repeats=3 seconds=5 configs=$NET_COMPARE_CONFIGS
+repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS
 streams=1,4 mtus=1500,9000 out=''
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
     --seconds) seconds=${2:?--seconds needs S}; shift 2 ;;
+    --pps-seconds) pps_seconds=${2:?--pps-seconds needs S}; shift 2 ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
     --streams) streams=${2:?--streams needs a LIST}; shift 2 ;;
     --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
-    --quick) repeats=1 seconds=2 streams=1 mtus=1500; shift ;;
+    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
-for n in "$repeats" "$seconds"; do
+for n in "$repeats" "$seconds" "$pps_seconds"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
 for l in "$configs" "$streams" "$mtus"; do
@@ -86,17 +89,20 @@ else
 fi
 
 if [ "$arch" != aarch64 ]; then
-    # One L1 boot runs the whole comparison; its time grows with the matrix.
-    runs=$(($(tr ',' '\n' <<<"$configs" | wc -l) * 2 * $(tr ',' '\n' <<<"$streams" | wc -l) *
-        $(tr ',' '\n' <<<"$mtus" | wc -l) * repeats))
-    timeout=$((900 + runs * (seconds + 20)))
+    # One L1 boot runs the whole comparison; its time grows with the matrix
+    # (udp_pps: two payload sizes, two directions per config and repeat).
+    n_configs=$(tr ',' '\n' <<<"$configs" | wc -l)
+    runs=$((n_configs * 2 * $(tr ',' '\n' <<<"$streams" | wc -l) * $(tr ',' '\n' <<<"$mtus" | wc -l) * repeats))
+    pps_runs=$((n_configs * 2 * 2 * repeats))
+    timeout=$((900 + runs * (seconds + 20) + pps_runs * (pps_seconds + 20)))
     step "guest versus host on real KVM/ARM, nested under qemu-system-aarch64 (TCG):" \
-        "$runs iperf3 runs of $seconds s, at most $((timeout / 60)) min"
+        "$runs iperf3 runs of $seconds s, $pps_runs udp_pps runs of $pps_seconds s, at most $((timeout / 60)) min"
     "$src/scripts/arm64/prepare.sh" "$build/arm64-platform"
     "$src/scripts/arm64/run.sh" --scenario net-compare --gic 3 --quiet --progress \
         --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv3" \
         --timeout "$timeout" --env KVMMIO_BENCH_REPEATS="$repeats" \
-        --env KVMMIO_BENCH_SECONDS="$seconds" --env KVMMIO_BENCH_CONFIGS="$configs" \
+        --env KVMMIO_BENCH_SECONDS="$seconds" --env KVMMIO_BENCH_PPS_SECONDS="$pps_seconds" \
+        --env KVMMIO_BENCH_CONFIGS="$configs" \
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.txt")
@@ -115,14 +121,15 @@ else
     "$src/scripts/arm64/fetch-packages.sh"
     "$src/scripts/arm64/build-initramfs.sh" --out "$build/arm64-platform/l1-initramfs.cpio.gz" \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
+        --l2-bin "$build/bench/udp_pps" \
         --l2-hook "$src/tests/arm64/l2-hooks/50-kvmmio-l2test.sh" \
         --l2-hook "$src/tests/arm64/l2-hooks/60-kvmmio-serve.sh"
     # shellcheck source=scripts/arm64/common.sh
     kernel=$(source "$src/scripts/arm64/common.sh" && echo "$ROOT/boot/vmlinuz-$(kernel_version)")
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
-        --configs "$configs" --repeats "$repeats" --seconds "$seconds" --streams "$streams" \
-        --mtus "$mtus" ||
+        --configs "$configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
+        --streams "$streams" --mtus "$mtus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64/raw.txt")
     title="kvmmio on $(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo "this arm64 host")"

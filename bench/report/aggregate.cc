@@ -19,6 +19,7 @@ class ConfigOrder {
     for (const char* c : kKnownConfigs) add(c);
     for (const IperfRun& r : raw.iperf) add(r.config);
     for (const RrRun& r : raw.rr) add(r.config);
+    for (const PpsRun& r : raw.pps) add(r.config);
   }
   size_t rank(const std::string& config) const { return std::find(order_.begin(), order_.end(), config) - order_.begin(); }
 
@@ -27,7 +28,8 @@ class ConfigOrder {
     std::vector<std::string> out;
     for (const std::string& c : order_) {
       const auto same = [&](const auto& r) { return r.config == c; };
-      if (std::any_of(raw.iperf.begin(), raw.iperf.end(), same) || std::any_of(raw.rr.begin(), raw.rr.end(), same))
+      if (std::any_of(raw.iperf.begin(), raw.iperf.end(), same) || std::any_of(raw.rr.begin(), raw.rr.end(), same) ||
+          std::any_of(raw.pps.begin(), raw.pps.end(), same))
         out.push_back(c);
     }
     return out;
@@ -42,15 +44,28 @@ class ConfigOrder {
 
 using IperfKey = std::tuple<unsigned, Direction, unsigned, size_t>;  // mtu, dir, streams, config rank
 
-std::optional<double> extreme(const std::vector<double>& v, bool want_max) {
-  if (v.empty()) return std::nullopt;
-  return want_max ? *std::max_element(v.begin(), v.end()) : *std::min_element(v.begin(), v.end());
+// Median, lowest, highest and spread of the completed runs' values.
+struct Range {
+  std::optional<double> median, min, max, spread_pct;
+};
+Range range_of(const std::vector<double>& v) {
+  Range r;
+  r.median = median(v);
+  if (!v.empty()) {
+    r.min = *std::min_element(v.begin(), v.end());
+    r.max = *std::max_element(v.begin(), v.end());
+  }
+  r.spread_pct = spread_pct(r.min, r.max, r.median);
+  return r;
 }
 
-std::optional<PerGb> per_gb_of(const std::vector<const IperfRun*>& ok) {
+// Each counter summed over `ok` per `unit` of what the runs received
+// (`amount` of a run: its bytes, or its datagrams).
+template <class Run, class Amount>
+std::optional<CounterRates> counter_rates(const std::vector<const Run*>& ok, Amount amount, long double unit) {
   RunCounters sum;
-  uint64_t bytes = 0;
-  for (const IperfRun* r : ok) {
+  uint64_t total = 0;
+  for (const Run* r : ok) {
     // One run without counters would make the sums lie about the rest.
     if (!r->counters) return std::nullopt;
     sum.vcpu_exits += r->counters->vcpu_exits;
@@ -60,18 +75,19 @@ std::optional<PerGb> per_gb_of(const std::vector<const IperfRun*>& ok) {
     sum.trapped += r->counters->trapped;
     sum.polled += r->counters->polled;
     sum.guest_irqs += r->counters->guest_irqs;
-    bytes += r->bytes;
+    total += amount(*r);
   }
-  if (ok.empty() || bytes == 0) return std::nullopt;
-  PerGb g;
-  g.vcpu_exits = *per_gb(sum.vcpu_exits, bytes);
-  g.wakeups = *per_gb(sum.wakeups, bytes);
-  g.vmm_irqs = *per_gb(sum.injected + sum.relayed, bytes);
-  g.injected = *per_gb(sum.injected, bytes);
-  g.relayed = *per_gb(sum.relayed, bytes);
-  g.trapped = *per_gb(sum.trapped, bytes);
-  g.polled = *per_gb(sum.polled, bytes);
-  g.guest_irqs = *per_gb(sum.guest_irqs, bytes);
+  if (ok.empty() || total == 0) return std::nullopt;
+  const auto per = [&](uint64_t count) { return *per_unit(count, total, unit); };
+  CounterRates g;
+  g.vcpu_exits = per(sum.vcpu_exits);
+  g.wakeups = per(sum.wakeups);
+  g.vmm_irqs = per(sum.injected + sum.relayed);
+  g.injected = per(sum.injected);
+  g.relayed = per(sum.relayed);
+  g.trapped = per(sum.trapped);
+  g.polled = per(sum.polled);
+  g.guest_irqs = per(sum.guest_irqs);
   return g;
 }
 
@@ -98,11 +114,12 @@ std::vector<IperfCell> iperf_cells(const RawData& raw, const ConfigOrder& order)
       c.bytes += r->bytes;
     }
     c.runs_ok = static_cast<unsigned>(ok.size());
-    c.median_gbps = median(gbps);
-    c.min_gbps = extreme(gbps, false);
-    c.max_gbps = extreme(gbps, true);
-    c.spread_pct = spread_pct(c.min_gbps, c.max_gbps, c.median_gbps);
-    c.per_gb = per_gb_of(ok);
+    const Range g = range_of(gbps);
+    c.median_gbps = g.median;
+    c.min_gbps = g.min;
+    c.max_gbps = g.max;
+    c.spread_pct = g.spread_pct;
+    c.per_gb = counter_rates(ok, [](const IperfRun& r) { return r.bytes; }, 1e9L);
     cells.push_back(std::move(c));
   }
 
@@ -152,6 +169,50 @@ std::vector<RrCell> rr_cells(const RawData& raw, const ConfigOrder& order) {
   return cells;
 }
 
+using PpsKey = std::tuple<unsigned, unsigned, Direction, size_t>;  // mtu, payload, dir, config rank
+
+std::vector<PpsCell> pps_cells(const RawData& raw, const ConfigOrder& order) {
+  std::map<PpsKey, std::vector<const PpsRun*>> groups;
+  for (const PpsRun& r : raw.pps) groups[{r.mtu, r.payload, r.dir, order.rank(r.config)}].push_back(&r);
+
+  std::vector<PpsCell> cells;
+  for (const auto& [key, runs] : groups) {
+    PpsCell c;
+    c.config = runs.front()->config;
+    c.mtu = runs.front()->mtu;
+    c.payload = runs.front()->payload;
+    c.dir = runs.front()->dir;
+    std::vector<const PpsRun*> ok;
+    std::vector<double> pps, loss;
+    for (const PpsRun* r : runs) {
+      if (r->failed) {
+        ++c.runs_failed;
+        continue;
+      }
+      ok.push_back(r);
+      pps.push_back(r->pps);
+      if (r->sent) loss.push_back(100.0 * double(r->lost) / double(r->sent));
+      c.sent += r->sent;
+      c.received += r->received;
+    }
+    c.runs_ok = static_cast<unsigned>(ok.size());
+    const Range p = range_of(pps);
+    c.median_pps = p.median;
+    c.min_pps = p.min;
+    c.max_pps = p.max;
+    c.spread_pct = p.spread_pct;
+    c.median_loss_pct = median(loss);
+    c.per_mpkt = counter_rates(ok, [](const PpsRun& r) { return r.received; }, 1e6L);
+    cells.push_back(std::move(c));
+  }
+  for (PpsCell& c : cells) {
+    for (const PpsCell& host : cells)
+      if (host.config == kHostConfig && host.mtu == c.mtu && host.payload == c.payload && host.dir == c.dir)
+        c.ratio_to_host = ratio(c.median_pps, host.median_pps);
+  }
+  return cells;
+}
+
 std::optional<double> us_of(const MicroResult& m, const char* name) {
   for (const auto& [k, v] : m.us)
     if (k == name) return v;
@@ -161,9 +222,11 @@ std::optional<double> us_of(const MicroResult& m, const char* name) {
 std::vector<Failure> failures(const RawData& raw) {
   std::vector<Failure> out;
   for (const IperfRun& r : raw.iperf)
-    if (r.failed) out.push_back({"iperf", r.source, r.config, r.mtu, r.dir, r.streams, r.rep, *r.failed});
+    if (r.failed) out.push_back({"iperf", r.source, r.config, r.mtu, r.dir, r.streams, r.rep, *r.failed, std::nullopt});
   for (const RrRun& r : raw.rr)
-    if (r.failed) out.push_back({"rr", r.source, r.config, r.mtu, std::nullopt, std::nullopt, r.rep, *r.failed});
+    if (r.failed) out.push_back({"rr", r.source, r.config, r.mtu, std::nullopt, std::nullopt, r.rep, *r.failed, std::nullopt});
+  for (const PpsRun& r : raw.pps)
+    if (r.failed) out.push_back({"pps", r.source, r.config, r.mtu, r.dir, std::nullopt, r.rep, *r.failed, r.payload});
   return out;
 }
 
@@ -176,6 +239,7 @@ Report aggregate(const RawData& raw) {
   rep.configs = order.present(raw);
   rep.iperf = iperf_cells(raw, order);
   rep.rr = rr_cells(raw, order);
+  rep.pps = pps_cells(raw, order);
   for (const MicroResult& m : raw.micro)
     rep.micro.push_back({m, ratio(us_of(m, "mmio_exit"), us_of(m, "ioeventfd")),
                          ratio(us_of(m, "irq_line_relay"), us_of(m, "irqfd"))});

@@ -45,6 +45,28 @@ std::optional<RunCounters> counters(RawLine& line) {
   return c;
 }
 
+// A run's identity as the records spell it; two runs with the same one are
+// the same run given twice.
+std::string key(const IperfRun& r) {
+  return "iperf run config=" + r.config + " mtu=" + std::to_string(r.mtu) + " dir=" + to_string(r.dir) +
+         " streams=" + std::to_string(r.streams) + " rep=" + std::to_string(r.rep);
+}
+std::string key(const RrRun& r) {
+  return "rr run config=" + r.config + " mtu=" + std::to_string(r.mtu) + " rep=" + std::to_string(r.rep);
+}
+std::string key(const PpsRun& r) {
+  return "pps run config=" + r.config + " mtu=" + std::to_string(r.mtu) + " payload=" + std::to_string(r.payload) +
+         " dir=" + to_string(r.dir) + " rep=" + std::to_string(r.rep);
+}
+
+template <class Run>
+void add_unique(std::vector<Run>& runs, Run r) {
+  const std::string k = key(r);
+  for (const Run& o : runs)
+    if (key(o) == k) throw InputError(r.source, k + " already given at " + o.source.str());
+  runs.push_back(std::move(r));
+}
+
 void add_iperf(RawLine& line, RawData& into) {
   IperfRun r;
   r.source = line.source();
@@ -64,13 +86,7 @@ void add_iperf(RawLine& line, RawData& into) {
   }
   r.counters = counters(line);
   line.reject_unused();
-  for (const IperfRun& o : into.iperf) {
-    if (o.config == r.config && o.mtu == r.mtu && o.dir == r.dir && o.streams == r.streams && o.rep == r.rep)
-      throw InputError(r.source, "iperf run config=" + r.config + " mtu=" + std::to_string(r.mtu) + " dir=" +
-                                     to_string(r.dir) + " streams=" + std::to_string(r.streams) + " rep=" +
-                                     std::to_string(r.rep) + " already given at " + o.source.str());
-  }
-  into.iperf.push_back(std::move(r));
+  add_unique(into.iperf, std::move(r));
 }
 
 void add_rr(RawLine& line, RawData& into) {
@@ -91,12 +107,34 @@ void add_rr(RawLine& line, RawData& into) {
     for (const char* k : {"transactions", "seconds", "tps", "p50_us", "p90_us", "p99_us"}) line.optional_text(k);
   }
   line.reject_unused();
-  for (const RrRun& o : into.rr) {
-    if (o.config == r.config && o.mtu == r.mtu && o.rep == r.rep)
-      throw InputError(r.source, "rr run config=" + r.config + " mtu=" + std::to_string(r.mtu) +
-                                     " rep=" + std::to_string(r.rep) + " already given at " + o.source.str());
+  add_unique(into.rr, std::move(r));
+}
+
+void add_pps(RawLine& line, RawData& into) {
+  PpsRun r;
+  r.source = line.source();
+  r.config = line.text("config");
+  r.mtu = line.count32("mtu");
+  r.payload = line.count32("payload");
+  r.dir = direction(line);
+  r.rep = line.count32("rep");
+  r.failed = line.optional_text("failed");
+  if (!r.failed) {
+    r.sent = line.count("sent");
+    r.received = line.count("received");
+    r.lost = line.count("lost");
+    r.seconds = line.number("seconds");
+    r.pps = line.number("pps");
+    // udp_pps accounts every datagram sent as received or lost.
+    if (r.received > r.sent || r.sent - r.received != r.lost)
+      throw InputError(r.source, "received=" + std::to_string(r.received) + " + lost=" + std::to_string(r.lost) +
+                                     " is not sent=" + std::to_string(r.sent));
+  } else {
+    for (const char* k : {"sent", "received", "lost", "seconds", "pps"}) line.optional_text(k);
   }
-  into.rr.push_back(std::move(r));
+  r.counters = counters(line);
+  line.reject_unused();
+  add_unique(into.pps, std::move(r));
 }
 
 // The whole file, or nothing if it is not a readable regular file.
@@ -166,12 +204,14 @@ void parse_raw(std::string_view text, const std::string& name, const std::string
       add_iperf(line, into);
     } else if (line.kind() == "rr") {
       add_rr(line, into);
+    } else if (line.kind() == "pps") {
+      add_pps(line, into);
     } else if (line.kind() == "micro") {
       add_micro(line, base_dir, into);
     } else if (line.kind() == "meta") {
       add_meta(line, into);
     } else {
-      throw InputError(line.source(), "unknown record kind '" + line.kind() + "' (expected meta, iperf, rr or micro)");
+      throw InputError(line.source(), "unknown record kind '" + line.kind() + "' (expected meta, iperf, rr, pps or micro)");
     }
   }
 }

@@ -6,9 +6,11 @@
 //   iperf config=C mtu=M dir=g2h|h2g streams=S rep=R bytes=B seconds=T bps=X
 //         [vcpu_exits=N wakeups=N injected=N relayed=N trapped=N polled=N guest_irqs=N]
 //   rr config=C mtu=M rep=R transactions=N seconds=T tps=X p50_us=X p90_us=X p99_us=X
+//   pps config=C mtu=M payload=P dir=g2h|h2g rep=R sent=N received=N lost=N seconds=T pps=X
+//       [the seven counters, as for iperf]
 //   micro platform=NAME file=PATH
 //
-// An iperf or rr record with failed=REASON instead of its measurements is a
+// An iperf, rr or pps record with failed=REASON instead of its measurements is a
 // run that did not complete. The report it feeds is documented in
 // docs/benchmarks.md.
 #pragma once

@@ -22,7 +22,7 @@ struct Source {
 enum class Direction { kGuestToHost, kHostToGuest };
 const char* to_string(Direction d);  // "g2h", "h2g"
 
-// The VMM's counters over one iperf run (deltas of kvmmio --stats).
+// The VMM's counters over one iperf or pps run (deltas of kvmmio --stats).
 struct RunCounters {
   uint64_t vcpu_exits = 0;
   uint64_t wakeups = 0;
@@ -63,6 +63,24 @@ struct RrRun {
   double p99_us = 0;
 };
 
+// One UDP packet-rate run (bench/udp_pps at full rate). received + lost
+// == sent.
+struct PpsRun {
+  Source source;
+  std::string config;
+  unsigned mtu = 0;
+  unsigned payload = 0;  // UDP payload bytes
+  Direction dir = Direction::kGuestToHost;
+  unsigned rep = 0;
+  std::optional<std::string> failed;
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  uint64_t lost = 0;
+  double seconds = 0;
+  double pps = 0;  // datagrams received per second
+  std::optional<RunCounters> counters;  // absent without a VM (config=host)
+};
+
 // One kvm_notify_bench --json result, loaded from the file a `micro`
 // record names.
 struct MicroResult {
@@ -85,6 +103,7 @@ struct RawData {
   std::vector<MetaEntry> meta;
   std::vector<IperfRun> iperf;
   std::vector<RrRun> rr;
+  std::vector<PpsRun> pps;
   std::vector<MicroResult> micro;
 };
 

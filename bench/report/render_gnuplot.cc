@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// render_gnuplot: the data file has two blocks (gnuplot's `index`). Block 0:
-// one row per group and three columns (median, min, max) per config, "-"
-// where a config has no value; plotted as a histogram with error bars.
-// Block 1: one row per mode with VMM counters, its vCPU exits and VMM
-// interrupts per GB over all its runs; plotted as a second panel.
+// render_gnuplot: throughput.dat has two blocks (gnuplot's `index`). Block
+// 0: one row per iperf group and three columns (median, min, max) per
+// config, "-" where a config has no value. Block 1: one row per mode with
+// VMM counters, its vCPU exits and VMM interrupts per GB over all its runs.
+// pps.dat has the packet-rate groups in block 0's shape. The script plots
+// them as stacked panels: throughput, packet rate (when there is any), VMM
+// work per GB.
 #include "bench/report/render_gnuplot.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 namespace kvmmio::report {
@@ -26,15 +29,29 @@ std::string value(const std::optional<double>& v) {
   return buf;
 }
 
+// How one chart reads its cells: which share a group (a row of the data),
+// the group's label, and a cell's median, min and max.
 bool same_group(const IperfCell& a, const IperfCell& b) {
   return a.mtu == b.mtu && a.dir == b.dir && a.streams == b.streams;
 }
+bool same_group(const PpsCell& a, const PpsCell& b) {
+  return a.mtu == b.mtu && a.payload == b.payload && a.dir == b.dir;
+}
+std::string label(const IperfCell& c) {
+  return std::string(to_string(c.dir)) + " " + std::to_string(c.streams) + "x " + std::to_string(c.mtu);
+}
+std::string label(const PpsCell& c) {
+  return std::string(to_string(c.dir)) + " " + std::to_string(c.payload) + " B";
+}
+std::array<std::optional<double>, 3> bar(const IperfCell& c) { return {c.median_gbps, c.min_gbps, c.max_gbps}; }
+std::array<std::optional<double>, 3> bar(const PpsCell& c) { return {c.median_pps, c.min_pps, c.max_pps}; }
 
-// Configs with iperf cells, in display order (rr-only ones get no bar).
-std::vector<std::string> bar_configs(const Report& r) {
+// Configs with cells, in display order (the others get no bar).
+template <class Cell>
+std::vector<std::string> bar_configs(const Report& r, const std::vector<Cell>& cells) {
   std::vector<std::string> out;
   for (const std::string& c : r.configs)
-    for (const IperfCell& cell : r.iperf)
+    for (const Cell& cell : cells)
       if (cell.config == c) {
         out.push_back(c);
         break;
@@ -42,22 +59,22 @@ std::vector<std::string> bar_configs(const Report& r) {
   return out;
 }
 
-std::string throughput_block(const Report& r, const std::vector<std::string>& configs) {
-  std::string out = "# net_report throughput: group, then median min max Gbit/s for each config:\n#";
+template <class Cell>
+std::string data(const std::string& what, const std::vector<Cell>& cells, const std::vector<std::string>& configs) {
+  std::string out = "# net_report " + what + ": group, then median min max for each config:\n#";
   for (const std::string& c : configs) out += " " + c;
   out += "\n";
-  for (size_t i = 0; i < r.iperf.size(); ++i) {
-    const IperfCell& first = r.iperf[i];
-    if (i && same_group(r.iperf[i - 1], first)) continue;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const Cell& first = cells[i];
+    if (i && same_group(cells[i - 1], first)) continue;
     // Data-file strings are double-quoted; the label holds no quotes.
-    out += "\"" + std::string(to_string(first.dir)) + " " + std::to_string(first.streams) + "x " +
-           std::to_string(first.mtu) + "\"";
+    out += "\"" + label(first) + "\"";
     for (const std::string& config : configs) {
-      const IperfCell* cell = nullptr;
-      for (size_t j = i; j < r.iperf.size() && same_group(r.iperf[j], first); ++j)
-        if (r.iperf[j].config == config) cell = &r.iperf[j];
+      const Cell* cell = nullptr;
+      for (size_t j = i; j < cells.size() && same_group(cells[j], first); ++j)
+        if (cells[j].config == config) cell = &cells[j];
       if (cell)
-        out += " " + value(cell->median_gbps) + " " + value(cell->min_gbps) + " " + value(cell->max_gbps);
+        for (const std::optional<double>& v : bar(*cell)) out += " " + value(v);
       else
         out += " - - -";
     }
@@ -66,8 +83,8 @@ std::string throughput_block(const Report& r, const std::vector<std::string>& co
   return out;
 }
 
-// One mode's counters per GB over all its cells: each cell's per-GB figure
-// weighted by the bytes it received, i.e. the mode's total count / total GB.
+// One mode's counters per GB over all its iperf cells: each cell's per-GB
+// figure weighted by the bytes it received, i.e. total count / total GB.
 struct ModeCounters {
   std::string config;
   double vcpu_exits_per_gb = 0, vmm_irqs_per_gb = 0;
@@ -76,15 +93,15 @@ struct ModeCounters {
 std::vector<ModeCounters> mode_counters(const Report& r, const std::vector<std::string>& configs) {
   std::vector<ModeCounters> out;
   for (const std::string& config : configs) {
-    double bytes = 0, exits = 0, irqs = 0;
+    double gb_total = 0, exits = 0, irqs = 0;
     for (const IperfCell& cell : r.iperf) {
       if (cell.config != config || !cell.per_gb || cell.bytes == 0) continue;
       const double gb = static_cast<double>(cell.bytes) / 1e9;
-      bytes += gb;
+      gb_total += gb;
       exits += cell.per_gb->vcpu_exits * gb;
       irqs += cell.per_gb->vmm_irqs * gb;
     }
-    if (bytes > 0) out.push_back({config, exits / bytes, irqs / bytes});
+    if (gb_total > 0) out.push_back({config, exits / gb_total, irqs / gb_total});
   }
   return out;
 }
@@ -100,9 +117,10 @@ std::string counters_block(const std::vector<ModeCounters>& modes) {
 }
 
 // "n = 3 runs per bar", or a range where cells differ.
-std::string runs_per_bar(const Report& r) {
+template <class Cell>
+std::string runs_per_bar(const std::vector<Cell>& cells) {
   unsigned lo = ~0u, hi = 0;
-  for (const IperfCell& c : r.iperf) {
+  for (const Cell& c : cells) {
     lo = std::min(lo, c.runs_ok + c.runs_failed);
     hi = std::max(hi, c.runs_ok + c.runs_failed);
   }
@@ -111,18 +129,40 @@ std::string runs_per_bar(const Report& r) {
          (hi == 1 ? " run per bar" : " runs per bar");
 }
 
-// A config's legend entry, with its failed runs (their bars show only the
-// runs that completed; report.txt lists each failure).
-std::string legend(const Report& r, const std::string& config) {
+// A config's legend entry, with its failed runs (its bars show the runs
+// that completed; report.txt lists each failure).
+template <class Cell>
+std::string legend(const std::vector<Cell>& cells, const std::string& config) {
   unsigned ok = 0, failed = 0;
-  for (const IperfCell& c : r.iperf)
+  for (const Cell& c : cells)
     if (c.config == config) ok += c.runs_ok, failed += c.runs_failed;
   if (failed == 0) return config;
   return config + " (" + std::to_string(failed) + " of " + std::to_string(ok + failed) + " runs failed)";
 }
 
-std::string script(const Report& r, const std::vector<std::string>& configs,
-                   const std::vector<ModeCounters>& modes, const std::string& title) {
+// The plot command for block `index` of the data file in gnuplot variable
+// `var`; histogram columns come in threes per config: median, min, max.
+template <class Cell>
+std::string plot(const std::string& var, const std::vector<Cell>& cells, const std::vector<std::string>& configs) {
+  std::string plots;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const size_t col = 2 + 3 * i;
+    plots += plots.empty() ? "plot " : ", \\\n     ";
+    plots += (i ? "''" : var) + std::string(" index 0 using ") + std::to_string(col) + ":" +
+             std::to_string(col + 1) + ":" + std::to_string(col + 2) + (i ? "" : ":xtic(1)") + " title " +
+             quoted(legend(cells, configs[i]));
+  }
+  return plots + "\n";
+}
+
+std::string no_data(const std::string& what) {
+  return "set label 1 " + quoted(what) + " at graph 0.5, 0.5 center\nplot [0:1] NaN notitle\nunset label 1\n";
+}
+
+std::string script(const Report& r, const std::vector<std::string>& gbps_configs,
+                   const std::vector<std::string>& pps_configs, const std::vector<ModeCounters>& modes,
+                   const std::string& title) {
+  const int panels = pps_configs.empty() ? 2 : 3;
   std::string out =
       "# Written by net_report. Run `gnuplot throughput.gp` from any directory: the data and\n"
       "# the PNG are beside this script, found through ARG0 (the script's path).\n"
@@ -132,46 +172,42 @@ std::string script(const Report& r, const std::vector<std::string>& configs,
       "  if (!found && ARG0[i:i] eq '/') { here = ARG0[1:i-1]; found = 1 }\n"
       "}\n"
       "data = here . '/" + std::string(kGnuplotDataName) + "'\n"
-      "set terminal pngcairo noenhanced size 1280,1024 font 'sans,10'\n"
+      "pps_data = here . '/" + std::string(kGnuplotPpsDataName) + "'\n"
+      "set terminal pngcairo noenhanced size 1280," + std::to_string(panels * 480) + " font 'sans,10'\n"
       "set output here . '/" + std::string(kGnuplotImageName) + "'\n"
-      "set multiplot layout 2,1 title " + quoted(title) + "\n"
+      "set multiplot layout " + std::to_string(panels) + ",1 title " + quoted(title) + "\n"
       "set datafile missing '-'\n"
       "set grid ytics\n"
       "set key outside right top\n"
       "set style fill solid 0.8 border -1\n"
       "set yrange [0:*]\n"
       "set offsets 0, 0, graph 0.08, 0  # headroom above the tallest bar\n"
-      "# Panel 1: throughput.\n"
-      "set title " + quoted("iperf3 throughput: median of " + runs_per_bar(r) + ", error bars from min to max") + "\n"
-      "set xlabel 'g2h: guest to host, h2g: host to guest; Nx: N parallel iperf3 streams; then the MTU in bytes'\n"
-      "set ylabel 'Gbit/s'\n"
       "set style data histogram\n"
-      "set style histogram errorbars gap 2 lw 1\n";
-  // Histogram columns come in threes per config: median, min, max.
-  std::string plots;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const size_t col = 2 + 3 * i;
-    plots += plots.empty() ? "plot " : ", \\\n     ";
-    plots += (i ? "''" : "data") + std::string(" index 0 using ") + std::to_string(col) + ":" +
-             std::to_string(col + 1) + ":" + std::to_string(col + 2) + (i ? "" : ":xtic(1)") + " title " +
-             quoted(legend(r, configs[i]));
-  }
-  out += plots.empty() ? "set label 1 'no iperf runs in the raw data' at graph 0.5, 0.5 center\nplot [0:1] NaN notitle\n"
-                       : plots + "\n";
+      "set style histogram errorbars gap 2 lw 1\n"
+      "# Panel: throughput.\n"
+      "set title " + quoted("iperf3 throughput: median of " + runs_per_bar(r.iperf) + ", error bars from min to max") + "\n"
+      "set xlabel 'g2h: guest to host, h2g: host to guest; Nx: N parallel iperf3 streams; then the MTU in bytes'\n"
+      "set ylabel 'Gbit/s'\n";
+  out += gbps_configs.empty() ? no_data("no iperf runs in the raw data") : plot("data", r.iperf, gbps_configs);
+  if (!pps_configs.empty())
+    out += "# Panel: packet rate.\n"
+           "set title " + quoted("UDP packet rate (udp_pps at full rate): median of " + runs_per_bar(r.pps) +
+                                 ", error bars from min to max") + "\n"
+           "set xlabel 'g2h: guest to host, h2g: host to guest; then the UDP payload in bytes'\n"
+           "set ylabel 'datagrams received per s'\n" +
+           plot("pps_data", r.pps, pps_configs);
   out +=
-      "# Panel 2: what each mode costs the VMM.\n"
-      "unset label 1\n"
-      "set title 'VMM work per GB received, over all runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
+      "# Panel: what each mode costs the VMM.\n"
+      "set title 'VMM work per GB received, over all iperf3 runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
       "set xlabel 'mode'\n"
       "set ylabel 'count per GB'\n"
       "set style histogram clustered gap 2\n";
-  if (modes.empty())
-    return out + "set label 1 'no VMM counters in the raw data (host-only runs)' at graph 0.5, 0.5 center\n"
-                 "plot [0:1] NaN notitle\nunset multiplot\n";
+  if (modes.empty()) return out + no_data("no VMM counters in the raw data (host-only runs)") + "unset multiplot\n";
   // Two boxes per cluster, each 1/(2 + gap) wide: centres at x -/+ 0.125.
+  // Greys, so these bars are not read as the modes' colours above.
   return out +
-         "plot data index 1 using 2:xtic(1) title 'vCPU exits/GB', \\\n"
-         "     '' index 1 using 3 title 'VMM interrupts/GB', \\\n"
+         "plot data index 1 using 2:xtic(1) title 'vCPU exits/GB' lc rgb '#404040', \\\n"
+         "     '' index 1 using 3 title 'VMM interrupts/GB' lc rgb '#b0b0b0', \\\n"
          "     '' index 1 using ($0 - 0.125):2:(sprintf('%.0f', $2)) with labels offset 0,0.7 notitle, \\\n"
          "     '' index 1 using ($0 + 0.125):3:(sprintf('%.0f', $3)) with labels offset 0,0.7 notitle\n"
          "unset multiplot\n";
@@ -180,11 +216,13 @@ std::string script(const Report& r, const std::vector<std::string>& configs,
 }  // namespace
 
 GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
-  const std::vector<std::string> configs = bar_configs(report);
-  const std::vector<ModeCounters> modes = mode_counters(report, configs);
-  // Two blank lines end a gnuplot data block: block 1 is `index 1`.
-  return {script(report, configs, modes, title),
-          throughput_block(report, configs) + "\n\n" + counters_block(modes)};
+  const std::vector<std::string> gbps_configs = bar_configs(report, report.iperf);
+  const std::vector<std::string> pps_configs = bar_configs(report, report.pps);
+  const std::vector<ModeCounters> modes = mode_counters(report, gbps_configs);
+  // Two blank lines end a gnuplot data block: the counters are `index 1`.
+  return {script(report, gbps_configs, pps_configs, modes, title),
+          data("throughput Gbit/s", report.iperf, gbps_configs) + "\n\n" + counters_block(modes),
+          data("packet rate, datagrams/s", report.pps, pps_configs)};
 }
 
 }  // namespace kvmmio::report

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The throughput chart: a gnuplot script and its data. Run as
-// `gnuplot DIR/throughput.gp` from any directory, the script reads
-// DIR/throughput.dat and writes DIR/throughput.png (pngcairo), two panels:
+// The chart: a gnuplot script and its data. Run as `gnuplot
+// DIR/throughput.gp` from any directory, the script reads DIR/throughput.dat
+// and DIR/pps.dat and writes DIR/throughput.png (pngcairo), stacked panels:
 // clustered bars of median Gbit/s, one group per (dir, streams, MTU), one
 // colour per config, min-max error bars, failed runs counted in the legend;
-// below, each mode's vCPU exits and VMM interrupts per GB.
+// when the report has packet-rate cells, median datagrams received per
+// second, one group per (dir, payload); each mode's vCPU exits and VMM
+// interrupts per GB.
 #pragma once
 
 #include <string>
@@ -15,11 +17,13 @@ namespace kvmmio::report {
 
 inline constexpr const char* kGnuplotScriptName = "throughput.gp";
 inline constexpr const char* kGnuplotDataName = "throughput.dat";
+inline constexpr const char* kGnuplotPpsDataName = "pps.dat";
 inline constexpr const char* kGnuplotImageName = "throughput.png";
 
 struct GnuplotFiles {
   std::string script;  // contents of throughput.gp
   std::string data;    // contents of throughput.dat
+  std::string pps_data;  // contents of pps.dat (written, if unused, when there are no pps cells)
 };
 
 GnuplotFiles render_gnuplot(const Report& report, const std::string& title);

@@ -18,7 +18,7 @@ Json number(const std::optional<double>& v) {
   return *v;
 }
 
-Json per_gb(const std::optional<PerGb>& g) {
+Json counter_rates(const std::optional<CounterRates>& g) {
   if (!g) return nullptr;
   return {{"vcpu_exits", number(g->vcpu_exits)}, {"wakeups", number(g->wakeups)},
           {"vmm_irqs", number(g->vmm_irqs)},     {"injected", number(g->injected)},
@@ -40,7 +40,7 @@ Json iperf(const IperfCell& c) {
           {"ratio_to_host", number(c.ratio_to_host)},
           {"ratio_to_user_trap", number(c.ratio_to_user_trap)},
           {"bytes", c.bytes},
-          {"per_gb", per_gb(c.per_gb)}};
+          {"per_gb", counter_rates(c.per_gb)}};
 }
 
 Json rr(const RrCell& c) {
@@ -53,6 +53,24 @@ Json rr(const RrCell& c) {
           {"median_p90_us", number(c.median_p90_us)},
           {"median_p99_us", number(c.median_p99_us)},
           {"p50_ratio_to_host", number(c.p50_ratio_to_host)}};
+}
+
+Json pps(const PpsCell& c) {
+  return {{"config", c.config},
+          {"mtu", c.mtu},
+          {"payload", c.payload},
+          {"dir", to_string(c.dir)},
+          {"runs_ok", c.runs_ok},
+          {"runs_failed", c.runs_failed},
+          {"median_pps", number(c.median_pps)},
+          {"min_pps", number(c.min_pps)},
+          {"max_pps", number(c.max_pps)},
+          {"spread_pct", number(c.spread_pct)},
+          {"median_loss_pct", number(c.median_loss_pct)},
+          {"ratio_to_host", number(c.ratio_to_host)},
+          {"sent", c.sent},
+          {"received", c.received},
+          {"per_mpkt", counter_rates(c.per_mpkt)}};
 }
 
 Json micro(const MicroPlatform& p) {
@@ -76,6 +94,7 @@ Json failure(const Failure& f) {
           {"mtu", f.mtu},
           {"dir", f.dir ? Json(to_string(*f.dir)) : Json(nullptr)},
           {"streams", f.streams ? Json(*f.streams) : Json(nullptr)},
+          {"payload", f.payload ? Json(*f.payload) : Json(nullptr)},
           {"rep", f.rep},
           {"reason", f.reason},
           {"source", f.source.str()}};
@@ -87,10 +106,11 @@ std::string render_json(const Report& report, const std::string& title) {
   Json meta = Json::object();
   for (const auto& [k, v] : report.meta) meta[k] = v;
   Json doc = {{"schema_version", kJsonSchemaVersion}, {"title", title}, {"meta", meta},
-              {"iperf", Json::array()},           {"rr", Json::array()},  {"micro", Json::array()},
-              {"failures", Json::array()}};
+              {"iperf", Json::array()},           {"rr", Json::array()},  {"pps", Json::array()},
+              {"micro", Json::array()},           {"failures", Json::array()}};
   for (const IperfCell& c : report.iperf) doc["iperf"].push_back(iperf(c));
   for (const RrCell& c : report.rr) doc["rr"].push_back(rr(c));
+  for (const PpsCell& c : report.pps) doc["pps"].push_back(pps(c));
   for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
   for (const Failure& f : report.failures) doc["failures"].push_back(failure(f));
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

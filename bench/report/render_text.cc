@@ -73,6 +73,29 @@ std::string latency(const Report& r) {
          t.render();
 }
 
+std::string packet_rate(const Report& r) {
+  TextTable t({L, R, R, L, R, R, R, R, R, R, R, R, R});
+  t.header({"", "", "", "", "pkt/s", "spread", "loss", "", "x", "exits", "wake-ups", "VMM irqs", "guest irqs"});
+  t.header({"config", "MTU", "payload", "dir", "median", "%", "%", "n", "host", "/Mpkt", "/Mpkt", "/Mpkt", "/Mpkt"});
+  const PpsCell* prev = nullptr;
+  for (const PpsCell& c : r.pps) {
+    if (prev && (prev->mtu != c.mtu || prev->payload != c.payload || prev->dir != c.dir)) t.gap();
+    prev = &c;
+    const auto m = [&](double CounterRates::*field) -> std::optional<double> {
+      if (!c.per_mpkt) return std::nullopt;
+      return (*c.per_mpkt).*field;
+    };
+    t.row({c.config, std::to_string(c.mtu), std::to_string(c.payload), to_string(c.dir), fixed(c.median_pps, 0),
+           fixed(c.spread_pct, 1), fixed(c.median_loss_pct, 1), runs(c.runs_ok, c.runs_failed),
+           fixed(c.ratio_to_host, 2), count(m(&CounterRates::vcpu_exits)), count(m(&CounterRates::wakeups)),
+           count(m(&CounterRates::vmm_irqs)), count(m(&CounterRates::guest_irqs))});
+  }
+  return "Packet rate: udp_pps at full rate, UDP datagrams received per second, median over completed runs\n"
+         "loss = lost / sent, median over runs; x host = median / host median for the same MTU, payload and\n"
+         "dir; /Mpkt = VMM counter per 1e6 datagrams received; VMM irqs = injected + relayed\n\n" +
+         t.render();
+}
+
 // Platforms side by side: one column each, so the ratios line up.
 std::string micro(const Report& r) {
   std::vector<Align> align{L};
@@ -114,6 +137,7 @@ std::string failures(const Report& r) {
   std::string out = "Failed runs (not in the medians)\n\n";
   for (const Failure& f : r.failures) {
     out += "  " + f.kind + " config=" + f.config + " mtu=" + std::to_string(f.mtu);
+    if (f.payload) out += " payload=" + std::to_string(*f.payload);
     if (f.dir) out += std::string(" dir=") + to_string(*f.dir);
     if (f.streams) out += " streams=" + std::to_string(*f.streams);
     out += " rep=" + std::to_string(f.rep) + ": " + f.reason + " (" + f.source.str() + ")\n";
@@ -140,6 +164,7 @@ std::string render_text(const Report& report, const std::string& title) {
   }
   if (!report.iperf.empty()) out += "\n" + throughput(report);
   if (!report.rr.empty()) out += "\n" + latency(report);
+  if (!report.pps.empty()) out += "\n" + packet_rate(report);
   if (!report.micro.empty()) out += "\n" + micro(report);
   if (!report.failures.empty()) out += "\n" + failures(report);
   return out;

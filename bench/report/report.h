@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The aggregated report that the renderers print: iperf cells, latency
-// cells, microbenchmark platforms and the failed runs. aggregate() builds it
+// cells, packet-rate cells, microbenchmark platforms and the failed runs. aggregate() builds it
 // from the raw records; docs/benchmarks.md documents every field.
 #pragma once
 
@@ -14,8 +14,10 @@
 
 namespace kvmmio::report {
 
-// Counter per GB received (1 GB = 1e9 bytes), summed over a cell's ok runs.
-struct PerGb {
+// The VMM's counters over a cell's completed runs, summed and divided by
+// what the runs received: per GB (1e9 bytes) for iperf cells, per million
+// datagrams for pps cells.
+struct CounterRates {
   double vcpu_exits = 0;
   double wakeups = 0;
   double vmm_irqs = 0;  // injected + relayed
@@ -25,6 +27,7 @@ struct PerGb {
   double polled = 0;
   double guest_irqs = 0;
 };
+using PerGb = CounterRates;
 
 // The iperf runs of one (config, mtu, dir, streams).
 struct IperfCell {
@@ -53,6 +56,24 @@ struct RrCell {
   std::optional<double> p50_ratio_to_host;  // median p50 / host median p50, same mtu
 };
 
+// The packet-rate runs of one (config, mtu, payload, dir).
+struct PpsCell {
+  std::string config;
+  unsigned mtu = 0;
+  unsigned payload = 0;
+  Direction dir = Direction::kGuestToHost;
+  unsigned runs_ok = 0;
+  unsigned runs_failed = 0;
+  // Datagrams received per second; unset when no run completed.
+  std::optional<double> median_pps, min_pps, max_pps;
+  std::optional<double> spread_pct;       // (max - min) / median * 100
+  std::optional<double> median_loss_pct;  // median over runs of lost / sent * 100
+  std::optional<double> ratio_to_host;    // median / host median, same mtu, payload, dir
+  uint64_t sent = 0;                      // summed over ok runs
+  uint64_t received = 0;                  // summed over ok runs
+  std::optional<CounterRates> per_mpkt;   // per 1e6 received; unset without counters
+};
+
 struct MicroPlatform {
   MicroResult result;
   std::optional<double> mmio_exit_per_ioeventfd;  // us.mmio_exit / us.ioeventfd
@@ -61,23 +82,25 @@ struct MicroPlatform {
 
 // A run recorded with failed=REASON.
 struct Failure {
-  std::string kind;  // "iperf" or "rr"
+  std::string kind;  // "iperf", "rr" or "pps"
   Source source;
   std::string config;
   unsigned mtu = 0;
-  std::optional<Direction> dir;    // iperf only
+  std::optional<Direction> dir;    // iperf and pps
   std::optional<unsigned> streams;  // iperf only
   unsigned rep = 0;
   std::string reason;
+  std::optional<unsigned> payload;  // pps only
 };
 
 struct Report {
   std::vector<std::pair<std::string, std::string>> meta;
-  std::vector<std::string> configs;  // every config with iperf or rr runs, display order
+  std::vector<std::string> configs;  // every config with iperf, rr or pps runs, display order
   std::vector<IperfCell> iperf;  // by mtu, dir, streams, then config order
   std::vector<RrCell> rr;        // by mtu, then config order
+  std::vector<PpsCell> pps;      // by mtu, payload, dir, then config order
   std::vector<MicroPlatform> micro;  // in input order
-  std::vector<Failure> failures;     // iperf, then rr, each in input order
+  std::vector<Failure> failures;     // iperf, then rr, then pps, each in input order
 };
 
 // The configurations in display order; others follow in first-seen order.

@@ -26,10 +26,12 @@ std::optional<double> ratio(std::optional<double> num, std::optional<double> den
   return *num / *den;
 }
 
-std::optional<double> per_gb(uint64_t count, uint64_t bytes) {
-  if (bytes == 0) return std::nullopt;
+std::optional<double> per_gb(uint64_t count, uint64_t bytes) { return per_unit(count, bytes, 1e9L); }
+
+std::optional<double> per_unit(uint64_t count, uint64_t amount, long double unit) {
+  if (amount == 0) return std::nullopt;
   // Long double keeps counts near 2^64 exact enough before the division.
-  return static_cast<double>(static_cast<long double>(count) * 1e9L / static_cast<long double>(bytes));
+  return static_cast<double>(static_cast<long double>(count) * unit / static_cast<long double>(amount));
 }
 
 }  // namespace kvmmio::report

@@ -60,8 +60,9 @@ for r in stale-vm-code tcg-smc-repro; do
   bins+=(--bin "$out/repro/$r")
 done
 # The main job's driver (bench/net-compare.sh) runs in L1 like on an arm64
-# host; tcp_rr's server runs in L2.
-bins+=(--bin "$src/bench/net-compare.sh" --l2-bin "$out/build/bench/tcp_rr")
+# host; tcp_rr's and udp_pps's servers run in L2.
+bins+=(--bin "$src/bench/net-compare.sh" --l2-bin "$out/build/bench/tcp_rr"
+  --l2-bin "$out/build/bench/udp_pps")
 # L2's side of the scenarios that boot L2 under kvmmio (kvmmio.l2test=...).
 for h in "$src"/tests/arm64/l2-hooks/*.sh; do
   bins+=(--l2-hook "$h")

@@ -137,6 +137,44 @@ TEST(NetReportAggregate, PerGbIsAbsentIfAnyRunLacksCounters) {
   EXPECT_EQ(cell(r, "vm").per_gb, std::nullopt);
 }
 
+TEST(NetReportAggregate, PpsCellsMediansLossRatioAndPerMillionPackets) {
+  const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSamplePps));
+  ASSERT_EQ(r.pps.size(), 3u);  // 64 g2h host and vhost-irqfd, then 1472 h2g user-trap
+  const PpsCell& host = r.pps[0];
+  EXPECT_EQ(host.config, "host");
+  EXPECT_EQ(host.runs_ok, 2u);
+  EXPECT_DOUBLE_EQ(*host.median_pps, 110000);
+  EXPECT_DOUBLE_EQ(*host.min_pps, 100000);
+  EXPECT_DOUBLE_EQ(*host.max_pps, 120000);
+  EXPECT_DOUBLE_EQ(*host.spread_pct, 20000.0 / 110000 * 100);
+  EXPECT_DOUBLE_EQ(*host.median_loss_pct, 0);
+  EXPECT_DOUBLE_EQ(*host.ratio_to_host, 1);
+  EXPECT_EQ(host.per_mpkt, std::nullopt);
+  const PpsCell& v = r.pps[1];
+  EXPECT_EQ(v.config, "vhost-irqfd");
+  EXPECT_DOUBLE_EQ(*v.median_pps, 20000);
+  EXPECT_DOUBLE_EQ(*v.median_loss_pct, 12.5);
+  EXPECT_DOUBLE_EQ(*v.ratio_to_host, 20000.0 / 110000);
+  EXPECT_EQ(v.sent, 90000u);
+  EXPECT_EQ(v.received, 80000u);
+  ASSERT_TRUE(v.per_mpkt);
+  EXPECT_DOUBLE_EQ(v.per_mpkt->vcpu_exits, 20000);
+  EXPECT_DOUBLE_EQ(v.per_mpkt->wakeups, 20000);
+  EXPECT_DOUBLE_EQ(v.per_mpkt->vmm_irqs, 0);
+  EXPECT_DOUBLE_EQ(v.per_mpkt->guest_irqs, 10000);
+  const PpsCell& u = r.pps[2];
+  EXPECT_EQ(u.payload, 1472u);
+  EXPECT_EQ(u.dir, Direction::kHostToGuest);
+  EXPECT_EQ(u.runs_failed, 1u);
+  EXPECT_EQ(u.median_pps, std::nullopt);
+  EXPECT_EQ(u.ratio_to_host, std::nullopt);
+  ASSERT_EQ(r.failures.size(), 2u);  // the sample's iperf failure, then this one
+  EXPECT_EQ(r.failures[1].kind, "pps");
+  EXPECT_EQ(r.failures[1].payload, 1472u);
+  EXPECT_EQ(r.failures[1].dir, Direction::kHostToGuest);
+  EXPECT_EQ(r.failures[1].streams, std::nullopt);
+}
+
 TEST(NetReportAggregate, KnownConfigsFirstThenOthersInFirstSeenOrder) {
   const Report r = aggregate(parse(iperf_line("zeta", 1, 1) + iperf_line("user-trap", 1, 1) +
                                    iperf_line("alpha", 1, 1) + iperf_line("host", 1, 1) +

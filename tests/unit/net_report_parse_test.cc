@@ -69,6 +69,29 @@ TEST(NetReportParse, RrRun) {
   EXPECT_DOUBLE_EQ(d.rr[0].p99_us, 99.25);
 }
 
+TEST(NetReportParse, PpsRunWithAndWithoutCounters) {
+  const RawData d = parse(
+      "pps config=user-trap mtu=1500 payload=64 dir=h2g rep=2 sent=10 received=7 lost=3 seconds=2.5 pps=2.8 "
+      "vcpu_exits=1 wakeups=2 injected=3 relayed=4 trapped=5 polled=6 guest_irqs=7\n"
+      "pps config=host mtu=1500 payload=1472 dir=g2h rep=1 sent=5 received=5 lost=0 seconds=1 pps=5\n"
+      "pps config=host mtu=1500 payload=64 dir=g2h rep=1 failed=udp_pps_failed\n");
+  ASSERT_EQ(d.pps.size(), 3u);
+  const PpsRun& r = d.pps[0];
+  EXPECT_EQ(r.config, "user-trap");
+  EXPECT_EQ(r.payload, 64u);
+  EXPECT_EQ(r.dir, Direction::kHostToGuest);
+  EXPECT_EQ(r.rep, 2u);
+  EXPECT_EQ(r.sent, 10u);
+  EXPECT_EQ(r.received, 7u);
+  EXPECT_EQ(r.lost, 3u);
+  EXPECT_DOUBLE_EQ(r.seconds, 2.5);
+  EXPECT_DOUBLE_EQ(r.pps, 2.8);
+  ASSERT_TRUE(r.counters);
+  EXPECT_EQ(r.counters->trapped, 5u);
+  EXPECT_FALSE(d.pps[1].counters);
+  EXPECT_EQ(d.pps[2].failed, "udp_pps_failed");
+}
+
 TEST(NetReportParse, MetaKeysAreCopiedAndMayRepeatWithTheSameValue) {
   const RawData d = parse("meta gic=3 seconds=5\nmeta machine=\"ampere_altra\" gic=3\n");
   ASSERT_EQ(d.meta.size(), 3u);
@@ -80,7 +103,7 @@ TEST(NetReportParse, MetaKeysAreCopiedAndMayRepeatWithTheSameValue) {
 
 TEST(NetReportParse, CommentsAndBlankLinesAreSkippedButCounted) {
   const std::string raw = "# a comment\n\n   \n  # indented comment\nbogus x=1\n";
-  EXPECT_EQ(parse_error(raw), "raw:5: unknown record kind 'bogus' (expected meta, iperf, rr or micro)");
+  EXPECT_EQ(parse_error(raw), "raw:5: unknown record kind 'bogus' (expected meta, iperf, rr, pps or micro)");
   EXPECT_EQ(parse(raw.substr(0, raw.find("bogus"))).iperf.size(), 0u);
 }
 
@@ -102,7 +125,7 @@ constexpr const char* kCounters = " vcpu_exits=1 wakeups=2 injected=3 relayed=4 
 INSTANTIATE_TEST_SUITE_P(
     NetReportParse, NetReportParseMalformed,
     ::testing::Values(
-        Malformed{"iperfs config=host", "unknown record kind 'iperfs' (expected meta, iperf, rr or micro)"},
+        Malformed{"iperfs config=host", "unknown record kind 'iperfs' (expected meta, iperf, rr, pps or micro)"},
         Malformed{"iperf config=host mtu=1500 dir=g2h streams=1 rep=2 seconds=1 bps=8",
                   "iperf record without bytes="},
         Malformed{"iperf mtu=1500 dir=g2h streams=1 rep=2 bytes=1 seconds=1 bps=8", "iperf record without config="},
@@ -130,7 +153,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "counter wakeups= missing (give all seven counters or none)"},
         Malformed{"iperf config=host mtu=1500 dir=g2h streams=1 rep=1 bytes=1 seconds=1 bps=8",
                   "iperf run config=host mtu=1500 dir=g2h streams=1 rep=1 already given at raw:1"},
-        Malformed{"meta gic=3 =2", "empty key in '=2'"}));
+        Malformed{"meta gic=3 =2", "empty key in '=2'"},
+        Malformed{"pps config=host mtu=1500 payload=64 dir=g2h rep=1 received=1 lost=0 seconds=1 pps=1",
+                  "pps record without sent="},
+        Malformed{"pps config=host mtu=1500 payload=64 dir=g2h rep=1 sent=5 received=3 lost=1 seconds=1 pps=3",
+                  "received=3 + lost=1 is not sent=5"},
+        Malformed{"pps config=host mtu=1500 payload=64 dir=g2h rep=1 sent=5 received=6 lost=0 seconds=1 pps=3",
+                  "received=6 + lost=0 is not sent=5"},
+        Malformed{"pps config=vm mtu=1500 payload=64 dir=g2h rep=1 sent=1 received=1 lost=0 seconds=1 pps=1 polled=1",
+                  "counter vcpu_exits= missing (give all seven counters or none)"}));
 
 TEST(NetReportParse, CountersParseWhenAllSevenAreGiven) {
   const RawData d =
@@ -145,6 +176,12 @@ TEST(NetReportParse, ContradictingMetaNamesBothLines) {
 TEST(NetReportParse, DuplicateRrRunIsRefused) {
   const char* rr = "rr config=host mtu=1500 rep=1 transactions=1 seconds=1 tps=1 p50_us=1 p90_us=1 p99_us=1\n";
   EXPECT_EQ(parse_error(std::string(rr) + rr), "raw:2: rr run config=host mtu=1500 rep=1 already given at raw:1");
+}
+
+TEST(NetReportParse, DuplicatePpsRunIsRefused) {
+  const char* pps = "pps config=host mtu=1500 payload=64 dir=g2h rep=1 sent=1 received=1 lost=0 seconds=1 pps=1\n";
+  EXPECT_EQ(parse_error(std::string(pps) + "pps config=host mtu=1500 payload=1472 dir=g2h rep=1 failed=x\n" + pps),
+            "raw:3: pps run config=host mtu=1500 payload=64 dir=g2h rep=1 already given at raw:1");
 }
 
 TEST(NetReportParse, RunsGivenTwiceAcrossFilesAreRefused) {

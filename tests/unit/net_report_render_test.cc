@@ -55,6 +55,17 @@ TEST(NetReportText, LatencyRowsFailuresAndWidth) {
   for (const std::string& l : lines(t)) EXPECT_LT(l.size(), 130u) << l;
 }
 
+TEST(NetReportText, PacketRateRowsAndFailures) {
+  const std::string t = render_text(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSamplePps)), "T");
+  EXPECT_NE(t.find("Packet rate: udp_pps"), std::string::npos);
+  EXPECT_EQ(row(t, "host 1500 64"), "host 1500 64 g2h 110000 18.2 0.0 2 1.00 - - - -");
+  EXPECT_EQ(row(t, "vhost-irqfd 1500 64"), "vhost-irqfd 1500 64 g2h 20000 50.0 12.5 2 0.18 20000 20000 0 10000");
+  EXPECT_EQ(row(t, "user-trap 1500 1472"), "user-trap 1500 1472 h2g - - - 0 +1f - - - - -");
+  EXPECT_EQ(row(t, "pps config="), "pps config=user-trap mtu=1500 payload=1472 dir=h2g rep=1: udp_pps_failed (raw:18)");
+  for (const std::string& l : lines(t)) EXPECT_LT(l.size(), 130u) << l;
+  EXPECT_EQ(render_text(sample(), "T").find("Packet rate"), std::string::npos);
+}
+
 TEST(NetReportText, GroupsAreSeparatedByABlankLine) {
   const Report r = aggregate(test::parse(
       "iperf config=host mtu=1500 dir=g2h streams=1 rep=1 bytes=1 seconds=1 bps=1e9\n"
@@ -111,6 +122,49 @@ TEST(NetReportJson, AbsentValuesAreNullAndFieldsTyped) {
   EXPECT_TRUE(j["failures"][0]["streams"].is_number());
 }
 
+TEST(NetReportJson, PpsCellsAndTheirFailures) {
+  const Json j = Json::parse(render_json(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSamplePps)), "T"));
+  ASSERT_EQ(j["pps"].size(), 3u);
+  const Json& v = j["pps"][1];
+  EXPECT_EQ(v["config"].get<std::string>(), "vhost-irqfd");
+  EXPECT_EQ(v["payload"].get<double>(), 64);
+  EXPECT_EQ(v["dir"].get<std::string>(), "g2h");
+  EXPECT_EQ(v["median_pps"].get<double>(), 20000);
+  EXPECT_EQ(v["median_loss_pct"].get<double>(), 12.5);
+  EXPECT_EQ(v["sent"].get<double>(), 90000);
+  EXPECT_EQ(v["received"].get<double>(), 80000);
+  EXPECT_EQ(v["per_mpkt"]["vcpu_exits"].get<double>(), 20000);
+  EXPECT_EQ(v["per_mpkt"]["guest_irqs"].get<double>(), 10000);
+  EXPECT_TRUE(j["pps"][0]["per_mpkt"].is_null());
+  EXPECT_TRUE(j["pps"][2]["median_pps"].is_null());
+  const Json& f = j["failures"][1];
+  EXPECT_EQ(f["kind"].get<std::string>(), "pps");
+  EXPECT_EQ(f["payload"].get<double>(), 1472);
+  EXPECT_TRUE(f["streams"].is_null());
+  EXPECT_TRUE(j["failures"][0]["payload"].is_null());
+  EXPECT_TRUE(Json::parse(render_json(sample(), "T"))["pps"].empty());
+}
+
+TEST(NetReportGnuplot, PacketRatesGetAPanelOfTheirOwn) {
+  const GnuplotFiles g = render_gnuplot(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSamplePps)), "T");
+  const std::vector<std::string> data = lines(g.pps_data);
+  ASSERT_EQ(data.size(), 4u);
+  EXPECT_EQ(data[1], "# host vhost-irqfd user-trap");
+  EXPECT_EQ(data[2], "\"g2h 64 B\" 110000.0000 100000.0000 120000.0000 20000.0000 15000.0000 25000.0000 - - -");
+  EXPECT_EQ(data[3], "\"h2g 1472 B\" - - - - - - - - -");
+  EXPECT_NE(g.script.find("set multiplot layout 3,1 title 'T'\n"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("pps_data = here . '/pps.dat'\n"), std::string::npos);
+  EXPECT_NE(g.script.find("plot pps_data index 0 using 2:3:4:xtic(1) title 'host', \\\n     '' index 0 using 5:6:7 title "
+                          "'vhost-irqfd', \\\n     '' index 0 using 8:9:10 title 'user-trap (1 of 1 runs failed)'\n"),
+            std::string::npos)
+      << g.script;
+  // Packet rate between throughput and the VMM-work panel.
+  EXPECT_LT(g.script.find("plot data index 0"), g.script.find("plot pps_data"));
+  EXPECT_LT(g.script.find("plot pps_data"), g.script.find("plot data index 1"));
+  // Without packet rates, two panels.
+  EXPECT_NE(render_gnuplot(sample(), "T").script.find("set multiplot layout 2,1"), std::string::npos);
+}
+
 TEST(NetReportGnuplot, DataHasOneRowPerGroupAndThreeColumnsPerConfig) {
   const Report r = aggregate(test::parse(
       "iperf config=host mtu=1500 dir=g2h streams=1 rep=1 bytes=1 seconds=1 bps=10e9\n"
@@ -152,7 +206,7 @@ TEST(NetReportGnuplot, SecondPanelHasEachModesCountersPerGbAndTheLegendCountsFai
   ASSERT_GE(data.size(), 2u);
   EXPECT_EQ(data[data.size() - 2], "\"vhost-irqfd\" 1500.0 0.0");
   EXPECT_EQ(data[data.size() - 1], "\"vhost-relay\" 0.0 900.0");
-  EXPECT_NE(g.script.find("plot data index 1 using 2:xtic(1) title 'vCPU exits/GB'"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("plot data index 1 using 2:xtic(1) title 'vCPU exits/GB' lc rgb"), std::string::npos) << g.script;
   EXPECT_NE(g.script.find("title 'vhost-relay (1 of 2 runs failed)'"), std::string::npos) << g.script;
   EXPECT_NE(g.script.find("title 'vhost-irqfd'"), std::string::npos);
 }

@@ -8,6 +8,8 @@
 #   iperf3 -s   the throughput peer (the host runs the clients, -R for
 #               guest-to-host)
 #   tcp_rr server (port 5201 is iperf3's; tcp_rr listens on 5300)
+#   udp_pps server (control on TCP 5400; the host's client asks it to send
+#               or receive the datagrams, bench/pps/pps_net.h)
 #   httpd :8080 control, one CGI per request:
 #     /cgi-bin/irqs          the interrupts L2 took from virtio devices so far
 #     /cgi-bin/mtu?N         set eth0's MTU to N (68-65535), answers "mtu N"
@@ -63,6 +65,7 @@ chmod 755 "$www"/cgi-bin/*
 
 iperf3 -s -D
 tcp_rr server --port 5300 </dev/null >/dev/null 2>&1 &
+udp_pps server --port 5400 </dev/null >/dev/null 2>&1 &
 httpd -p 8080 -h "$www"
 echo "KVMMIO-L2-SERVING"
 while :; do sleep 60; done

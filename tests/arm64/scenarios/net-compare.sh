@@ -7,6 +7,7 @@
 #   KVMMIO_BENCH_CONFIGS  default: all five (host and four guest modes)
 #   KVMMIO_BENCH_REPEATS  default 3
 #   KVMMIO_BENCH_SECONDS  iperf3 seconds per run, default 5
+#   KVMMIO_BENCH_PPS_SECONDS  udp_pps seconds per run, default 3
 #   KVMMIO_BENCH_STREAMS  default 1,4
 #   KVMMIO_BENCH_MTUS     default 1500,9000
 #   KVMMIO_BENCH_MICRO    1: run the KVM-layer microbenchmark too (default 1)
@@ -29,6 +30,7 @@ start=$(cut -d' ' -f1 /proc/uptime)
 NET_COMPARE_PREFIX='KVMMIO-STEP: ' net-compare.sh --out "$R" --kernel /l2/Image --initrd /l2/initramfs \
     --configs "$configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
+    --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \
     --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro ||
     status=$?
 secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
@@ -42,6 +44,8 @@ for c in $(echo "$configs" | tr ',' ' '); do
     n=$(grep -c "^iperf config=$c .*bps=" "$raw" || true)
     [ -n "$msg" ] || [ "$n" -gt 0 ] || msg="no iperf3 result for $c"
     [ -n "$msg" ] || grep -q "^rr config=$c .*tps=" "$raw" || msg="no latency result for $c"
+    [ -n "$msg" ] || grep "^pps config=$c .*pps=" "$raw" | grep -qv ' received=0 ' ||
+        msg="no packet-rate result with packets received for $c"
     # Per mode, summed over its runs: who carried the traffic.
     sums=$(grep "^iperf config=$c .*bps=" "$raw" | awk '{
         for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] }
