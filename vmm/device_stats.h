@@ -41,8 +41,10 @@ void append_counters(Counters& out, const Table& table) {
 SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify);
 // A virtio-mmio slot: its transport's counters, then its settings.
 Counters virtio_counters(const virtio::TransportCounters& transport, const SlotSettings& settings);
-// virtio-net adds its backend choice and its counters.
-void add_net_counters(Counters& out, bool vhost, const net::NetCounters& counters);
+// virtio-net adds its backend choice and its counters; the guest errors it
+// found itself count in the slot's guest_errors, as virtio-console's do.
+void add_net_counters(Counters& out, bool vhost, uint64_t device_guest_errors,
+                      const net::NetCounters& counters);
 // virtio-console adds its counters; the chains it refused itself count in
 // the slot's guest_errors (one guest_errors per device).
 void add_console_counters(Counters& out, uint64_t device_guest_errors,

@@ -7,6 +7,7 @@
 
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/virtio/virtio_device.h"
@@ -28,6 +29,7 @@ struct BackendContext {
   EventLoop& loop;
   Tap& tap;
   NetCounters& counters;
+  GuestErrorLog& errors;  // the device's: guest mistakes the backend finds
   DeviceLock& lock;  // the device lock, for the backend's own watches
   uint16_t queue_pairs;
 };

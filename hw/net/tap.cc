@@ -69,27 +69,52 @@ Tap::Tap(const std::string& name, unsigned queues) : name_(name) {
   }
 }
 
+Tap Tap::socketpair(const std::string& name, unsigned queues, std::vector<UniqueFd>& wire) {
+  if (queues == 0) throw UserError("a tap needs at least one queue");
+  Tap tap;
+  tap.name_ = name;
+  tap.socketpair_ = true;
+  for (unsigned q = 0; q < queues; ++q) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) != 0)
+      throw_errno("socketpair for a tap stand-in");
+    tap.fds_.emplace_back(fds[0]);
+    wire.emplace_back(fds[1]);
+  }
+  return tap;
+}
+
 void Tap::reattach() {
+  if (socketpair_) return;
   for (auto& fd : fds_) set_iff(fd.get(), name_, fds_.size() > 1);
 }
 
 bool Tap::attached(unsigned queue) const {
+  if (socketpair_) return queue < fds_.size();
   ifreq ifr{};
   return ::ioctl(fd(queue), TUNGETIFF, &ifr) == 0;
 }
 
 void Tap::set_vnet_hdr_size(int bytes) {
+  vnet_hdr_size_ = bytes;
+  if (socketpair_) return;
   for (auto& fd : fds_)
     if (::ioctl(fd.get(), TUNSETVNETHDRSZ, &bytes) != 0) throw_errno("TUNSETVNETHDRSZ");
 }
 
 void Tap::set_offload(unsigned tun_flags) {
+  offload_ = tun_flags;
+  if (socketpair_) return;
   for (auto& fd : fds_)
     if (::ioctl(fd.get(), TUNSETOFFLOAD, static_cast<unsigned long>(tun_flags)) != 0)
       throw_errno("TUNSETOFFLOAD");
 }
 
 void Tap::set_link(bool up) {
+  if (socketpair_) {
+    link_up_ = up;
+    return;
+  }
   UniqueFd s = control_socket();
   ifreq ifr = make_ifreq(name_);
   if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) throw_errno("SIOCGIFFLAGS " + name_);
@@ -98,6 +123,7 @@ void Tap::set_link(bool up) {
 }
 
 bool Tap::link_up() const {
+  if (socketpair_) return link_up_;
   UniqueFd s = control_socket();
   ifreq ifr = make_ifreq(name_);
   if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) throw_errno("SIOCGIFFLAGS " + name_);
@@ -105,6 +131,7 @@ bool Tap::link_up() const {
 }
 
 int Tap::ifindex() const {
+  if (socketpair_) return 0;
   UniqueFd s = control_socket();
   ifreq ifr = make_ifreq(name_);
   if (::ioctl(s.get(), SIOCGIFINDEX, &ifr) != 0) throw_errno("SIOCGIFINDEX " + name_);

@@ -11,8 +11,20 @@
 // tap_errors and logged once per run of failures; TX drops the frames and
 // returns the buffers, RX stops watching the fd, so nothing spins, until
 // the device reports the tap restored (tap_restored()).
+//
+// Host memory per queue pair is fixed whatever the guest does: one frame
+// buffer (kHdr + kMaxFrame), the first descriptor chain of the frame being
+// placed (at most the queue size in segments), and for every further
+// buffer the frame filled only its head and length (UsedSlot, 8 bytes), at
+// most the queue size of them. A driver cannot have more buffers in flight
+// than its queue has entries; a frame that would need more (tiny buffers,
+// or heads made available again while still in flight) is dropped, its
+// buffers returned with length 0, counted in rx_dropped and reported as a
+// guest error. So num_buffers (a 16-bit field) never exceeds the queue
+// size (at most 256 here, 32768 by the spec): it cannot be truncated.
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -30,6 +42,8 @@ using virtio::SplitQueue;
 constexpr size_t kHdr = sizeof(spec::NetHdrV1);
 constexpr size_t kMaxFrame = 65536 + 14 + 4;  // GSO super-frame plus Ethernet header and VLAN
 constexpr size_t kNumBuffersOffset = offsetof(spec::NetHdrV1, num_buffers);
+// Buffers one frame may take: num_buffers must be able to count them.
+static_assert(VirtioNet::kQueueSize <= UINT16_MAX);
 
 class UserBackend final : public NetBackend {
  public:
@@ -46,6 +60,7 @@ class UserBackend final : public NetBackend {
     for (uint16_t i = 0; i < ctx.queue_pairs; ++i) {
       pairs_[i].index = i;
       pairs_[i].frame.resize(kHdr + kMaxFrame);
+      pairs_[i].held.reserve(VirtioNet::kQueueSize);  // its bound: it never grows past this
       if (pairs_[i].rx) watch_tap(pairs_[i]);
     }
   }
@@ -79,6 +94,13 @@ class UserBackend final : public NetBackend {
   }
 
  private:
+  // A buffer filled for the waiting frame: what push_used() will need.
+  struct UsedSlot {
+    uint16_t head;
+    uint32_t len;
+  };
+  static_assert(sizeof(UsedSlot) == 8);
+
   struct Pair {
     uint16_t index = 0;
     SplitQueue* rx = nullptr;
@@ -89,8 +111,8 @@ class UserBackend final : public NetBackend {
     std::vector<uint8_t> frame;       // header + frame read from the tap
     size_t frame_len = 0;             // 0: none waiting
     size_t placed = 0;                // bytes of it already in guest buffers
-    std::vector<DescriptorChain> held;  // chains filled for it, not yet used
-    std::vector<uint32_t> held_len;
+    DescriptorChain first;            // the frame's first buffer: num_buffers goes there
+    std::vector<UsedSlot> held;       // buffers filled for it, not yet used (<= queue size)
     DescriptorChain scratch;
   };
 
@@ -143,10 +165,20 @@ class UserBackend final : public NetBackend {
   }
 
   // Puts the waiting frame into guest buffers: one chain, or with
-  // MRG_RXBUF as many as it takes (num_buffers says how many, 5.1.6.4).
+  // MRG_RXBUF as many as it takes (num_buffers says how many, 5.1.6.4), at
+  // most as many as the queue has entries (see the top of this file).
   bool place(Pair& p) {
+    const size_t limit = p.rx->layout().size;
     while (p.placed < p.frame_len) {
-      DescriptorChain& chain = p.scratch;
+      if (p.held.size() >= limit) {
+        ctx_.errors.report("RX queue %u: a %zu-byte frame filled %zu buffers, as many as the queue "
+                           "has entries, and is still not complete (buffers too small, or made "
+                           "available again while in use); the frame is dropped",
+                           2u * p.index, p.frame_len - kHdr, p.held.size());
+        drop(p);
+        return true;
+      }
+      DescriptorChain& chain = p.held.empty() ? p.first : p.scratch;
       const auto r = p.rx->pop(chain);
       if (r == SplitQueue::PopResult::kEmpty) return false;
       if (r == SplitQueue::PopResult::kBroken) {  // the transport reported it
@@ -155,13 +187,12 @@ class UserBackend final : public NetBackend {
       }
       const std::span<const uint8_t> rest(p.frame.data() + p.placed, p.frame_len - p.placed);
       const size_t n = virtio::write_to_chain(ctx_.memory, chain, 0, rest);
-      p.held.push_back(chain);
-      p.held_len.push_back(static_cast<uint32_t>(n));
+      p.held.push_back({chain.head, static_cast<uint32_t>(n)});
       p.placed += n;
       if (!mergeable_ && p.placed < p.frame_len) {
         // 5.1.6.3.1: without MRG_RXBUF one buffer must hold the frame.
         ++ctx_.counters.rx_dropped;
-        p.held_len.back() = 0;
+        p.held.back().len = 0;
         break;
       }
       if (n == 0 && chain.writable_bytes == 0) {  // a buffer with no room: useless
@@ -169,25 +200,22 @@ class UserBackend final : public NetBackend {
         break;
       }
     }
-    const bool complete = p.placed >= p.frame_len;
-    const uint16_t buffers = static_cast<uint16_t>(p.held.size());
-    if (complete) {
-      virtio::write_to_chain(ctx_.memory, p.held.front(), kNumBuffersOffset,
+    if (p.placed >= p.frame_len) {
+      const uint16_t buffers = static_cast<uint16_t>(p.held.size());  // <= limit: exact
+      virtio::write_to_chain(ctx_.memory, p.first, kNumBuffersOffset,
                              {reinterpret_cast<const uint8_t*>(&buffers), sizeof(buffers)});
       ++ctx_.counters.rx_packets;
       ctx_.counters.rx_bytes += p.frame_len - kHdr;
     }
-    for (size_t i = 0; i < p.held.size(); ++i) p.rx->push_used(p.held[i].head, p.held_len[i]);
+    for (const UsedSlot& u : p.held) p.rx->push_used(u.head, u.len);
     p.held.clear();
-    p.held_len.clear();
     p.frame_len = 0;
     return true;
   }
 
   void drop(Pair& p) {
-    for (size_t i = 0; i < p.held.size(); ++i) p.rx->push_used(p.held[i].head, 0);
+    for (const UsedSlot& u : p.held) p.rx->push_used(u.head, 0);
     p.held.clear();
-    p.held_len.clear();
     p.frame_len = 0;
     ++ctx_.counters.rx_dropped;
   }

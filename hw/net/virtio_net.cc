@@ -5,7 +5,10 @@
 #include <net/if.h>
 
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
@@ -36,13 +39,23 @@ unsigned tap_offloads(uint64_t f) {
 
 VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
                      EventLoop& loop)
+    : VirtioNet(options, index, memory, loop, Tap(options.tap, options.queue_pairs)) {}
+
+VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
+                     EventLoop& loop, Tap tap)
     : options_(options),
       mac_(options.mac.value_or(default_mac(index))),
       memory_(memory),
       loop_(loop),
-      tap_(options.tap, options.queue_pairs) {
+      tap_(std::move(tap)),
+      log_name_("net " + tap_.name()) {
+  if (tap_.queues() != options.queue_pairs)
+    throw std::invalid_argument("VirtioNet: the tap has " + std::to_string(tap_.queues()) +
+                                " queues for " + std::to_string(options.queue_pairs) + " queue pairs");
   switch (options.vhost) {
     case VhostMode::kOn:
+      if (tap_.is_socketpair())
+        throw UserError("net " + tap_.name() + ": vhost=on needs a real tap, not a socketpair");
       { VhostNet probe; }  // throws UserError naming the module when missing
       use_vhost_ = true;
       break;
@@ -50,6 +63,7 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemor
       use_vhost_ = false;
       break;
     case VhostMode::kAuto:
+      if (tap_.is_socketpair()) break;
       use_vhost_ = VhostNet::available();
       if (!use_vhost_)
         KVMMIO_LOG_WARN("net %s: %s cannot be opened, using the userspace backend "
@@ -101,7 +115,8 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   ctrl_ring_ = nullptr;
   for (const auto& q : activation.queues)
     if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring_ = q.ring;
-  const BackendContext ctx{memory_, loop_, tap_, counters_, *activation.lock, options_.queue_pairs};
+  const BackendContext ctx{memory_, loop_, tap_, counters_, errors_, *activation.lock,
+                           options_.queue_pairs};
   // Removed and created again while the device was reset (no monitor then
   // to notice): attach now, or the fds would stay dead. Gone for good: the
   // monitor attaches when the name returns.
@@ -132,6 +147,7 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   } catch (const std::exception&) {
     link_up_ = false;  // the interface is gone
   }
+  if (tap_.is_socketpair()) return true;  // no interface to watch
   try {
     monitor_ = std::make_unique<TapMonitor>(loop_, *activation.lock, tap_.name(),
                                             [this](TapMonitor::Event e) { on_tap_event(e); });

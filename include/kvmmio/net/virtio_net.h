@@ -18,6 +18,7 @@
 
 #include "kvmmio/base/counters.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
@@ -57,11 +58,18 @@ class VirtioNet final : public virtio::VirtioDevice {
   // when /dev/vhost-net opens, else userspace with one warning. vhost=on
   // without /dev/vhost-net is a UserError naming the module.
   VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop);
+  // The same over `tap`, e.g. Tap::socketpair() (tests, the fuzzer): with
+  // that stand-in, vhost=auto means the userspace backend and vhost=on is a
+  // UserError, since vhost-net needs a real tap.
+  VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop,
+            Tap tap);
   ~VirtioNet() override;
 
   bool uses_vhost() const { return use_vhost_; }
   const NetOptions& options() const { return options_; }
   const NetCounters& counters() const { return counters_; }
+  // Guest errors the device and its backend found (the transport counts its own).
+  uint64_t guest_errors() const { return errors_.count(); }
   Tap& tap() { return tap_; }
 
   // VirtioDevice
@@ -93,6 +101,8 @@ class VirtioNet final : public virtio::VirtioDevice {
   Tap tap_;
   bool use_vhost_ = false;
   NetCounters counters_;
+  std::string log_name_;  // "net TAP": names the device in guest-error messages
+  GuestErrorLog errors_{log_name_.c_str()};
 
   // The link the guest sees in the config space's status (5.1.4): the tap's.
   std::atomic<bool> link_up_{true};
