@@ -12,6 +12,12 @@
 // returns the buffers, RX stops watching the fd, so nothing spins, until
 // the device reports the tap restored (tap_restored()).
 //
+// Work per dispatch is bounded (VirtioNet::kTx*PerDispatch,
+// kRxFramesPerDispatch): TX that stops at its budget keeps the guest's
+// notifies suppressed and re-queues itself on the event loop (DeferredWork);
+// RX simply returns, and the still-readable tap (level-triggered) brings it
+// back after the other ready fds had their turn.
+//
 // Host memory per queue pair is fixed whatever the guest does: one frame
 // buffer (kHdr + kMaxFrame), the first descriptor chain of the frame being
 // placed (at most the queue size in segments), and for every further
@@ -28,6 +34,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/descriptor_chain.h"
@@ -51,7 +58,8 @@ class UserBackend final : public NetBackend {
       : ctx_(ctx),
         interrupt_(act.interrupt),
         mergeable_(act.features & (1ull << spec::kFMrgRxbuf)),
-        pairs_(ctx.queue_pairs) {
+        pairs_(ctx.queue_pairs),
+        tx_resume_(ctx.loop, ctx.lock, [this] { resume_tx(); }) {
     for (const auto& q : act.queues) {
       if (q.index >= 2u * ctx.queue_pairs || !q.ring) continue;
       Pair& p = pairs_[q.index / 2];
@@ -108,6 +116,7 @@ class UserBackend final : public NetBackend {
     DeviceLock::Watch tap_watch;
     bool rx_paused = false;
     bool tap_failed = false;          // reads failed: not watched until restored
+    bool tx_more = false;             // TX stopped at its budget: tx_resume_ continues
     std::vector<uint8_t> frame;       // header + frame read from the tap
     size_t frame_len = 0;             // 0: none waiting
     size_t placed = 0;                // bytes of it already in guest buffers
@@ -131,12 +140,17 @@ class UserBackend final : public NetBackend {
     }
   }
 
-  // Moves frames from the tap into RX buffers until the tap is drained
-  // (true) or the guest's buffers run out (false; the frame waits).
+  // Moves frames from the tap into RX buffers until the tap is drained or
+  // the budget is used up (true), or the guest's buffers run out (false;
+  // the frame waits).
   bool receive(Pair& p) {
     bool delivered = false;
     bool ok = true;
-    for (;;) {
+    for (unsigned frames = 0;; ++frames) {
+      if (p.frame_len == 0 && frames == VirtioNet::kRxFramesPerDispatch) {
+        ++ctx_.counters.budget_yields;  // the tap is still readable: the loop comes back
+        break;
+      }
       if (p.frame_len == 0) {
         const ssize_t n = ::read(ctx_.tap.fd(p.index), p.frame.data(), p.frame.size());
         if (n < 0) {
@@ -220,37 +234,57 @@ class UserBackend final : public NetBackend {
     ++ctx_.counters.rx_dropped;
   }
 
-  // Sends every chain the guest made available, with notifications from the
-  // guest suppressed while doing so (2.7.10).
+  // Sends the chains the guest made available, with notifies from the
+  // guest suppressed meanwhile (2.7.10), up to the budget; the rest waits
+  // for tx_resume_, notifies still suppressed.
   void transmit(Pair& p) {
     if (!p.tx) return;
+    p.tx_more = false;
     DescriptorChain& chain = p.scratch;
-    bool sent = false;
+    unsigned chains = 0;
+    uint64_t bytes = 0;
     for (;;) {
       p.tx->disable_notifies();
-      while (p.tx->pop(chain) == SplitQueue::PopResult::kChain) {
-        const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
-        if (n > kHdr && chain.readable_bytes <= sizeof(tx_buf_)) {
-          if (::write(ctx_.tap.fd(p.index), tx_buf_, n) == static_cast<ssize_t>(n)) {
-            ++ctx_.counters.tx_packets;
-            ctx_.counters.tx_bytes += n - kHdr;
-            tx_failing_ = false;
-          } else {
-            // Link down (EIO) or tap removed (EBADFD): the frame is dropped,
-            // as a cable would drop it; logged once per run of failures.
-            ++ctx_.counters.tap_errors;
-            if (!tx_failing_)
-              KVMMIO_LOG_WARN("net %s: writing to the tap failed (%s): guest frames are dropped "
-                              "until it works again", ctx_.tap.name().c_str(), std::strerror(errno));
-            tx_failing_ = true;
-          }
+      for (;;) {
+        if (chains == VirtioNet::kTxChainsPerDispatch || bytes >= VirtioNet::kTxBytesPerDispatch) {
+          p.tx_more = true;
+          ++ctx_.counters.budget_yields;
+          tx_resume_.schedule();
+          break;
         }
+        if (p.tx->pop(chain) != SplitQueue::PopResult::kChain) break;
+        send_chain(p, chain);
         p.tx->push_used(chain.head, 0);
-        sent = true;
+        ++chains;
+        bytes += chain.readable_bytes;
       }
-      if (!p.tx->enable_notifies()) break;
+      if (p.tx_more || !p.tx->enable_notifies()) break;
     }
-    if (sent && p.tx->should_interrupt()) interrupt_->signal_used();
+    if (chains && p.tx->should_interrupt()) interrupt_->signal_used();
+  }
+
+  void send_chain(Pair& p, const DescriptorChain& chain) {
+    const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
+    if (n <= kHdr || chain.readable_bytes > sizeof(tx_buf_)) return;
+    if (::write(ctx_.tap.fd(p.index), tx_buf_, n) == static_cast<ssize_t>(n)) {
+      ++ctx_.counters.tx_packets;
+      ctx_.counters.tx_bytes += n - kHdr;
+      tx_failing_ = false;
+      return;
+    }
+    // Link down (EIO) or tap removed (EBADFD): the frame is dropped, as a
+    // cable would drop it; logged once per run of failures.
+    ++ctx_.counters.tap_errors;
+    if (!tx_failing_)
+      KVMMIO_LOG_WARN("net %s: writing to the tap failed (%s): guest frames are dropped "
+                      "until it works again", ctx_.tap.name().c_str(), std::strerror(errno));
+    tx_failing_ = true;
+  }
+
+  // The event loop, holding the device lock: TX that stopped at its budget.
+  void resume_tx() {
+    for (auto& p : pairs_)
+      if (p.tx_more) transmit(p);
   }
 
   BackendContext ctx_;
@@ -259,6 +293,7 @@ class UserBackend final : public NetBackend {
   std::vector<Pair> pairs_;
   bool tx_failing_ = false;  // the last tap write failed (logging state)
   uint8_t tx_buf_[kHdr + kMaxFrame];
+  DeferredWork tx_resume_;  // last: dropped first, its work uses the above
 };
 
 }  // namespace

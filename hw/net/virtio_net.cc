@@ -140,6 +140,17 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
     backend_.reset();
     return false;
   }
+  if (ctrl_ring_) {
+    try {
+      ctrl_resume_ = std::make_unique<DeferredWork>(loop_, *activation.lock, [this] {
+        if (ctrl_ring_) process_ctrl(*ctrl_ring_);
+      });
+    } catch (const std::exception& e) {
+      KVMMIO_LOG_ERROR("net %s: cannot start the control queue: %s", options_.tap.c_str(), e.what());
+      backend_.reset();
+      return false;
+    }
+  }
   ++counters_.activations;
   tap_offloads_ = tap_offloads(activation.features);
   try {
@@ -167,6 +178,7 @@ void VirtioNet::queue_notify(uint32_t queue) {
 }
 
 void VirtioNet::reset() {
+  ctrl_resume_.reset();
   monitor_.reset();
   backend_.reset();
   ctrl_ring_ = nullptr;
@@ -176,10 +188,17 @@ void VirtioNet::reset() {
 // Control queue (5.1.6.5): a command is a readable CtrlHdr and data, then
 // one writable ack byte. kvmmio accepts the receive-mode, MAC-filter and
 // queue-pair commands (the tap delivers every frame anyway; all pairs are
-// always served) and answers anything else with VIRTIO_NET_ERR.
+// always served) and answers anything else with VIRTIO_NET_ERR. At most
+// kCtrlCommandsPerDispatch per call; the rest on a later turn of the loop.
 void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
   virtio::DescriptorChain chain;
-  while (ring.pop(chain) == virtio::SplitQueue::PopResult::kChain) {
+  for (unsigned n = 0;; ++n) {
+    if (n == kCtrlCommandsPerDispatch) {
+      ++counters_.budget_yields;
+      if (ctrl_resume_) ctrl_resume_->schedule();
+      break;
+    }
+    if (ring.pop(chain) != virtio::SplitQueue::PopResult::kChain) break;
     ++counters_.ctrl_commands;
     spec::CtrlHdr hdr{};
     uint8_t ack = spec::kCtrlErr;

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
+#include "../virtio/harness.h"
 #include "../virtio/socket_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/split_queue.h"
@@ -14,6 +16,8 @@
 namespace kvmmio::net {
 namespace {
 
+using virtio::test::eventually;
+using virtio::test::LoopGate;
 using virtio::test::SocketNet;
 namespace desc_flag = virtio::desc_flag;
 
@@ -117,6 +121,120 @@ TEST(NetHostileGuest, AFrameSpreadOverManySmallBuffersCarriesAnExactNumBuffers) 
   EXPECT_EQ(hdr.num_buffers, 200u);
   EXPECT_EQ(m.rx->used_idx(), 200u);
   EXPECT_EQ(m.device->guest_errors(), 0u);
+}
+
+// Makes `count` TX chains available, each a header and a 60-byte frame.
+void post_tx(SocketNet& m, unsigned count) {
+  for (unsigned i = 0; i < count; ++i) {
+    const uint64_t buf = SocketNet::kBuffers + 0x200000 + i * 128u;
+    std::vector<uint8_t> bytes(kHdr + 60, static_cast<uint8_t>(i));
+    ASSERT_TRUE(m.memory.write(buf, bytes.data(), bytes.size()));
+    const virtio::test::Buffer b[] = {{buf, static_cast<uint32_t>(bytes.size()), false}};
+    m.tx->add(b);
+  }
+}
+
+// Another device's callback on the same loop: records what `probe` said
+// when it ran.
+struct Bystander {
+  Bystander(EventLoop& loop, std::function<uint64_t()> probe)
+      : watch(loop.watch_eventfd(event.fd(), [this, probe](uint64_t) { seen = probe(); })) {}
+  EventFd event;
+  std::atomic<uint64_t> seen{UINT64_MAX};
+  EventLoop::Registration watch;
+};
+
+// A guest that fills its TX ring and notifies: the loop serves one budget
+// of it, then every other ready fd (here another device's), then the
+// rest. The loop is parked while both become ready, so the order is
+// epoll's, not a race.
+TEST(NetHostileGuest, TxStopsAtItsBudgetAndLetsTheRestOfTheLoopRun) {
+  SocketNet m({.polled = true});
+  ASSERT_TRUE(m.bring_up(SocketNet::kModern));
+  post_tx(m, 128);
+  Bystander other(m.loop, [&] { return m.device->counters().tx_packets.load(); });
+  LoopGate gate(m.loop);
+  gate.close();
+  m.tx->publish();
+  m.notify(1);
+  other.event.signal();
+  gate.open();
+  m.loop.flush();
+  EXPECT_EQ(other.seen.load(), VirtioNet::kTxChainsPerDispatch)
+      << "the other device ran after exactly one TX budget";
+  ASSERT_TRUE(eventually([&] { return m.device->counters().tx_packets.load() == 128; }));
+  EXPECT_GE(m.device->counters().budget_yields.load(), 1u);
+  EXPECT_EQ(m.device->counters().tap_errors.load(), 0u);
+  unsigned frames = 0;
+  while (m.tap_received()) ++frames;
+  EXPECT_EQ(frames, 128u) << "every frame left, in budgets";
+}
+
+// A trapped notify runs on the vCPU's thread: it does one budget there and
+// leaves the rest to the event loop, so the vCPU goes back to the guest.
+TEST(NetHostileGuest, ATrappedNotifyDoesOneBudgetAndLeavesTheRestToTheLoop) {
+  SocketNet m({.polled = false});
+  ASSERT_TRUE(m.bring_up(SocketNet::kModern));
+  post_tx(m, 128);
+  m.tx->publish();
+  LoopGate gate(m.loop);
+  gate.close();
+  m.notify(1);  // an MMIO exit: this thread is the vCPU
+  EXPECT_EQ(m.device->counters().tx_packets.load(), VirtioNet::kTxChainsPerDispatch);
+  EXPECT_EQ(m.driver->read(virtio::reg::kInterruptStatus) & 1u, 1u)
+      << "the buffers sent so far are used, with their interrupt";
+  gate.open();
+  ASSERT_TRUE(eventually([&] { return m.device->counters().tx_packets.load() == 128; }));
+}
+
+// The control queue: a guest that fills it with commands gets one budget
+// per turn of the loop.
+TEST(NetHostileGuest, ControlQueueStopsAtItsBudget) {
+  SocketNet m({.polled = true, .pairs = 2});
+  const auto f = m.bring_up(SocketNet::kModern | bit(spec::kFCtrlVq) | bit(spec::kFMq), 256, 256,
+                            /*ctrl_size=*/256);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(m.ctrl);
+  const uint64_t cmd = SocketNet::kBuffers + 0x300000;
+  const uint8_t set_pairs[] = {spec::kCtrlClassMq, spec::kCtrlMqVqPairsSet, 1, 0};
+  ASSERT_TRUE(m.memory.write(cmd, set_pairs, sizeof set_pairs));
+  m.ctrl->write_desc(0, cmd, sizeof set_pairs, desc_flag::kNext, 1);
+  m.ctrl->write_desc(1, cmd + 64, 1, desc_flag::kWrite, 0);
+  for (uint16_t i = 0; i < 256; ++i) m.ctrl->set_avail_entry(i, 0);  // one command, 256 times
+  Bystander other(m.loop, [&] { return m.device->counters().ctrl_commands.load(); });
+  LoopGate gate(m.loop);
+  gate.close();
+  m.ctrl->set_avail_idx(256);
+  m.notify(4);
+  other.event.signal();
+  gate.open();
+  m.loop.flush();
+  EXPECT_EQ(other.seen.load(), VirtioNet::kCtrlCommandsPerDispatch);
+  ASSERT_TRUE(eventually([&] { return m.device->counters().ctrl_commands.load() == 256; }));
+  EXPECT_GE(m.device->counters().budget_yields.load(), 1u);
+}
+
+// RX: a tap that keeps delivering gets one budget of frames per turn; the
+// rest of the loop runs in between.
+TEST(NetHostileGuest, RxStopsAtItsBudgetAndLetsTheRestOfTheLoopRun) {
+  SocketNet m({.polled = true});
+  ASSERT_TRUE(m.bring_up(SocketNet::kModern, /*rx_size=*/256));
+  for (uint16_t i = 0; i < 256; ++i) {
+    const virtio::test::Buffer b[] = {{SocketNet::kBuffers + i * 2048u, 2048, true}};
+    m.rx->add(b);
+  }
+  m.rx->publish();
+  m.notify(0);
+  m.loop.flush();
+  Bystander other(m.loop, [&] { return m.device->counters().rx_packets.load(); });
+  LoopGate gate(m.loop);
+  gate.close();
+  for (int i = 0; i < 128; ++i) m.tap_delivers(tap_frame(100, static_cast<uint8_t>(i)));
+  other.event.signal();
+  gate.open();
+  m.loop.flush();
+  EXPECT_EQ(other.seen.load(), VirtioNet::kRxFramesPerDispatch);
+  ASSERT_TRUE(eventually([&] { return m.device->counters().rx_packets.load() == 128; }));
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ struct SocketNet {
   // Probe, negotiate `wanted`, set up RX0/TX0 (and the control queue when
   // CTRL_VQ is negotiated), DRIVER_OK. Returns the features, or nullopt
   // where Linux would give up.
-  std::optional<uint64_t> bring_up(uint64_t wanted, uint32_t rx_size = 256, uint32_t tx_size = 256) {
+  std::optional<uint64_t> bring_up(uint64_t wanted, uint32_t rx_size = 256, uint32_t tx_size = 256,
+                                   uint32_t ctrl_size = 64) {
     if (!driver->probe()) return std::nullopt;
     auto f = driver->initialize(wanted);
     if (!f) return std::nullopt;
@@ -80,7 +81,7 @@ struct SocketNet {
     rx = std::make_unique<DriverRing>(memory, *rxl);
     tx = std::make_unique<DriverRing>(memory, *txl);
     if (*f & (1ull << net::spec::kFCtrlVq)) {
-      auto cl = driver->setup_queue(2u * config.pairs, kCtrlRing, 64);
+      auto cl = driver->setup_queue(2u * config.pairs, kCtrlRing, ctrl_size);
       if (!cl) return std::nullopt;
       ctrl = std::make_unique<DriverRing>(memory, *cl);
     }

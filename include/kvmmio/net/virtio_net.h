@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kvmmio/base/counters.h"
+#include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/guest_memory.h"
@@ -42,6 +43,8 @@ namespace kvmmio::net {
   C(tap_reattached, "an interface of the tap's name appeared and was attached")                  \
   C(vhost_errors, "vring errors vhost-net signalled (its ERR eventfd)")                           \
   C(ctrl_commands, "control-queue commands")                                                      \
+  C(budget_yields, "times TX, RX or the control queue stopped at its work budget per dispatch "   \
+                   "and left the rest to a later turn of the event loop")                         \
   C(activations, "DRIVER_OK count (driver resets + 1)")
 struct NetCounters {
   KVMMIO_NET_COUNTERS(KVMMIO_ATOMIC_COUNTER)
@@ -53,6 +56,13 @@ class NetBackend;
 class VirtioNet final : public virtio::VirtioDevice {
  public:
   static constexpr uint16_t kQueueSize = 256;
+  // Work budgets: what one dispatch (a notify, the tap becoming readable, a
+  // resumption) does at most before it yields to the rest of the event loop
+  // and re-queues itself (DeferredWork; docs/security.md).
+  static constexpr unsigned kTxChainsPerDispatch = 64;
+  static constexpr uint64_t kTxBytesPerDispatch = 256 * 1024;
+  static constexpr unsigned kRxFramesPerDispatch = 64;
+  static constexpr unsigned kCtrlCommandsPerDispatch = 64;
 
   // Opens the tap (created if absent) and resolves vhost=auto: vhost-net
   // when /dev/vhost-net opens, else userspace with one warning. vhost=on
@@ -110,6 +120,7 @@ class VirtioNet final : public virtio::VirtioDevice {
   // Between activate() and reset():
   std::unique_ptr<NetBackend> backend_;
   virtio::SplitQueue* ctrl_ring_ = nullptr;
+  std::unique_ptr<DeferredWork> ctrl_resume_;  // the control queue past its budget
   virtio::VirtioInterrupt* interrupt_ = nullptr;
   unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
   bool reattach_failing_ = false;  // logging state: one message per failing run
