@@ -4,6 +4,15 @@
 // virtio-mmio devices in their slots, the event-loop thread
 // for userspace backends, and the orderly stop.
 //
+// Threads: one per vCPU; the event loop, which runs every device callback
+// (polled notifies, the tap, the relay, console output, re-queued work),
+// each within its work budget; and the control loop, which runs only the
+// signal fd (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1) and the console
+// input with its Ctrl-A x. A stop never waits behind device work: the
+// control loop decides it at once, and the orderly stop then waits for
+// each vCPU to leave KVM_RUN and for at most one budget of work per device
+// (docs/security.md, "Budgets and bounds").
+//
 // Life cycle (one Machine per process: on the nested Debian 6.1 L1, a VM
 // created after vCPUs were kicked out of WFI can misbehave, see
 // docs/arm64-platform.md "Known L1 issues", so a reboot is a new process):
@@ -45,7 +54,7 @@ struct MachineConfig {
   int console_in = 0;                   // stdin
   int console_out = 1;                  // stdout
   bool console_escapes = false;         // Ctrl-A x etc. (stdin is a terminal)
-  // SIGUSR1 while the guest runs: called on the event-loop thread with the
+  // SIGUSR1 while the guest runs: called on the control thread with the
   // statistics so far (run_command writes them to --stats). Empty: ignored.
   std::function<void(const MachineStats&)> on_stats_request;
 };

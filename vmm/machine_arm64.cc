@@ -67,6 +67,9 @@ class Machine::Impl {
   std::unique_ptr<Vm> vm_;
   arm64::GicVersion gic_ = arm64::GicVersion::kV3;
   EventLoop loop_;  // its thread starts here; devices' watches must go before it
+  // The control thread: signals and console input (Ctrl-A x), nothing
+  // else, so no device work, however long, delays a stop (machine.h).
+  EventLoop control_;
   ConsoleOutput console_out_;
   std::unique_ptr<console::Pl011> uart_;
   std::vector<Device> devices_;  // [0] is the UART, then virtio-mmio in slot order
@@ -202,9 +205,9 @@ RunResult Machine::Impl::run() {
   // still prints (earlycon) when it is not the console.
   ConsoleInputSink& sink = console_sink_ ? *console_sink_ : *uart_;
   console_in_ =
-      std::make_unique<ConsoleInput>(loop_, config_.console_in, sink, config_.console_escapes,
+      std::make_unique<ConsoleInput>(control_, config_.console_in, sink, config_.console_escapes,
                                      [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
-  signal_watch_ = loop_.watch(signals_.fd(), [this] {
+  signal_watch_ = control_.watch(signals_.fd(), [this] {
     while (auto sig = signals_.take()) {
       if (*sig == SIGUSR1) {
         if (config_.on_stats_request) config_.on_stats_request(stats());

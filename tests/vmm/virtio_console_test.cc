@@ -325,6 +325,31 @@ TEST_P(VirtioConsoleTest, InputTakesOneBudgetOfBuffersPerCallAndAsksToBeCalledAg
   m.device->set_rx_space_callback({});
 }
 
+// The stop path against the worst guest: output amplified to 16 GiB per
+// notify, no receive buffers ever posted. Console input (Ctrl-A x) is on
+// the machine's control loop, not the device loop; it still reaches the
+// device (whose lock the flooding loop takes one budget at a time) and is
+// still read when the guest reads nothing.
+TEST_P(VirtioConsoleTest, CtrlAXStopsWhileTheGuestFloodsOutputAndReadsNoInput) {
+  UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  ConsoleMachine m(opts(/*ioeventfds=*/true), null.get());
+  m.bring_up(/*rx_buffers=*/0);
+  for (uint16_t i = 0; i < kQueueSize; ++i)
+    m.tx->write_desc(i, kRam, kRamSize, i + 1u < kQueueSize ? 1 : 0, static_cast<uint16_t>(i + 1));
+  for (uint16_t i = 0; i < kQueueSize; ++i) m.tx->set_avail_entry(i, 0);
+  m.tx->set_avail_idx(kQueueSize);
+  m.notify(VirtioConsole::kTransmitQueue);
+  EventLoop control;
+  Pipe in;
+  std::atomic<int> quits{0};
+  vmm::ConsoleInput input(control, in.rd.get(), *m.device, /*escapes=*/true, [&] { ++quits; });
+  const std::string typed(2 * vmm::ConsoleInput::kMaxPending, 'k');
+  ASSERT_EQ(::write(in.wr.get(), typed.data(), typed.size()), static_cast<ssize_t>(typed.size()));
+  ASSERT_EQ(::write(in.wr.get(), "\x01x", 2), 2);
+  EXPECT_TRUE(eventually([&] { return quits.load() == 1; }));
+  EXPECT_LT(m.device->counters().tx_bytes.load(), uint64_t{16} << 30) << "the flood was still going on";
+}
+
 TEST_P(VirtioConsoleTest, OutputToAClosedReaderIsDroppedAndTheGuestGoesOn) {
   Pipe out;
   out.rd = UniqueFd();  // nobody will ever read
