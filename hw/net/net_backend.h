@@ -8,6 +8,7 @@
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/log_limit.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/virtio/virtio_device.h"
@@ -30,6 +31,7 @@ struct BackendContext {
   Tap& tap;
   NetCounters& counters;
   GuestErrorLog& errors;  // the device's: guest mistakes the backend finds
+  LogLimit& repeats;      // the device's: host-side messages that repeat per activation
   DeviceLock& lock;  // the device lock, for the backend's own watches
   uint16_t queue_pairs;
 };

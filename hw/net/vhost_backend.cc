@@ -75,7 +75,9 @@ class VhostBackend final : public NetBackend {
         try {
           p.vhost->stop_vring(vring);
         } catch (const std::exception& e) {
-          KVMMIO_LOG_WARN("net %s: stopping vhost vring %u: %s", ctx_.tap.name().c_str(), vring, e.what());
+          if (const uint64_t n = ctx_.repeats.next())  // at every reset while it fails
+            KVMMIO_LOG_WARN("net %s: stopping vhost vring %u: %s (#%llu)", ctx_.tap.name().c_str(),
+                            vring, e.what(), static_cast<unsigned long long>(n));
         }
       }
   }
@@ -94,8 +96,10 @@ class VhostBackend final : public NetBackend {
       return;
     }
     if (reported_.exchange(true)) return;
-    KVMMIO_LOG_WARN("net %s: guest error: vhost-net cannot use queue %u (a descriptor or ring "
-                    "outside guest RAM?); the device needs a reset", ctx_.tap.name().c_str(), queue);
+    // Once per activation: a guest that breaks its ring after every reset
+    // repeats it, so it is a counted, rate-limited guest error.
+    ctx_.errors.report("vhost-net cannot use queue %u (a descriptor or ring outside guest RAM?); "
+                       "the device needs a reset", queue);
     if (interrupt_) interrupt_->needs_reset("vhost-net reported a vring error");
   }
 

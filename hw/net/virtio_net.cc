@@ -115,7 +115,7 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   ctrl_ring_ = nullptr;
   for (const auto& q : activation.queues)
     if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring_ = q.ring;
-  const BackendContext ctx{memory_, loop_, tap_, counters_, errors_, *activation.lock,
+  const BackendContext ctx{memory_, loop_, tap_, counters_, errors_, repeats_, *activation.lock,
                            options_.queue_pairs};
   // Removed and created again while the device was reset (no monitor then
   // to notice): attach now, or the fds would stay dead. Gone for good: the
@@ -126,8 +126,9 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
       tap_.set_link(true);
       ++counters_.tap_reattached;
     } catch (const std::exception& e) {
-      KVMMIO_LOG_WARN("net %s: cannot attach to the interface of that name: %s", tap_.name().c_str(),
-                      e.what());
+      if (const uint64_t n = repeats_.next())  // at every DRIVER_OK while it fails
+        KVMMIO_LOG_WARN("net %s: cannot attach to the interface of that name: %s (#%llu)",
+                        tap_.name().c_str(), e.what(), static_cast<unsigned long long>(n));
     }
   }
   try {
@@ -135,8 +136,11 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
     tap_.set_offload(tap_offloads(activation.features));
     backend_ = use_vhost_ ? make_vhost_backend(ctx, activation) : make_user_backend(ctx, activation);
   } catch (const std::exception& e) {
-    KVMMIO_LOG_ERROR("net %s: cannot start the %s backend: %s", options_.tap.c_str(),
-                     use_vhost_ ? "vhost-net" : "userspace", e.what());
+    // At every DRIVER_OK while it fails (a reset storm repeats it); the
+    // transport counts the resulting needs_reset.
+    if (const uint64_t n = repeats_.next())
+      KVMMIO_LOG_ERROR("net %s: cannot start the %s backend: %s (#%llu)", options_.tap.c_str(),
+                       use_vhost_ ? "vhost-net" : "userspace", e.what(), static_cast<unsigned long long>(n));
     backend_.reset();
     return false;
   }
@@ -146,7 +150,9 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
         if (ctrl_ring_) process_ctrl(*ctrl_ring_);
       });
     } catch (const std::exception& e) {
-      KVMMIO_LOG_ERROR("net %s: cannot start the control queue: %s", options_.tap.c_str(), e.what());
+      if (const uint64_t n = repeats_.next())
+        KVMMIO_LOG_ERROR("net %s: cannot start the control queue: %s (#%llu)", options_.tap.c_str(),
+                         e.what(), static_cast<unsigned long long>(n));
       backend_.reset();
       return false;
     }
@@ -163,8 +169,9 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
     monitor_ = std::make_unique<TapMonitor>(loop_, *activation.lock, tap_.name(),
                                             [this](TapMonitor::Event e) { on_tap_event(e); });
   } catch (const std::exception& e) {
-    KVMMIO_LOG_WARN("net %s: cannot watch the tap's link (%s): its faults will only show as "
-                    "tap_errors", tap_.name().c_str(), e.what());
+    if (const uint64_t n = repeats_.next())
+      KVMMIO_LOG_WARN("net %s: cannot watch the tap's link (%s): its faults will only show as "
+                      "tap_errors (#%llu)", tap_.name().c_str(), e.what(), static_cast<unsigned long long>(n));
   }
   return true;
 }

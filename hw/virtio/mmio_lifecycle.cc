@@ -51,8 +51,8 @@ bool MmioTransport::features_acceptable(uint64_t features) {
     return false;
   }
   if (!device_.accept_features(features)) {
-    KVMMIO_LOG_WARN("%s: FEATURES_OK refused by the device for features 0x%" PRIx64, log_name_.c_str(),
-                    features);
+    guest_error("FEATURES_OK refused: the device does not accept features 0x%" PRIx64
+                " together (a feature without one it depends on)", features);
     return false;
   }
   return true;

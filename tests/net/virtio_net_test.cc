@@ -20,6 +20,7 @@
 #include "../virtio/harness.h"
 #include "../virtio/mmio_driver.h"
 #include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net.h"
@@ -142,6 +143,16 @@ bool receive_frames(NetMachine& m, uint32_t size, size_t count, std::vector<std:
     take_received(m, size, into);
     return into.size() >= count;
   });
+}
+
+// Sends a TX chain whose buffer is outside guest RAM; true once the device
+// reports DEVICE_NEEDS_RESET for it.
+bool break_tx_ring(NetMachine& m) {
+  const Buffer bad[] = {{kRam + (64 << 20), 100, false}};
+  m.tx->add(bad);
+  m.tx->publish();
+  m.notify(1);
+  return eventually([&] { return (m.driver->status() & virtio::status::kDeviceNeedsReset) != 0; });
 }
 
 // One frame each way, checked byte for byte: from the guest out of the tap,
@@ -398,12 +409,7 @@ TEST_P(VirtioNetTest, TapRecreatedDuringAResetIsAttachedAtDriverOk) {
 TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
   NetMachine m(GetParam(), tap("e"));
   m.bring_up(kBasic);
-  const Buffer bad[] = {{kRam + (64 << 20), 100, false}};
-  m.tx->add(bad);
-  m.tx->publish();
-  m.notify(1);
-  ASSERT_TRUE(eventually([&] { return (m.driver->status() & virtio::status::kDeviceNeedsReset) != 0; }))
-      << "a broken ring left the device running";
+  ASSERT_TRUE(break_tx_ring(m)) << "a broken ring left the device running";
   const auto& t = m.transport->counters();
   // With vhost, the event-loop thread sets the status bit first and raises
   // the configuration interrupt right after: wait for that too.
@@ -413,6 +419,7 @@ TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
   EXPECT_EQ(t.needs_reset.load(), 1u);
   if (GetParam() == Mode::kVhost) {
     EXPECT_GE(m.device->counters().vhost_errors.load(), 1u);
+    EXPECT_EQ(m.device->guest_errors(), 1u) << "vhost's vring error is the guest's, counted once";
   } else {
     EXPECT_GE(t.guest_errors.load(), 1u);
   }
@@ -425,6 +432,28 @@ TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
   auto got = sock.receive(5000);
   ASSERT_TRUE(got) << "no traffic after the reset";
   EXPECT_EQ(*got, frame);
+}
+
+// A guest that breaks its TX ring after every reset: each time a counted
+// guest error (the transport's, or with vhost the device's: vhost's vring
+// error) and a DEVICE_NEEDS_RESET, and the log stays rate-limited: at most
+// GuestErrorLog::kBurst lines of each kind.
+TEST_P(VirtioNetTest, ABrokenRingAfterEveryResetIsCountedAndItsLogRateLimited) {
+  NetMachine m(GetParam(), tap("b"));
+  constexpr int kCycles = 30;
+  testing::internal::CaptureStderr();
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    m.driver->reset();
+    m.bring_up(kBasic);
+    ASSERT_TRUE(break_tx_ring(m)) << "cycle " << cycle;
+  }
+  const std::string log = testing::internal::GetCapturedStderr();
+  const uint64_t errors = m.transport->counters().guest_errors.load() + m.device->guest_errors();
+  EXPECT_EQ(errors, static_cast<uint64_t>(kCycles));
+  EXPECT_EQ(m.transport->counters().needs_reset.load(), static_cast<uint64_t>(kCycles));
+  size_t lines = 0;
+  for (char c : log) lines += c == '\n';
+  EXPECT_LE(lines, 2 * GuestErrorLog::kBurst) << log;
 }
 
 TEST_P(VirtioNetTest, ResetAndReinitialiseRepeatedlyWithoutLeakingFds) {

@@ -20,6 +20,7 @@
 #include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/log_limit.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
@@ -113,6 +114,7 @@ class VirtioNet final : public virtio::VirtioDevice {
   NetCounters counters_;
   std::string log_name_;  // "net TAP": names the device in guest-error messages
   GuestErrorLog errors_{log_name_.c_str()};
+  LogLimit repeats_;  // host-side messages a guest's resets can make repeat
 
   // The link the guest sees in the config space's status (5.1.4): the tap's.
   std::atomic<bool> link_up_{true};

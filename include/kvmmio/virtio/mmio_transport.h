@@ -36,6 +36,7 @@
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/log_limit.h"
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
@@ -151,6 +152,7 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   NotifyMode notify_mode_;
   std::string log_name_;
   GuestErrorLog errors_;
+  LogLimit repeats_;  // host-side messages a guest can make repeat (needs reset, notify fds)
   TransportCounters counters_;
 
   // Registers, queues, device callbacks; handed to the device at
