@@ -23,6 +23,12 @@ class NetBackend {
   // The tap works again (device lock held): up again, or re-attached
   // after it was removed (`reattached`: the tap fds were detached meanwhile).
   virtual void tap_restored(bool reattached) { (void)reattached; }
+  // The driver stopped a queue while DRIVER_OK (QueueReady = 0, QueuePFN
+  // = 0): from now on nothing may touch its ring (2.6.1, 4.2.2). Its fds
+  // stay open until this returns.
+  virtual void reset_queue(uint32_t queue) { (void)queue; }
+  // ... and made it ready again, maybe elsewhere, with fresh indices.
+  virtual void enable_queue(const virtio::ActiveQueue& queue) { (void)queue; }
 };
 
 struct BackendContext {

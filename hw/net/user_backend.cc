@@ -19,7 +19,7 @@
 // back after the other ready fds had their turn.
 //
 // Host memory per queue pair is fixed whatever the guest does: one frame
-// buffer (kHdr + kMaxFrame), the first descriptor chain of the frame being
+// buffer (header + kMaxFrame), the first descriptor chain of the frame being
 // placed (at most the queue size in segments), and for every further
 // buffer the frame filled only its head and length (UsedSlot, 8 bytes), at
 // most the queue size of them. A driver cannot have more buffers in flight
@@ -46,7 +46,7 @@ namespace {
 using virtio::DescriptorChain;
 using virtio::SplitQueue;
 
-constexpr size_t kHdr = sizeof(spec::NetHdrV1);
+constexpr size_t kMaxHdr = sizeof(spec::NetHdrV1);
 constexpr size_t kMaxFrame = 65536 + 14 + 4;  // GSO super-frame plus Ethernet header and VLAN
 constexpr size_t kNumBuffersOffset = offsetof(spec::NetHdrV1, num_buffers);
 // Buffers one frame may take: num_buffers must be able to count them.
@@ -58,6 +58,7 @@ class UserBackend final : public NetBackend {
       : ctx_(ctx),
         interrupt_(act.interrupt),
         mergeable_(act.features & (1ull << spec::kFMrgRxbuf)),
+        hdr_(spec::net_hdr_size(act.features)),
         pairs_(ctx.queue_pairs),
         tx_resume_(ctx.loop, ctx.lock, [this] { resume_tx(); }) {
     for (const auto& q : act.queues) {
@@ -67,7 +68,7 @@ class UserBackend final : public NetBackend {
     }
     for (uint16_t i = 0; i < ctx.queue_pairs; ++i) {
       pairs_[i].index = i;
-      pairs_[i].frame.resize(kHdr + kMaxFrame);
+      pairs_[i].frame.resize(hdr_ + kMaxFrame);
       pairs_[i].held.reserve(VirtioNet::kQueueSize);  // its bound: it never grows past this
       if (pairs_[i].rx) watch_tap(pairs_[i]);
     }
@@ -89,6 +90,26 @@ class UserBackend final : public NetBackend {
         if (!p.tap_failed) watch_tap(p);
       }
     }
+  }
+
+  // QueueReady = 0 while DRIVER_OK: the ring is stopped (pops nothing,
+  // takes no used entries). The buffers held for a frame belong to it: the
+  // frame is dropped, so they are never pushed into the ring that replaces
+  // it.
+  void reset_queue(uint32_t queue) override {
+    if (queue >= 2u * pairs_.size() || queue % 2) return;
+    Pair& p = pairs_[queue / 2];
+    if (p.held.empty()) return;  // a frame that placed nothing yet waits for the new ring
+    p.held.clear();
+    p.frame_len = 0;
+    ++ctx_.counters.rx_dropped;
+  }
+
+  void enable_queue(const virtio::ActiveQueue& q) override {
+    if (q.index >= 2u * pairs_.size() || !q.ring) return;
+    Pair& p = pairs_[q.index / 2];
+    (q.index % 2 ? p.tx : p.rx) = q.ring;
+    if (q.index % 2 == 0 && !p.tap_watch && !p.rx_paused && !p.tap_failed) watch_tap(p);
   }
 
   void tap_restored(bool reattached) override {
@@ -164,7 +185,7 @@ class UserBackend final : public NetBackend {
           }
           break;
         }
-        if (static_cast<size_t>(n) <= kHdr) continue;  // nothing but a header: ignore
+        if (static_cast<size_t>(n) <= hdr_) continue;  // nothing but a header: ignore
         p.frame_len = static_cast<size_t>(n);
         p.placed = 0;
       }
@@ -188,7 +209,7 @@ class UserBackend final : public NetBackend {
         ctx_.errors.report("RX queue %u: a %zu-byte frame filled %zu buffers, as many as the queue "
                            "has entries, and is still not complete (buffers too small, or made "
                            "available again while in use); the frame is dropped",
-                           2u * p.index, p.frame_len - kHdr, p.held.size());
+                           2u * p.index, p.frame_len - hdr_, p.held.size());
         drop(p);
         return true;
       }
@@ -215,11 +236,13 @@ class UserBackend final : public NetBackend {
       }
     }
     if (p.placed >= p.frame_len) {
+      // num_buffers, where the header has it (not the legacy 10-byte one).
       const uint16_t buffers = static_cast<uint16_t>(p.held.size());  // <= limit: exact
-      virtio::write_to_chain(ctx_.memory, p.first, kNumBuffersOffset,
-                             {reinterpret_cast<const uint8_t*>(&buffers), sizeof(buffers)});
+      if (hdr_ > kNumBuffersOffset)
+        virtio::write_to_chain(ctx_.memory, p.first, kNumBuffersOffset,
+                               {reinterpret_cast<const uint8_t*>(&buffers), sizeof(buffers)});
       ++ctx_.counters.rx_packets;
-      ctx_.counters.rx_bytes += p.frame_len - kHdr;
+      ctx_.counters.rx_bytes += p.frame_len - hdr_;
     }
     for (const UsedSlot& u : p.held) p.rx->push_used(u.head, u.len);
     p.held.clear();
@@ -265,10 +288,10 @@ class UserBackend final : public NetBackend {
 
   void send_chain(Pair& p, const DescriptorChain& chain) {
     const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
-    if (n <= kHdr || chain.readable_bytes > sizeof(tx_buf_)) return;
+    if (n <= hdr_ || chain.readable_bytes > hdr_ + kMaxFrame) return;
     if (::write(ctx_.tap.fd(p.index), tx_buf_, n) == static_cast<ssize_t>(n)) {
       ++ctx_.counters.tx_packets;
-      ctx_.counters.tx_bytes += n - kHdr;
+      ctx_.counters.tx_bytes += n - hdr_;
       tx_failing_ = false;
       return;
     }
@@ -290,9 +313,10 @@ class UserBackend final : public NetBackend {
   BackendContext ctx_;
   virtio::VirtioInterrupt* interrupt_;
   bool mergeable_;
+  size_t hdr_;  // the virtio-net header's size: 12, or 10 (legacy without MRG_RXBUF)
   std::vector<Pair> pairs_;
   bool tx_failing_ = false;  // the last tap write failed (logging state)
-  uint8_t tx_buf_[kHdr + kMaxFrame];
+  uint8_t tx_buf_[kMaxHdr + kMaxFrame];
   DeferredWork tx_resume_;  // last: dropped first, its work uses the above
 };
 

@@ -132,7 +132,7 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
     }
   }
   try {
-    tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
+    tap_.set_vnet_hdr_size(static_cast<int>(spec::net_hdr_size(activation.features)));
     tap_.set_offload(tap_offloads(activation.features));
     backend_ = use_vhost_ ? make_vhost_backend(ctx, activation) : make_user_backend(ctx, activation);
   } catch (const std::exception& e) {
@@ -144,7 +144,7 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
     backend_.reset();
     return false;
   }
-  if (ctrl_ring_) {
+  if (has_ctrl_queue()) {
     try {
       ctrl_resume_ = std::make_unique<DeferredWork>(loop_, *activation.lock, [this] {
         if (ctrl_ring_) process_ctrl(*ctrl_ring_);
@@ -159,6 +159,7 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   }
   ++counters_.activations;
   tap_offloads_ = tap_offloads(activation.features);
+  vnet_hdr_size_ = static_cast<int>(spec::net_hdr_size(activation.features));
   try {
     link_up_ = tap_.link_up();
   } catch (const std::exception&) {
@@ -182,6 +183,18 @@ void VirtioNet::queue_notify(uint32_t queue) {
     return;
   }
   if (backend_) backend_->queue_notify(queue);
+}
+
+void VirtioNet::reset_queue(uint32_t queue) {
+  if (backend_) backend_->reset_queue(queue);
+}
+
+void VirtioNet::enable_queue(const virtio::ActiveQueue& queue) {
+  if (has_ctrl_queue() && queue.index == ctrl_queue_index()) {
+    ctrl_ring_ = queue.ring;  // the transport's ring object: the same pointer, configured afresh
+    return;
+  }
+  if (backend_) backend_->enable_queue(queue);
 }
 
 void VirtioNet::reset() {
@@ -260,7 +273,7 @@ void VirtioNet::on_tap_event(TapMonitor::Event event) {
     case TapMonitor::Event::kAppeared:
       try {
         tap_.reattach();
-        tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
+        tap_.set_vnet_hdr_size(vnet_hdr_size_);
         tap_.set_offload(tap_offloads_);
         tap_.set_link(true);
       } catch (const std::exception& e) {

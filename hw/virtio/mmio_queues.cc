@@ -9,6 +9,11 @@
 namespace kvmmio::virtio {
 
 void MmioTransport::set_queue_ready(uint32_t index, const QueueLayout& layout) {
+  if (!queue_starts_.take()) {
+    guest_error("queue %u cannot go live: more than %.0f queue set-ups at once or %.0f per second",
+                index, kQueueStartBurst, kQueueStartsPerSecond);
+    return needs_reset("queue set-up rate limit");
+  }
   QueueState& q = queues_[index];
   q.layout = layout;
   q.ready = true;

@@ -8,6 +8,8 @@
 // eventfd without the VMM: the transport's injected count stays 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -271,6 +273,38 @@ TEST_P(VirtioNetTest, MergeableBuffersCarryALargeFrameAcrossSeveral) {
     }
   }
   FAIL() << "the frame never reached the guest";
+}
+
+// QueueReady = 0 on the RX queue while the device runs: from then on
+// nothing may touch that ring (2.6.1, 4.2.2), though buffers are still
+// posted in it and frames keep coming; vhost's vring is stopped too. Made
+// ready again elsewhere, the queue carries traffic.
+TEST_P(VirtioNetTest, AnRxQueueStoppedWhileRunningIsNotTouchedUntilReadyAgain) {
+  NetMachine m(GetParam(), tap("x"));
+  m.bring_up(kBasic);
+  test::PacketSocket sock(m.device->tap().ifindex());
+  m.post_rx(16, 2048, kBuffers);
+  std::vector<std::vector<uint8_t>> got;
+  sock.send(test::test_frame(1, 300));
+  ASSERT_TRUE(receive_frames(m, 2048, 1, got));
+  const uint16_t used_before = m.rx->used_idx();
+  ASSERT_TRUE(m.driver->del_queue(0));
+  for (int i = 0; i < 3; ++i) sock.send(test::test_frame(static_cast<uint8_t>(2 + i), 300));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // vhost's worker is not ours to flush
+  m.loop.flush();
+  EXPECT_EQ(m.rx->used_idx(), used_before) << "a queue that is not ready was written to";
+  constexpr uint64_t kRxRing2 = kRam + 0x40000;
+  const auto layout = m.driver->setup_queue(0, kRxRing2, kQueueSize);
+  ASSERT_TRUE(layout);
+  m.rx = std::make_unique<DriverRing>(m.memory, *layout);
+  m.post_rx(16, 2048, kBuffers);
+  const auto last = test::test_frame(9, 400);
+  sock.send(last);
+  EXPECT_TRUE(eventually([&] {
+    take_received(m, 2048, got);
+    return std::find(got.begin(), got.end(), last) != got.end();
+  })) << "no traffic on the queue made ready again";
+  EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u);
 }
 
 // The userspace backend's own RX flow control (vhost does this in the kernel).

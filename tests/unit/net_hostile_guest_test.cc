@@ -237,5 +237,127 @@ TEST(NetHostileGuest, RxStopsAtItsBudgetAndLetsTheRestOfTheLoopRun) {
   ASSERT_TRUE(eventually([&] { return m.device->counters().rx_packets.load() == 128; }));
 }
 
+// 5.1.6.1: a legacy driver without MRG_RXBUF (and without VERSION_1, which
+// a legacy device cannot offer) uses the 10-byte header; the tap is told
+// so, and the backend neither expects 12 bytes nor writes num_buffers into
+// the frame.
+TEST(NetSpec, ALegacyGuestWithoutMergeableBuffersUsesTenByteHeaders) {
+  SocketNet m({.version = virtio::kVersionLegacy});
+  const auto f = m.bring_up(bit(spec::kFMac) | bit(spec::kFStatus));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(*f & bit(spec::kFMrgRxbuf), 0u);
+  EXPECT_EQ(m.device->tap().vnet_hdr_size(), 10);
+  // TX: 10-byte header, then the frame, as the tap expects it.
+  std::vector<uint8_t> out(10 + 60);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i < 10 ? 0 : i);
+  const uint64_t tx_buf = SocketNet::kBuffers + 0x200000;
+  ASSERT_TRUE(m.memory.write(tx_buf, out.data(), out.size()));
+  const virtio::test::Buffer t[] = {{tx_buf, static_cast<uint32_t>(out.size()), false}};
+  m.tx->add(t);
+  m.tx->publish();
+  m.notify(1);
+  const auto sent = m.tap_received();
+  ASSERT_TRUE(sent);
+  EXPECT_EQ(*sent, out);
+  EXPECT_EQ(m.device->counters().tx_bytes.load(), 60u);
+  // RX: the frame lands right after a 10-byte header, nothing written over it.
+  const virtio::test::Buffer r[] = {{SocketNet::kBuffers, 2048, true}};
+  m.rx->add(r);
+  m.rx->publish();
+  m.notify(0);
+  std::vector<uint8_t> in(10 + 100);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i < 10 ? 0 : 0xa0 + i);
+  m.tap_delivers(in);
+  m.loop.flush();
+  const auto used = m.rx->take_used();
+  ASSERT_TRUE(used);
+  ASSERT_EQ(used->len, in.size());
+  std::vector<uint8_t> got(in.size());
+  ASSERT_TRUE(m.memory.read(SocketNet::kBuffers, got.data(), got.size()));
+  EXPECT_EQ(got, in);
+  EXPECT_EQ(m.device->counters().rx_bytes.load(), 100u);
+}
+
+TEST(NetSpec, TheHeaderIsTwelveBytesWithMergeableBuffersOrVersion1) {
+  {
+    SocketNet m({.version = virtio::kVersionLegacy});
+    ASSERT_TRUE(m.bring_up(bit(spec::kFMac) | bit(spec::kFMrgRxbuf)));
+    EXPECT_EQ(m.device->tap().vnet_hdr_size(), 12);
+  }
+  {
+    SocketNet m({});
+    ASSERT_TRUE(m.bring_up(SocketNet::kModern));
+    EXPECT_EQ(m.device->tap().vnet_hdr_size(), 12);
+  }
+}
+
+// 5.1.3.1 feature dependencies hold for a legacy driver too: with no
+// FEATURES_OK to refuse, DRIVER_OK ends in DEVICE_NEEDS_RESET, counted as
+// a guest error, and the device does not start.
+TEST(NetSpec, ALegacyGuestCannotNegotiateAFeatureWithoutItsDependency) {
+  struct Case {
+    const char* what;
+    uint16_t pairs;
+    uint64_t features;
+  } const cases[] = {
+      {"MQ without CTRL_VQ", 2, bit(spec::kFMac) | bit(spec::kFMq)},
+      {"HOST_TSO4 without CSUM", 1, bit(spec::kFMac) | bit(spec::kFHostTso4)},
+      {"GUEST_TSO6 without GUEST_CSUM", 1, bit(spec::kFMac) | bit(spec::kFGuestTso6)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    SocketNet m({.version = virtio::kVersionLegacy, .pairs = c.pairs});
+    ASSERT_TRUE(m.bring_up(c.features));
+    EXPECT_TRUE(m.needs_reset());
+    EXPECT_EQ(m.device->counters().activations.load(), 0u);
+    EXPECT_EQ(m.transport->counters().guest_errors.load(), 1u);
+    EXPECT_EQ(m.driver->interrupt() & virtio::interrupt::kConfigChange, virtio::interrupt::kConfigChange);
+  }
+  // The same features with their dependencies start.
+  SocketNet m({.version = virtio::kVersionLegacy, .pairs = 2});
+  ASSERT_TRUE(m.bring_up(bit(spec::kFMac) | bit(spec::kFMq) | bit(spec::kFCtrlVq) | bit(spec::kFCsum) |
+                         bit(spec::kFHostTso4)));
+  EXPECT_FALSE(m.needs_reset());
+  EXPECT_EQ(m.device->counters().activations.load(), 1u);
+}
+
+// A frame half placed in an RX queue the driver then stops: its buffers
+// belong to the stopped ring, so the frame is dropped with them; the ring
+// made ready in its place gets used entries for its own buffers only.
+TEST(NetSpec, AFrameHalfPlacedInAStoppedQueueIsDroppedNotCarriedOver) {
+  SocketNet m({});
+  ASSERT_TRUE(m.bring_up(SocketNet::kModern | bit(spec::kFMrgRxbuf), /*rx_size=*/16));
+  for (uint16_t i = 0; i < 2; ++i) {
+    const virtio::test::Buffer b[] = {{SocketNet::kBuffers + i * 256u, 256, true}};
+    m.rx->add(b);
+  }
+  m.rx->publish();
+  m.notify(0);
+  m.tap_delivers(tap_frame(1000, 5));  // needs 4 buffers: 2 filled, then it waits
+  m.loop.flush();
+  ASSERT_EQ(m.device->counters().rx_stalls.load(), 1u);
+  ASSERT_TRUE(m.driver->del_queue(0));
+  EXPECT_EQ(m.device->counters().rx_dropped.load(), 1u);
+  const auto layout = m.driver->setup_queue(0, SocketNet::kRxRing + 0x8000, 16);
+  ASSERT_TRUE(layout);
+  m.rx = std::make_unique<virtio::test::DriverRing>(m.memory, *layout);
+  for (uint16_t i = 0; i < 8; ++i) {
+    const virtio::test::Buffer b[] = {{SocketNet::kBuffers + 0x10000 + i * 2048u, 2048, true}};
+    m.rx->add(b);
+  }
+  m.rx->publish();
+  m.notify(0);
+  m.tap_delivers(tap_frame(500, 6));
+  m.loop.flush();
+  const auto used = m.rx->take_used();
+  ASSERT_TRUE(used);
+  EXPECT_EQ(used->len, kHdr + 500);
+  EXPECT_FALSE(m.rx->take_used()) << "entries of the old ring's buffers were pushed into the new one";
+  spec::NetHdrV1 hdr{};
+  ASSERT_TRUE(m.memory.read(SocketNet::kBuffers + 0x10000 + used->id * 2048u, &hdr, sizeof hdr));
+  EXPECT_EQ(hdr.num_buffers, 1u);
+  EXPECT_EQ(m.device->counters().rx_packets.load(), 1u);
+}
+
 }  // namespace
 }  // namespace kvmmio::net

@@ -25,6 +25,7 @@
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/tap_monitor.h"
+#include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::net {
@@ -95,6 +96,10 @@ class VirtioNet final : public virtio::VirtioDevice {
   bool activate(const virtio::DeviceActivation& activation) override;
   void queue_notify(uint32_t queue) override;
   void reset() override;
+  // A queue stopped and restarted while DRIVER_OK: the backend lets go of
+  // its ring (vhost stops that vring) and takes the new one.
+  void reset_queue(uint32_t queue) override;
+  void enable_queue(const virtio::ActiveQueue& queue) override;
 
  private:
   uint32_t ctrl_queue_index() const { return 2u * options_.queue_pairs; }
@@ -125,6 +130,7 @@ class VirtioNet final : public virtio::VirtioDevice {
   std::unique_ptr<DeferredWork> ctrl_resume_;  // the control queue past its budget
   virtio::VirtioInterrupt* interrupt_ = nullptr;
   unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
+  int vnet_hdr_size_ = sizeof(spec::NetHdrV1);  // TUNSETVNETHDRSZ, likewise
   bool reattach_failing_ = false;  // logging state: one message per failing run
   std::unique_ptr<TapMonitor> monitor_;  // last: its callback uses the above
 };
