@@ -9,7 +9,7 @@ set -euo pipefail
 
 # Each package is here for a named use (docs/arm64-platform.md lists why).
 native=(g++ make autoconf automake pkg-config linux-libc-dev libfdt-dev
-        device-tree-compiler libgtest-dev libgmock-dev
+        device-tree-compiler libgtest-dev libgmock-dev libseccomp-dev
         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
@@ -24,7 +24,7 @@ case $(dpkg --print-architecture) in
     # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
-    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64)
+    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
     platform=(qemu-system-arm cpio kmod) ;;
 esac
 

@@ -4,6 +4,10 @@
 // virtio-mmio devices in their slots, the event-loop thread
 // for userspace backends, and the orderly stop.
 //
+// Confinement: once everything is set up and before the first guest
+// instruction, the machine drops to --user/--group and each thread installs
+// its seccomp filter (vmm/seccomp.h); a failure there stops it.
+//
 // Threads: one per vCPU; the event loop, which runs every device callback
 // (polled notifies, the tap, the relay, console output, re-queued work),
 // each within its work budget; and the control loop, which runs only the
@@ -27,8 +31,11 @@
 // a UserError that says where kvmmio can run.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kvmmio/console/input_sink.h"
@@ -39,6 +46,7 @@
 #include "vmm/image_loader.h"
 #include "vmm/memory_map_arm64.h"
 #include "vmm/options.h"
+#include "vmm/seccomp.h"
 #include "vmm/stats.h"
 
 namespace kvmmio::vmm {
@@ -57,6 +65,11 @@ struct MachineConfig {
   // SIGUSR1 while the guest runs: called on the control thread with the
   // statistics so far (run_command writes them to --stats). Empty: ignored.
   std::function<void(const MachineStats&)> on_stats_request;
+  // Once set up, before the guest runs: become this user and group
+  // (drop_privileges()), then confine every thread (Seccomp).
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  SeccompMode seccomp = SeccompMode::kOn;
 };
 
 // What a virtio-mmio device factory gets: the VM (for ioeventfds, irqfds,

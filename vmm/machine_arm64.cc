@@ -14,6 +14,7 @@
 #include "vmm/device_stats.h"
 #include "vmm/device_tree.h"
 #include "vmm/machine.h"
+#include "vmm/privileges.h"
 #include "vmm/signals.h"
 #include "vmm/stop_request.h"
 #include "vmm/vcpu_runner_arm64.h"
@@ -58,6 +59,7 @@ class Machine::Impl {
   arm64::GicVersion choose_gic();
   void check_resources();
   void load_guest();
+  void confine();
   void shutdown();
 
   MachineConfig config_;
@@ -70,6 +72,7 @@ class Machine::Impl {
   // The control thread: signals and console input (Ctrl-A x), nothing
   // else, so no device work, however long, delays a stop (machine.h).
   EventLoop control_;
+  Seccomp seccomp_;  // log mode: its logging thread exists before any filter
   ConsoleOutput console_out_;
   std::unique_ptr<console::Pl011> uart_;
   std::vector<Device> devices_;  // [0] is the UART, then virtio-mmio in slot order
@@ -85,7 +88,7 @@ class Machine::Impl {
 };
 
 Machine::Impl::Impl(const MachineConfig& config)
-    : config_(config), console_out_(config.console_out) {
+    : config_(config), seccomp_(config.seccomp), console_out_(config.console_out) {
   vm_ = std::make_unique<Vm>(kvm_);
   gic_ = choose_gic();
   check_resources();
@@ -217,17 +220,43 @@ RunResult Machine::Impl::run() {
     }
   });
 
+  confine();
   started_ = Clock::now();
   for (auto& r : runners_)
     r->start(&r == &runners_.front()
                  ? std::optional<BootEntry>(BootEntry{config_.boot.kernel_entry, config_.boot.dtb})
-                 : std::nullopt);
+                 : std::nullopt,
+             [this] { seccomp_.confine_this_thread(ThreadClass::kVcpu); });
+  seccomp_.confine_this_thread(ThreadClass::kMain);
   stop_.wait();
   shutdown();
   stopped_ = Clock::now();
 
   RunResult result{stop_.exit_status(), stop_.reason()};
   return result;
+}
+
+// Everything is set up: drop to --user/--group (every thread at once),
+// then each loop thread installs its filter; the vCPUs install theirs
+// before their first KVM_RUN, the main thread once they are started.
+void Machine::Impl::confine() {
+  if (config_.uid || config_.gid)
+    drop_privileges(config_.uid.value_or(::getuid()), config_.gid.value_or(::getgid()));
+  for (auto [loop, thread_class] : {std::pair{&control_, ThreadClass::kControl},
+                                    std::pair{&loop_, ThreadClass::kDevice}}) {
+    std::exception_ptr error;
+    EventFd go;
+    auto once = loop->watch_eventfd(go.fd(), [&, thread_class](uint64_t) {
+      try {
+        seccomp_.confine_this_thread(thread_class);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    go.signal();
+    loop->flush();  // the callback has run on the loop's thread
+    if (error) std::rethrow_exception(error);
+  }
 }
 
 void Machine::Impl::shutdown() {

@@ -91,6 +91,15 @@ void parse_console(RunOptions& o, const std::string& value) {
   }
 }
 
+SeccompMode parse_seccomp(const std::string& value) {
+  if (value == "on") return SeccompMode::kOn;
+  if (value == "log") return SeccompMode::kLog;
+  if (value == "off") return SeccompMode::kOff;
+  throw UsageError("--seccomp " + value +
+                   ": choose on (a call outside a thread's allow-list stops kvmmio), log (it is "
+                   "allowed and named) or off");
+}
+
 std::string non_empty(const std::string& option, const std::string& value, const char* what) {
   if (value.empty()) throw UsageError(option + " needs " + what + ", not an empty string");
   return value;
@@ -143,6 +152,14 @@ const std::map<std::string, OptionSpec>& run_options() {
       {"--stats",
        {"an output file, e.g. --stats stats.json",
         [](RunOptions& o, const std::string& v) { o.stats = non_empty("--stats", v, "a file"); }}},
+      {"--seccomp",
+       {"on, log or off", [](RunOptions& o, const std::string& v) { o.seccomp = parse_seccomp(v); }}},
+      {"--user",
+       {"a user name or number, e.g. --user kvmmio",
+        [](RunOptions& o, const std::string& v) { o.user = non_empty("--user", v, "a user"); }}},
+      {"--group",
+       {"a group name or number, e.g. --group kvm",
+        [](RunOptions& o, const std::string& v) { o.group = non_empty("--group", v, "a group"); }}},
       {"--net",
        {"a network device, e.g. --net tap=kvmtap0",
         [](RunOptions& o, const std::string& v) {
@@ -305,6 +322,16 @@ Options of `run`:
   --stats FILE        at exit, write a JSON document with vCPU exits by reason,
                       device counters and wall time to FILE; SIGUSR1 writes
                       a snapshot while the guest runs
+  --seccomp on|log|off
+                      system call filters per thread, installed once the
+                      machine is set up (default on: a call outside a
+                      thread's allow-list stops kvmmio, naming it; log: the
+                      call is made and named once)
+  --user USER, --group GROUP
+                      after set-up, become USER (and GROUP, else USER's
+                      primary group) for good: no capabilities, no
+                      supplementary groups; /dev/vhost-net must be openable
+                      by USER (docs/security.md)
   -h, --help          this text
 
 When stdin is a terminal it is put in raw mode (restored at exit): keys go to

@@ -14,6 +14,7 @@
 #include "kvmmio/base/error.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
+#include "vmm/seccomp.h"
 
 namespace kvmmio::vmm {
 
@@ -40,6 +41,8 @@ struct RunOptions {
   std::optional<std::string> dump_dtb;
   std::optional<std::string> stats;
   std::vector<net::NetOptions> nets;  // one per --net, in order
+  SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
+  std::optional<std::string> user, group;  // --user, --group: dropped to after set-up
 
   RunOptions();
   // The kernel command line the guest gets.

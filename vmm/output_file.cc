@@ -54,14 +54,9 @@ void OutputFile::write(std::span<const uint8_t> content) {
   const std::string tmp = path_ + ".kvmmio-tmp";
   UniqueFd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out) {
-    // A writable file in a directory we cannot create files in: replace
-    // the content in place (a reader may then see a partial document).
+    // A writable file in a directory we cannot create files in.
     if (errno != EACCES && errno != EPERM && errno != EROFS) throw_errno("create " + tmp);
-    if (::ftruncate(fd_.get(), 0) != 0) throw_errno("truncate " + path_);
-    if (::lseek(fd_.get(), 0, SEEK_SET) < 0) throw_errno("seek " + path_);
-    write_all(fd_.get(), content, path_);
-    written_ = true;
-    return;
+    return write_in_place(content);
   }
   try {
     write_all(out.get(), content, tmp);
@@ -72,9 +67,22 @@ void OutputFile::write(std::span<const uint8_t> content) {
   if (::rename(tmp.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
+    // A file we may not replace (another user's in a sticky directory such
+    // as /tmp, after --user dropped the identity that made it): its fd,
+    // opened at the start, still writes.
+    if (err == EPERM || err == EACCES) return write_in_place(content);
     errno = err;
     throw_errno("rename " + tmp + " to " + path_);
   }
+  written_ = true;
+}
+
+// Replaces the content through the fd opened at the start (a reader may
+// then see a partial document).
+void OutputFile::write_in_place(std::span<const uint8_t> content) {
+  if (::ftruncate(fd_.get(), 0) != 0) throw_errno("truncate " + path_);
+  if (::lseek(fd_.get(), 0, SEEK_SET) < 0) throw_errno("seek " + path_);
+  write_all(fd_.get(), content, path_);
   written_ = true;
 }
 

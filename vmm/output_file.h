@@ -6,7 +6,10 @@
 // A regular file is replaced whole on each write (a sibling temporary file
 // renamed over it), so a reader polling it (--stats snapshots on SIGUSR1)
 // never sees half a document. Anything else (a pipe, /dev/stdout) is
-// written to in place.
+// written to in place, and so is a regular file that can no longer be
+// replaced (a directory kvmmio cannot create in, or, after --user, a file
+// the old identity made in a sticky directory): through the fd opened at
+// the start, which still writes whatever the identity.
 #pragma once
 
 #include <span>
@@ -32,6 +35,8 @@ class OutputFile {
   const std::string& path() const { return path_; }
 
  private:
+  void write_in_place(std::span<const uint8_t> content);
+
   std::string path_;
   UniqueFd fd_;
   bool regular_ = false;

@@ -118,8 +118,17 @@ void Tap::set_link(bool up) {
   UniqueFd s = control_socket();
   ifreq ifr = make_ifreq(name_);
   if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) throw_errno("SIOCGIFFLAGS " + name_);
+  // Already so: nothing to change, and no privilege needed (an unprivileged
+  // kvmmio on a tap its administrator brought up; docs/security.md).
+  if (((ifr.ifr_flags & IFF_UP) != 0) == up) return;
   ifr.ifr_flags = static_cast<short>(up ? (ifr.ifr_flags | IFF_UP) : (ifr.ifr_flags & ~IFF_UP));
-  if (::ioctl(s.get(), SIOCSIFFLAGS, &ifr) != 0) throw_errno("SIOCSIFFLAGS " + name_);
+  if (::ioctl(s.get(), SIOCSIFFLAGS, &ifr) != 0) {
+    if (errno == EPERM)
+      throw UserError("cannot bring tap " + name_ + (up ? " up" : " down") +
+                      ": permission denied (run kvmmio as root, or bring it up beforehand: "
+                      "ip link set " + name_ + " up)");
+    throw_errno("SIOCSIFFLAGS " + name_);
+  }
 }
 
 bool Tap::link_up() const {

@@ -52,7 +52,8 @@ class Tap {
   // TUNSETOFFLOAD on every queue (TUN_F_CSUM, TUN_F_TSO4, ...).
   void set_offload(unsigned tun_flags);
   unsigned offload() const { return offload_; }
-  // Brings the interface up or down (SIOCSIFFLAGS).
+  // Brings the interface up or down (SIOCSIFFLAGS), unless it already is
+  // (then no privilege is needed). UserError on EPERM, naming the fix.
   void set_link(bool up);
   bool link_up() const;
   int ifindex() const;

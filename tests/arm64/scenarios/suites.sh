@@ -3,7 +3,13 @@
 # real vhost-net in L1: unit tests; the KVM layer (vGIC creation and the
 # clear error for the version L1 does not offer, PSCI vCPU init and CPU_ON,
 # ioeventfd with zero exits, irqfd SPIs the guest acknowledges through the
-# GIC); tap, vhost-net and virtio-net with every backend. Nothing may skip.
+# GIC); tap, vhost-net and virtio-net with every backend; of the program's
+# parts, its confinement: the seccomp filters with arm64's system calls,
+# the privilege drop (the rest of vmm_tests needs host tools such as dtc).
+# Nothing may skip.
+#
+# Suites run by their full path: a death test ("threadsafe" style) runs
+# its child by executing argv[0] again.
 #
 # Each KVM test runs in a process of its own, as KVM selftests do: on the
 # nested Debian 6.1 L1, once a vCPU has been kicked out of WFI by a signal,
@@ -13,17 +19,18 @@
 . /kvmmio/lib.sh
 
 status=0
+# run_each SUITE [FILTER]
 run_each() {
-    suite=$1
-    step "$suite on vGICv$KVMMIO_L1_GIC, one process per test"
-    mkdir -p "$KVMMIO_RESULTS/$suite"
-    for t in $("$suite" --gtest_list_tests | awk '/^[^ ]/ {s=$1} /^  [^ ]/ {print s $1}'); do
+    suite=$(command -v "$1")
+    step "$1 on vGICv$KVMMIO_L1_GIC, one process per test"
+    mkdir -p "$KVMMIO_RESULTS/$1"
+    for t in $("$suite" --gtest_list_tests --gtest_filter="${2:-*}" | awk '/^[^ ]/ {s=$1} /^  [^ ]/ {print s $1}'); do
         KVMMIO_REQUIRE_KVM=1 KVMMIO_REQUIRE_VHOST=1 KVMMIO_EXPECT_GIC=$KVMMIO_L1_GIC \
-            "$suite" --gtest_filter="$t" --gtest_output="xml:$KVMMIO_RESULTS/$suite/$t.xml" ||
+            "$suite" --gtest_filter="$t" --gtest_output="xml:$KVMMIO_RESULTS/$1/$t.xml" ||
             { echo "KVMMIO-FAIL: $t"; status=1; }
     done
-    if grep -l 'result="skipped"' "$KVMMIO_RESULTS/$suite"/*.xml; then
-        echo "KVMMIO-FAIL: $suite skipped tests on the arm64 platform, where everything must run"
+    if grep -l 'result="skipped"' "$KVMMIO_RESULTS/$1"/*.xml; then
+        echo "KVMMIO-FAIL: $1 skipped tests on the arm64 platform, where everything must run"
         status=1
     fi
 }
@@ -31,4 +38,5 @@ run_each() {
 run_each unit_tests
 run_each kvm_tests
 run_each net_tests
+run_each vmm_tests 'Seccomp*:Privileges*:OutputFileDeathTest*'
 exit $status
