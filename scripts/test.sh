@@ -6,8 +6,9 @@
 #      /dev/kvm, and (on x86-64) the arm64 build of the same tests run on
 #      real KVM/ARM nested in qemu-system-aarch64, with L1 on GICv3 and GICv2,
 #   4. make distcheck (tarball, VPATH build, install, uninstall),
-#   5. fuzzes the virtio-mmio transport for a bounded time (scripts/fuzz.sh,
-#      clang with ASan/UBSan; $KVMMIO_FUZZ_SECONDS, default 60),
+#   5. fuzzes the virtio-mmio transport and the real devices for a bounded
+#      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
+#      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
 #   6. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
