@@ -45,9 +45,9 @@ std::optional<std::vector<std::string>> find_entry(const char* file, const std::
 
 }  // namespace
 
-Identity resolve_user(const std::string& user) {
+Identity resolve_user(const std::string& user, const char* passwd) {
   const auto uid = number(user);
-  const auto entry = find_entry("/etc/passwd", uid ? "" : user, uid);
+  const auto entry = find_entry(passwd, uid ? "" : user, uid);
   if (entry && entry->size() >= 4) {
     const auto u = number((*entry)[2]);
     const auto g = number((*entry)[3]);
@@ -57,10 +57,10 @@ Identity resolve_user(const std::string& user) {
   throw UsageError("--user " + user + ": no such user in /etc/passwd; give a user name or a number");
 }
 
-gid_t resolve_group(const std::string& group) {
+gid_t resolve_group(const std::string& group, const char* group_file) {
   const auto gid = number(group);
   if (gid) return static_cast<gid_t>(*gid);
-  const auto entry = find_entry("/etc/group", group, std::nullopt);
+  const auto entry = find_entry(group_file, group, std::nullopt);
   if (entry) {
     if (const auto g = number((*entry)[2])) return static_cast<gid_t>(*g);
   }

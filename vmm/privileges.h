@@ -29,8 +29,8 @@ struct Identity {
   uid_t uid;
   gid_t gid;  // the user's primary group
 };
-Identity resolve_user(const std::string& name_or_uid);
-gid_t resolve_group(const std::string& name_or_gid);
+Identity resolve_user(const std::string& name_or_uid, const char* passwd = "/etc/passwd");
+gid_t resolve_group(const std::string& name_or_gid, const char* group = "/etc/group");
 
 void harden_process();
 

@@ -23,6 +23,7 @@
 #include "kvmmio/base/event_fd.h"
 #include "vmm/options.h"
 #include "vmm/privileges.h"
+#include "test_files.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -165,15 +166,26 @@ TEST(PrivilegesDeathTest, TheProcessIsNotDumpable) {
       testing::ExitedWithCode(0), "");
 }
 
+// From passwd and group files as the system has them (the arm64
+// platform's L1 has none: its own files here).
 TEST(Privileges, UsersAndGroupsResolveByNameOrNumber) {
-  EXPECT_EQ(resolve_user("root").uid, 0u);
-  EXPECT_EQ(resolve_user("root").gid, 0u);
-  EXPECT_EQ(resolve_user("0").uid, 0u);
-  EXPECT_EQ(resolve_user("4242").uid, 4242u);
-  EXPECT_EQ(resolve_group("root"), 0u);
-  EXPECT_EQ(resolve_group("4243"), 4243u);
-  EXPECT_THROW(resolve_user("no-such-user-kvmmio"), UsageError);
-  EXPECT_THROW(resolve_group("no-such-group-kvmmio"), UsageError);
+  test::TempDir dir;
+  const std::string passwd = dir.file("passwd"), group = dir.file("group");
+  const std::string p = "root:x:0:0:root:/root:/bin/sh\nkvmmio:x:990:991::/nonexistent:/usr/sbin/nologin\n";
+  const std::string g = "root:x:0:\nkvm:x:992:kvmmio\n";
+  test::write_file(passwd, std::vector<uint8_t>(p.begin(), p.end()));
+  test::write_file(group, std::vector<uint8_t>(g.begin(), g.end()));
+  EXPECT_EQ(resolve_user("root", passwd.c_str()).uid, 0u);
+  const Identity k = resolve_user("kvmmio", passwd.c_str());
+  EXPECT_EQ(k.uid, 990u);
+  EXPECT_EQ(k.gid, 991u) << "the primary group from the passwd entry";
+  EXPECT_EQ(resolve_user("990", passwd.c_str()).gid, 991u);
+  EXPECT_EQ(resolve_user("4242", passwd.c_str()).uid, 4242u);
+  EXPECT_EQ(resolve_user("4242", passwd.c_str()).gid, 4242u) << "no entry: the group is the number";
+  EXPECT_EQ(resolve_group("kvm", group.c_str()), 992u);
+  EXPECT_EQ(resolve_group("4243", group.c_str()), 4243u);
+  EXPECT_THROW(resolve_user("no-such-user-kvmmio", passwd.c_str()), UsageError);
+  EXPECT_THROW(resolve_group("no-such-group-kvmmio", group.c_str()), UsageError);
 }
 
 }  // namespace
