@@ -35,6 +35,8 @@ done
 # The main job's driver (bench/net-compare.sh) runs in L1 like on an arm64
 # host; tcp_rr's server runs in L2.
 bins+=(--bin "$src/bench/net-compare.sh" --l2-bin "$out/build/bench/tcp_rr")
+# The hostile-guest scenario's guest program.
+bins+=(--l2-bin "$out/build/tests/arm64/hostile_guest")
 # L2's side of the scenarios that boot L2 under kvmmio (kvmmio.l2test=...).
 for h in "$src"/tests/arm64/l2-hooks/*.sh; do
   bins+=(--l2-hook "$h")
