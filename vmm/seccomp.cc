@@ -121,6 +121,9 @@ ClassList list_for(ThreadClass c) {
       append(l.calls, kLoop);
       append(l.calls, kStatsFile);
       append(l.ioctls, kVmRuntimeIoctls);  // teardown: ioeventfds and irqfds deassigned
+      // Teardown: memory slots removed (main's regs=mirror maps each virtio
+      // window's register page as a read-only slot and deletes it there).
+      l.ioctls.push_back(KVM_SET_USER_MEMORY_REGION);
       append(l.ioctls, kVhostIoctls);      // teardown: vhost stopped
       append(l.ioctls, kTapIoctls);
       break;
