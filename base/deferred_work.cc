@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // DeferredWork: the rest of a device's work, re-queued on the event loop
 // (see the header).
 #include "kvmmio/base/deferred_work.h"

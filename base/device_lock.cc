@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // DeviceLock: waiting for the lock unless told to stop, and watches whose
 // callbacks run under it (see the header for the rule).
 #include "kvmmio/base/device_lock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // EventFd: create, signal, drain and wait on an eventfd(2).
 #include "kvmmio/base/event_fd.h"
 

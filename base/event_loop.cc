@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // EventLoop: an epoll thread dispatching readable (or writable) fds to callbacks, with
 // registrations that can be dropped safely while callbacks run.
 #include "kvmmio/base/event_loop.h"
@@ -16,6 +17,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/thread_name.h"
 
 namespace kvmmio {
 
@@ -44,7 +46,10 @@ EventLoop::EventLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
     if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
       throw_errno("epoll_ctl add (event loop stop or flush fd)");
   }
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("evloop");
+    run();
+  });
 }
 
 EventLoop::~EventLoop() {

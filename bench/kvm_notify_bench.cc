@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // kvm_notify_bench: what a notification and an interrupt cost through the
 // KVM layer, measured in one run on one VM per case, interleaved, medians.
 //
@@ -14,7 +15,8 @@
 // nested TCG absolute times are ~100x hardware.
 //
 // Each measurement runs in a forked child with a VM of its own, so no KVM
-// state outlives it (the nested L1 kernel needs this; docs/arm64-platform.md).
+// state outlives it. A measurement that does not report in time is killed
+// and fails the run.
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -27,17 +29,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "../tests/guests/test_machine.h"
+#include <nlohmann/json.hpp>
+
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/parse.h"
+#include "kvmmio/base/thread_name.h"
 #include "kvmmio/ioeventfd.h"
 #include "kvmmio/irqfd.h"
 
 using namespace kvmmio;
+using kvmmio::parse_uint;
 using namespace kvmmio::test;
 using Clock = std::chrono::steady_clock;
 
@@ -103,6 +113,7 @@ double interrupts(Kvm& kvm, uint32_t count, bool relay) {
   std::thread relay_thread;
   if (relay) {
     relay_thread = std::thread([&] {
+      name_this_thread("relay");
       while (!stop)
         if (call.wait_readable(20) && call.take()) m.pulse_irq_line(kGsi);
     });
@@ -127,13 +138,14 @@ double interrupts(Kvm& kvm, uint32_t count, bool relay) {
   return per;
 }
 
-// A measurement that has not reported by then is taken as hung (the nested
-// L1's lost PC advance, docs/arm64-platform.md: a guest stuck inside
-// KVM_RUN, which no kick reaches in the bare loop) and its process killed.
+// A measurement that has not reported by then is taken as hung (a guest
+// stuck inside KVM_RUN, which no kick reaches in the bare loop) and its
+// process killed. (On the nested platform this once happened when QEMU ran a
+// previous guest's stale code: docs/arm64-platform.md, "Known L1 issues".)
 constexpr int kMeasurementTimeoutMs = 120'000;
 
 // Runs `measure` in a child process and returns what it measured.
-double isolated_once(const std::function<double()>& measure, bool* ok) {
+double isolated(const std::function<double()>& measure) {
   int pipefd[2];
   if (::pipe(pipefd) != 0) die("pipe");
   const pid_t pid = ::fork();
@@ -158,22 +170,8 @@ double isolated_once(const std::function<double()>& measure, bool* ok) {
   ::close(pipefd[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  *ok = n == sizeof(v) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (n != sizeof(v) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) die("a measurement failed");
   return v;
-}
-
-// The nested L1 (Debian 6.1 under TCG) intermittently stops advancing the PC
-// after in-kernel MMIO (docs/arm64-platform.md, "Known L1 issues"): a guest
-// then never finishes. A failed measurement is retried, in the open.
-double isolated(const std::function<double()>& measure) {
-  for (int attempt = 1; attempt <= 3; ++attempt) {
-    bool ok = false;
-    const double v = isolated_once(measure, &ok);
-    if (ok) return v;
-    std::fprintf(stderr, "kvm_notify_bench: measurement failed (attempt %d of 3)%s\n", attempt,
-                 attempt < 3 ? "; retrying" : "");
-  }
-  die("a measurement failed three times");
 }
 
 double median(std::vector<double> v) {
@@ -185,25 +183,39 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   uint32_t stores = 20000, irqs = 2000, repeats = 3;
-  const char* json = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) die("option " + a + " needs a value");
-      return argv[++i];
+  std::optional<std::string> json;
+  bool help = false;
+  auto count = [](const char* name, uint32_t* out) {
+    return [name, out](const std::string& v) {
+      *out = static_cast<uint32_t>(parse_uint(v, std::string(name) + " " + v, 1, 100'000'000));
     };
-    if (a == "--stores") stores = std::stoul(value());
-    else if (a == "--irqs") irqs = std::stoul(value());
-    else if (a == "--repeats") repeats = std::stoul(value());
-    else if (a == "--json") json = value();
-    else if (a == "--help") {
-      std::printf("usage: kvm_notify_bench [--stores N] [--irqs N] [--repeats N] [--json FILE]\n");
-      return 0;
-    } else die("unknown option " + a + " (try --help)");
+  };
+  const std::vector<CliOption> options = {
+      {"--stores", "a number of guest stores, e.g. --stores 20000", count("--stores", &stores)},
+      {"--irqs", "a number of interrupts, e.g. --irqs 2000", count("--irqs", &irqs)},
+      {"--repeats", "a number of interleaved runs, e.g. --repeats 3", count("--repeats", &repeats)},
+      {"--json", "an output file, e.g. --json kvm-bench.json",
+       [&json](const std::string& v) { json = v; }},
+      {"--help", "", [&help](const std::string&) { help = true; }},
+  };
+  try {
+    parse_cli(options, std::vector<std::string>(argv + 1, argv + argc), 0);
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "kvm_notify_bench: %s\n", e.what());
+    return 2;
   }
-  if (!stores || !irqs || !repeats) die("counts must be positive");
+  if (help) {
+    std::printf("usage: kvm_notify_bench [--stores N] [--irqs N] [--repeats N] [--json FILE]\n");
+    return 0;
+  }
 
-  { Kvm probe; }  // a clear error now if /dev/kvm is unusable
+  // A clear error now if /dev/kvm is unusable: the benchmark needs KVM.
+  try {
+    Kvm probe;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvm_notify_bench: %s: this benchmark needs KVM\n", e.what());
+    return 2;
+  }
   std::vector<double> a, a0, b, b0, c, d;
   auto run = [](const std::function<double(Kvm&)>& fn) {
     return isolated([&] {
@@ -238,14 +250,23 @@ int main(int argc, char** argv) {
   std::printf("  layer overhead on exits (b/b0)    %6.3fx\n", mb / mb0);
   std::printf("  ratio relay/irqfd (d/c)           %6.2fx\n", md / mc);
   if (json) {
-    FILE* f = std::fopen(json, "w");
-    if (!f) die(std::string("cannot write ") + json);
-    std::fprintf(f,
-                 "{\"arch\":\"%s\",\"stores\":%u,\"irqs\":%u,\"repeats\":%u,"
-                 "\"us\":{\"ioeventfd\":%.3f,\"ioeventfd_raw\":%.3f,\"mmio_exit\":%.3f,\"mmio_exit_raw\":%.3f,"
-                 "\"irqfd\":%.3f,\"irq_line_relay\":%.3f}}\n",
-                 arch, stores, irqs, repeats, ma, ma0, mb, mb0, mc, md);
-    std::fclose(f);
+    // Key order as readers have known it (bench/report/micro_file.cc).
+    nlohmann::ordered_json doc = {
+        {"arch", arch},
+        {"stores", stores},
+        {"irqs", irqs},
+        {"repeats", repeats},
+        {"us",
+         {{"ioeventfd", ma}, {"ioeventfd_raw", ma0}, {"mmio_exit", mb}, {"mmio_exit_raw", mb0},
+          {"irqfd", mc}, {"irq_line_relay", md}}}};
+    std::ofstream f(*json);
+    f << doc.dump() << "\n";
+    f.close();
+    if (!f) {
+      std::fprintf(stderr, "kvm_notify_bench: --json %s: cannot write: %s\n", json->c_str(),
+                   std::strerror(errno));
+      return 2;
+    }
   }
   return 0;
 }

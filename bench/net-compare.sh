@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # net-compare.sh: the main job's measurements. Runs on an arm64 KVM host as
 # root: L1 of the arm64 test platform (scenario net-compare), or a real
 # arm64 board. POSIX sh; busybox is enough, plus iproute2's ip and iperf3.
@@ -131,6 +132,19 @@ EOF
 [ -n "${KVMMIO_L1_GIC:-}" ] && echo "meta platform=nested-arm64-tcg gic=v$KVMMIO_L1_GIC" >>"$raw"
 failures=0
 record() { echo "$*" >>"$raw"; }
+
+# Overall progress: "run I/N, ~M min left" from the runs so far. N counts
+# every iperf3 and tcp_rr run of the matrix; a repeated run does not.
+count() { list "$1" | wc -w; }
+runs_total=$(( $(count "$configs") * repeats * ( $(count "$mtus") * $(count "$dirs") * $(count "$streams") + 1 ) ))
+runs_done=0 runs_started=$(date +%s)
+# progress: counts one run and sets $_prog (not in a subshell: it counts).
+progress() {
+    runs_done=$((runs_done + 1))
+    [ "$runs_done" -le "$runs_total" ] || runs_total=$runs_done
+    _el=$(( $(date +%s) - runs_started ))
+    _prog="run $runs_done/$runs_total, ~$(( (_el * (runs_total - runs_done) / runs_done + 59) / 60 )) min left"
+}
 failed() {  # KIND "FIELDS" REASON: a failed run (REASON without spaces)
     failures=$((failures + 1))
     echo "$1 $2 failed=$3" >>"$raw"
@@ -138,15 +152,13 @@ failed() {  # KIND "FIELDS" REASON: a failed run (REASON without spaces)
 
 # iperf_parse FILE: "BYTES BPS" received, from iperf3 -J's end.sum_received.
 iperf_parse() {
-    awk '/"sum_received"/ { s = 1 }
-         s && /"bytes"/ { gsub(/[^0-9.]/, "", $2); b = $2 }
-         s && /"bits_per_second"/ { gsub(/[^0-9.eE+]/, "", $2); print b, $2; exit }' "$1"
+    jq -r '.end.sum_received | select(.bytes != null and .bits_per_second != null) |
+        "\(.bytes) \(.bits_per_second)"' "$1" 2>/dev/null
 }
 # rr_parse FILE: "transactions seconds tps p50 p90 p99" from tcp_rr --json.
 rr_parse() {
-    sed 's/[{}":,]/ /g' "$1" | awk '{
-        for (i = 1; i < NF; i++) v[$i] = $(i + 1)
-        if ("transactions" in v) print v["transactions"], v["seconds"], v["tps"], v["p50"], v["p90"], v["p99"] }'
+    jq -r 'select(.transactions != null) |
+        "\(.transactions) \(.seconds) \(.tps) \(.rtt_us.p50) \(.rtt_us.p90) \(.rtt_us.p99)"' "$1" 2>/dev/null
 }
 
 # --- micro: the KVM layer's notify and interrupt costs on this machine ------------
@@ -188,7 +200,8 @@ one_iperf() {
     set -- $(iperf_parse "$_f")
     [ $# = 2 ] || return 1
     record "iperf $_cell bytes=$1 seconds=$seconds bps=$2${_before:+ $(deltas "$_before" "$_after")}"
-    say "$_progress: $(awk "BEGIN { printf \"%.3f\", $2 / 1e9 }") Gbit/s"
+    progress
+    say "$_progress: $(awk "BEGIN { printf \"%.3f\", $2 / 1e9 }") Gbit/s ($_prog)"
 }
 
 # one_rr MTU REP: one tcp_rr latency run, recorded (or recorded as failed).
@@ -198,8 +211,11 @@ one_rr() {
     if timeout $((rr_seconds + 30)) $client tcp_rr client "$server" --port 5300 \
         --seconds "$rr_seconds" --size 1 --json >"$_f" 2>&1 && set -- $(rr_parse "$_f") && [ $# = 6 ]; then
         record "rr $_cell transactions=$1 seconds=$2 tps=$3 p50_us=$4 p90_us=$5 p99_us=$6"
-        say "$_progress: $3 transactions/s, p50 $4 us"
+        progress
+        say "$_progress: $3 transactions/s, p50 $4 us ($_prog)"
     else
+        progress
+        say "$_progress: FAILED ($_prog)"
         failed rr "$_cell" "tcp_rr_failed"
     fi
 }
@@ -219,6 +235,8 @@ measure() {
                 if ! one_iperf "$mtu" "$dir" "$s" "$k"; then
                     say "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats: FAILED ($(tail -n 1 "$base.iperf.json" 2>/dev/null))"
                     "$recover_fn" "$mtu" && continue
+                    progress
+                    say "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats: counted failed ($_prog)"
                     failed iperf "config=$cfg mtu=$mtu dir=$dir streams=$s rep=$k" "iperf3_failed"
                 fi
                 k=$((k + 1))
@@ -312,14 +330,9 @@ vmm_counters() {
     rm -f "$stats"
     kill -USR1 "$pid" 2>/dev/null || return 1
     i=0; while [ ! -s "$stats" ]; do i=$((i + 1)); [ $i -lt 100 ] || return 1; sleep 0.1; done
-    awk -F'[:,]' '
-        /"total_exits"/ { e += $2 }
-        /"event_loop_wakeups"/ { w += $2 }
-        /"interrupts_injected"/ { inj += $2 }
-        /"interrupts_relayed"/ { rel += $2 }
-        /"notifies_trapped"/ { t += $2 }
-        /"notifies_polled"/ { p += $2 }
-        END { print e + 0, e + w, inj + 0, rel + 0, t + 0, p + 0 }' "$stats"
+    jq -r '([.vcpus[].total_exits] | add // 0) as $e |
+        def total($k): [.devices[].counters[$k] // 0] | add // 0;
+        "\($e) \($e + .event_loop_wakeups) \(total("interrupts_injected")) \(total("interrupts_relayed")) \(total("notifies_trapped")) \(total("notifies_polled"))"' "$stats"
 }
 # snapshot: the VMM counters and the guest's interrupt count, one line.
 snapshot() {

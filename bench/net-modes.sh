@@ -1,10 +1,11 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # net-modes.sh: kvmmio's virtio-net modes, sourced (POSIX sh, busybox is
 # enough) by the main job's driver bench/net-compare.sh and by the arm64
 # platform's scenarios net-modes, net-resets and net-compare, so a mode
 # means one --net spec everywhere and its counters are judged by one rule.
 #
 #   NET_COMPARE_CONFIGS        the main job's configs, in report order:
-#                              the host baseline, then four guest modes
+#                              the host baseline, then five guest modes
 #   net_mode_spec MODE         the --net spec of MODE (without tap=);
 #                              status 1 for an unknown mode
 #   net_mode_misfit MODE TRAPPED POLLED INJECTED RELAYED GUEST_IRQS
@@ -17,11 +18,16 @@
 # shellcheck shell=sh
 
 # shellcheck disable=SC2034 # read by the scripts that source this file
-NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap
+NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
 
+# Register reads: vhost-irqfd traps them (every guest interrupt costs the
+# InterruptStatus read and the ACK as exits), vhost-irqfd-mirror serves them
+# from the read-only mirror and takes the ACK in the kernel; the other
+# modes use kvmmio's default, the mirror where KVM supports it.
 net_mode_spec() {
     case $1 in
-    vhost-irqfd) echo "vhost=on,irq=irqfd,notify=ioeventfd" ;;
+    vhost-irqfd) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=trap" ;;
+    vhost-irqfd-mirror) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror" ;;
     vhost-relay) echo "vhost=on,irq=relay,notify=ioeventfd" ;;
     user-ioeventfd) echo "vhost=off,irq=irqfd,notify=ioeventfd" ;;
     user-trap) echo "vhost=off,irq=irqfd,notify=trap" ;;
@@ -35,7 +41,8 @@ net_mode_spec() {
 # Who carries the traffic in each mode (docs/virtio-mmio.md):
 #   vhost + irqfd   nobody in the VMM: no notify trapped or polled, no
 #                   interrupt injected or relayed, while the guest takes
-#                   interrupts (the bypass, seen from both sides)
+#                   interrupts (the bypass, seen from both sides); with the
+#                   mirror not even a vCPU exit (net-compare checks those)
 #   vhost + relay   the VMM relays vhost's interrupts, nothing else
 #   user-ioeventfd  notifies polled (none trapped), interrupts injected
 #   user-trap       notifies trapped (none polled), interrupts injected
@@ -43,7 +50,7 @@ net_mode_misfit() {
     # POSIX sh has no locals: names of this file only.
     nm_mode=$1 nm_t=$2 nm_p=$3 nm_i=$4 nm_r=$5 nm_g=$6 nm_fits=1
     case $nm_mode in
-    vhost-irqfd | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
+    vhost-irqfd | vhost-irqfd-mirror | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
     vhost-relay) [ "$nm_t$nm_p$nm_i" = 000 ] && [ "$nm_r" -gt 0 ] || nm_fits=0 ;;
     user-ioeventfd) [ "$nm_t" = 0 ] && [ "$nm_p" -gt 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;
     user-trap) [ "$nm_t" -gt 0 ] && [ "$nm_p" = 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;

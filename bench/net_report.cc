@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // net_report: turns the main job's raw measurement files into the report:
 // text on stdout and in DIR/report.txt, DIR/report.json, and a gnuplot
 // script with its data for DIR/throughput.png. The work is in bench/report/;
@@ -5,8 +6,8 @@
 //
 //   net_report --raw FILE [--raw FILE]... --out DIR [--title TEXT]
 //
-// Exit status: 0 done, 1 an output file could not be written, 2 bad usage
-// or malformed input (the message names the file and line).
+// Exit status: 0 done, 2 bad usage, malformed input (the message names the
+// file and line) or an output file that cannot be written.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "bench/report/input_error.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/parse.h"
 #include "bench/report/raw_parser.h"
 #include "bench/report/render_gnuplot.h"
 #include "bench/report/render_json.h"
@@ -38,7 +41,7 @@ void write_file(const std::filesystem::path& path, const std::string& contents) 
   out.close();
   if (!out) {
     std::fprintf(stderr, "net_report: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-    std::exit(1);
+    std::exit(2);
   }
 }
 
@@ -48,18 +51,21 @@ int main(int argc, char** argv) {
   std::vector<std::string> raws;
   std::string out_dir;
   std::string title = "kvmmio: guest versus host network throughput";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (a != "--raw" && a != "--out" && a != "--title") usage_error("unknown argument '" + a + "'");
-    if (i + 1 >= argc) usage_error(a + " needs a value");
-    const std::string v = argv[++i];
-    if (a == "--raw") raws.push_back(v);
-    else if (a == "--out") out_dir = v;
-    else title = v;
+  bool help = false;
+  try {
+    kvmmio::parse_cli(
+        {{"--raw", "a raw measurement file, e.g. --raw raw.txt",
+          [&raws](const std::string& v) { raws.push_back(v); }, /*repeatable=*/true},
+         {"--out", "a directory, e.g. --out report", [&out_dir](const std::string& v) { out_dir = v; }},
+         {"--title", "the chart's title", [&title](const std::string& v) { title = v; }},
+         {"--help", "", [&help](const std::string&) { help = true; }}},
+        std::vector<std::string>(argv + 1, argv + argc), 0);
+  } catch (const kvmmio::UserError& e) {
+    usage_error(e.what());
+  }
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
   if (raws.empty()) usage_error("no --raw file given");
   if (out_dir.empty()) usage_error("no --out directory given");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // split_queue_bench: descriptor-chain processing throughput of SplitQueue,
 // the device side of the split virtqueue: pop (with every validation) and
 // push_used, plus the should_interrupt() decision after each chain.
@@ -12,13 +13,19 @@
 //   make bench && ./bench/split_queue_bench [--seconds S] [--repeats N] [--json FILE]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "../tests/virtio/driver_ring.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/parse.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/split_queue.h"
 
@@ -109,15 +116,27 @@ int main(int argc, char** argv) {
   double seconds = 1.0;
   int repeats = 3;
   std::string json;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else if (a == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--json" && i + 1 < argc) json = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: %s [--seconds S] [--repeats N] [--json FILE]\n", argv[0]);
-      return 2;
-    }
+  bool help = false;
+  try {
+    parse_cli({{"--seconds", "seconds per case, e.g. --seconds 1",
+                [&seconds](const std::string& v) {
+                  seconds = parse_positive_decimal(v, "--seconds " + v, 3600);
+                }},
+               {"--repeats", "a number of interleaved runs, e.g. --repeats 3",
+                [&repeats](const std::string& v) {
+                  repeats = static_cast<int>(parse_uint(v, "--repeats " + v, 1, 1000));
+                }},
+               {"--json", "an output file, e.g. --json split-queue.json",
+                [&json](const std::string& v) { json = v; }},
+               {"--help", "", [&help](const std::string&) { help = true; }}},
+              std::vector<std::string>(argv + 1, argv + argc), 0);
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "split_queue_bench: %s\n", e.what());
+    return 2;
+  }
+  if (help) {
+    std::printf("usage: split_queue_bench [--seconds S] [--repeats N] [--json FILE]\n");
+    return 0;
   }
   GuestMemory memory;
   memory.add_ram(kRam, 4 << 20);
@@ -129,8 +148,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < std::size(cases); ++i) runs[i].push_back(run_case(memory, cases[i], seconds));
   }
   std::printf("%-22s %14s %10s %18s\n", "case", "chains/s", "ns/chain", "notifies/chain");
-  std::string out = "{\n  \"bench\": \"split_queue\",\n  \"queue_size\": " + std::to_string(kQueueSize) +
-                    ",\n  \"repeats\": " + std::to_string(repeats) + ",\n  \"cases\": [\n";
+  nlohmann::ordered_json doc = {{"bench", "split_queue"}, {"queue_size", kQueueSize},
+                                 {"repeats", repeats}, {"cases", nlohmann::ordered_json::array()}};
   for (size_t i = 0; i < std::size(cases); ++i) {
     std::sort(runs[i].begin(), runs[i].end(),
               [](const Result& a, const Result& b) { return a.chains_per_second < b.chains_per_second; });
@@ -139,20 +158,19 @@ int main(int argc, char** argv) {
                              (cases[i].event_idx ? "EVENT_IDX" : "no EVENT_IDX");
     std::printf("%-22s %14.0f %10.1f %18.4f\n", name.c_str(), m.chains_per_second, 1e9 / m.chains_per_second,
                 m.notifications_per_chain);
-    char line[256];
-    std::snprintf(line, sizeof(line),
-                  "    {\"descriptors\": %u, \"event_idx\": %s, \"chains_per_second\": %.0f, "
-                  "\"notifications_per_chain\": %.4f}%s\n",
-                  cases[i].chain_len, cases[i].event_idx ? "true" : "false", m.chains_per_second,
-                  m.notifications_per_chain, i + 1 < std::size(cases) ? "," : "");
-    out += line;
+    doc["cases"].push_back({{"descriptors", cases[i].chain_len},
+                            {"event_idx", cases[i].event_idx},
+                            {"chains_per_second", std::round(m.chains_per_second)},
+                            {"notifications_per_chain", std::round(m.notifications_per_chain * 1e4) / 1e4}});
   }
-  out += "  ]\n}\n";
   if (!json.empty()) {
-    FILE* f = std::fopen(json.c_str(), "w");
-    if (!f || std::fputs(out.c_str(), f) < 0 || std::fclose(f) != 0) {
-      std::perror(json.c_str());
-      return 1;
+    std::ofstream f(json);
+    f << doc.dump(2) << "\n";
+    f.close();
+    if (!f) {
+      std::fprintf(stderr, "split_queue_bench: --json %s: cannot write: %s\n", json.c_str(),
+                   std::strerror(errno));
+      return 2;
     }
   }
   return 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // tcp_rr: TCP request/response latency, the figure iperf3 cannot give
 // (netperf's TCP_RR is not packaged for Debian arm64).
 //
@@ -17,12 +18,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/parse.h"
 #include "kvmmio/base/unique_fd.h"
 
 using kvmmio::UniqueFd;
@@ -114,10 +120,19 @@ int client(const std::string& host, int port, double seconds, size_t size, bool 
   std::sort(rtt_us.begin(), rtt_us.end());
   auto pct = [&](double p) { return rtt_us[std::min(rtt_us.size() - 1, size_t(p * rtt_us.size()))]; };
   const double tps = rtt_us.size() / elapsed;
+  auto rounded = [](double v, double scale) { return std::round(v * scale) / scale; };
   if (json)
-    std::printf("{\"transactions\":%zu,\"seconds\":%.3f,\"tps\":%.1f,\"size\":%zu,"
-                "\"rtt_us\":{\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f}}\n",
-                rtt_us.size(), elapsed, tps, size, pct(0.5), pct(0.9), pct(0.99));
+    std::printf("%s\n", nlohmann::ordered_json{
+                            {"transactions", rtt_us.size()},
+                            {"seconds", rounded(elapsed, 1000)},
+                            {"tps", rounded(tps, 10)},
+                            {"size", size},
+                            {"rtt_us",
+                             {{"p50", rounded(pct(0.5), 10)},
+                              {"p90", rounded(pct(0.9), 10)},
+                              {"p99", rounded(pct(0.99), 10)}}}}
+                             .dump()
+                             .c_str());
   else
     std::printf("%zu transactions in %.2f s: %.1f per s; round trip p50 %.1f us, p90 %.1f us, "
                 "p99 %.1f us (%zu-byte request and response)\n",
@@ -128,34 +143,39 @@ int client(const std::string& host, int port, double seconds, size_t size, bool 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) usage_error("missing mode");
-  const std::string mode = argv[1];
   int port = 5301;
   double seconds = 5;
   size_t size = 1;
   bool json = false;
-  std::string host;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(a + " needs a value");
-      return argv[++i];
-    };
-    try {
-      if (a == "--port") port = std::stoi(value());
-      else if (a == "--seconds") seconds = std::stod(value());
-      else if (a == "--size") size = std::stoul(value());
-      else if (a == "--json") json = true;
-      else if (a[0] != '-' && mode == "client" && host.empty()) host = a;
-      else usage_error("unknown argument " + a);
-    } catch (const std::logic_error&) {
-      usage_error("bad value for " + a);
-    }
+  std::vector<std::string> positional;
+  try {
+    positional = kvmmio::parse_cli(
+        {{"--port", "a TCP port, e.g. --port 5301",
+          [&port](const std::string& v) {
+            port = static_cast<int>(kvmmio::parse_uint(v, "--port " + v, 1, 65535));
+          }},
+         {"--seconds", "a duration, e.g. --seconds 5",
+          [&seconds](const std::string& v) {
+            seconds = kvmmio::parse_positive_decimal(v, "--seconds " + v, 3600);
+          }},
+         {"--size", "a request size, e.g. --size 1 or --size 64K",
+          [&size](const std::string& v) {
+            size = kvmmio::parse_size(v, "--size " + v, 0);
+            if (size == 0 || size > (1 << 20))
+              throw kvmmio::UserError("--size " + v + ": give 1 byte to 1M");
+          }},
+         {"--json", "", [&json](const std::string&) { json = true; }}},
+        std::vector<std::string>(argv + 1, argv + argc), 2);
+  } catch (const kvmmio::UserError& e) {
+    usage_error(e.what());
   }
-  if (port <= 0 || port > 65535) usage_error("--port must be 1-65535");
-  if (mode == "server") return serve(port);
+  if (positional.empty()) usage_error("missing mode");
+  const std::string& mode = positional[0];
+  if (mode == "server") {
+    if (positional.size() > 1) usage_error("unexpected argument '" + positional[1] + "'");
+    return serve(port);
+  }
   if (mode != "client") usage_error("mode must be server or client");
-  if (host.empty()) usage_error("client needs a HOST");
-  if (seconds <= 0 || size == 0 || size > (1 << 20)) usage_error("--seconds > 0 and --size 1..1048576");
-  return client(host, port, seconds, size, json);
+  if (positional.size() < 2) usage_error("client needs a HOST");
+  return client(positional[1], port, seconds, size, json);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // libFuzzer target: a hostile guest against kvmmio's real devices, all on
 // one MMIO bus as the VMM puts them: the PL011, a VirtioNet with the
 // userspace backend, whose tap is the socketpair stand-in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Input: a libFuzzer input read front to back as the bytes a target's
 // steps need; past its end, zeros.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Writes the seed corpus of fuzz/device_fuzz.cc into fuzz/corpus/device/.
 
 Each seed is a short program in the target's input language (the Op enum in

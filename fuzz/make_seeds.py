@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Writes the seed corpus of fuzz/virtio_mmio_fuzz.cc into fuzz/corpus/virtio_mmio/.
 
 Each seed is a short program in the fuzzer's input language (see the Op enum

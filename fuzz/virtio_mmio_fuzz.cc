@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // libFuzzer target: a hostile guest against the virtio-mmio transport and
 // the split virtqueue. The input drives register reads and writes of any
 // offset and width, writes into guest RAM (rings, descriptors, buffers),
@@ -7,7 +8,9 @@
 //    device access goes through GuestMemory::span(), which ASan cannot watch
 //    at the mapping's edges, so the chain itself is checked independently);
 //  - InterruptStatus carries only defined bits, Status only defined bits;
-//  - the device is active only while DRIVER_OK is set.
+//  - the device is active only while DRIVER_OK is set;
+//  - with regs=mirror (half the inputs), every word of the register mirror
+//    and every configuration byte equals what a trapped read returns.
 // Built and run by scripts/fuzz.sh (clang, -fsanitize=fuzzer,address,undefined).
 #include <unistd.h>
 
@@ -156,6 +159,21 @@ void check_invariants(MmioTransport& transport, FuzzDevice& device, test::MmioDr
   if (status & ~0xcfu) violated("Status holds undefined bits");
   if (device.active() && !(status & status::kDriverOk)) violated("device active without DRIVER_OK");
   if (driver.read(reg::kInterruptStatus) & ~interrupt::kAll) violated("InterruptStatus holds undefined bits");
+  if (const RegisterMirror* mirror = transport.mirror()) {
+    const uint32_t version = transport.options().version;
+    for (uint32_t offset = 0; offset < reg::kConfig; offset += 4) {
+      const RegisterInfo* info = find_register(offset, version);
+      const bool readable = info && info->access != RegAccess::kWrite;
+      if (mirror->read32(offset) != (readable ? driver.read(offset) : 0u))
+        violated("a register mirror word differs from the trapped read");
+    }
+    for (uint32_t i = 0; i < device.config_size(); ++i) {
+      uint8_t trapped = 0;
+      transport.mmio_read(reg::kConfig + i, {&trapped, 1});
+      if (mirror->bytes(reg::kConfig + i, 1)[0] != trapped)
+        violated("a configuration byte of the mirror differs from the trapped read");
+    }
+  }
 }
 
 void run(const uint8_t* data, size_t size) {
@@ -169,6 +187,7 @@ void run(const uint8_t* data, size_t size) {
   TransportOptions options;
   options.version = (setup & 1) ? kVersionLegacy : kVersionModern;
   options.notify = NotifyMode::kTrap;  // single-threaded and deterministic
+  options.regs = (setup & 8) ? RegsMode::kMirror : RegsMode::kTrap;
   MmioTransport transport(device, {.memory = memory, .irq = irq, .base = kBase, .name = "fuzz"}, options);
   test::MmioDriver driver(transport);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The GSI routing table and its serialisation to KVM_SET_GSI_ROUTING.
 #include "kvmmio/gsi_routing.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Guest RAM regions (memfd + shared mapping) and the checked accessor.
 #include "kvmmio/guest_memory.h"
 

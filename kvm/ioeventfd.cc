@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // IoEventFd: RAII assignment of a KVM ioeventfd.
 #include "kvmmio/ioeventfd.h"
 

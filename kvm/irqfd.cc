@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // IrqFd: RAII assignment of a KVM irqfd (optionally with a resamplefd).
 #include "kvmmio/irqfd.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Kvm: opening /dev/kvm with errors that say how to fix the host.
 #include "kvmmio/kvm.h"
 

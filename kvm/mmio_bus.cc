@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MMIO address decoding: claims at set-up, lock-free lookups at run time.
 #include "kvmmio/mmio_bus.h"
 

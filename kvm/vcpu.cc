@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Vcpu: the KVM_RUN step, MMIO dispatch to the bus, kicks, and registers.
 #include "kvmmio/vcpu.h"
 

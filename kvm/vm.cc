@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Vm: VM creation, memory slots, ioeventfd/irqfd ioctls, and routing commits
 // (deferred, with queued irqfds, until the irqchip is ready).
 #include "kvmmio/vm.h"
@@ -6,6 +7,7 @@
 #include <sys/ioctl.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/vcpu.h"
@@ -35,6 +37,45 @@ const RamRegion& Vm::add_ram(uint64_t gpa, uint64_t size) {
   if (::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) != 0)
     throw_errno("KVM_SET_USER_MEMORY_REGION");
   return r;
+}
+
+bool Vm::supports_readonly_slots() const { return kvm_.check_extension(KVM_CAP_READONLY_MEM) > 0; }
+
+ReadOnlySlot Vm::map_readonly(uint64_t gpa, std::span<const uint8_t> host) {
+  kvm_.require(KVM_CAP_READONLY_MEM, "KVM_CAP_READONLY_MEM", "read-only memory slots");
+  kvm_userspace_memory_region region{};
+  region.slot = next_slot_;
+  region.flags = KVM_MEM_READONLY;
+  region.guest_phys_addr = gpa;
+  region.memory_size = host.size();
+  region.userspace_addr = reinterpret_cast<uint64_t>(host.data());
+  if (::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) != 0)
+    throw_errno("KVM_SET_USER_MEMORY_REGION (read-only)");
+  return ReadOnlySlot(this, next_slot_++, gpa);
+}
+
+void Vm::remove_slot(uint32_t slot, uint64_t gpa) {
+  kvm_userspace_memory_region region{};
+  region.slot = slot;
+  region.guest_phys_addr = gpa;  // memory_size 0 deletes the slot
+  (void)::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region);
+}
+
+ReadOnlySlot::ReadOnlySlot(ReadOnlySlot&& other) noexcept
+    : vm_(std::exchange(other.vm_, nullptr)), slot_(other.slot_), gpa_(other.gpa_) {}
+
+ReadOnlySlot& ReadOnlySlot::operator=(ReadOnlySlot&& other) noexcept {
+  if (this != &other) {
+    reset();
+    vm_ = std::exchange(other.vm_, nullptr);
+    slot_ = other.slot_;
+    gpa_ = other.gpa_;
+  }
+  return *this;
+}
+
+void ReadOnlySlot::reset() {
+  if (vm_) std::exchange(vm_, nullptr)->remove_slot(slot_, gpa_);
 }
 
 std::unique_ptr<Vcpu> Vm::create_vcpu(int index) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Cross-builds kvmmio for arm64 (library, tests, benchmarks, VMM), statically
 # linked so the binaries can be dropped into the arm64 platform's initramfs.
 #
@@ -33,12 +34,20 @@ if [ ! -e "$sysroot/.libfdt-stamp" ]; then
   touch "$sysroot/.libfdt-stamp"
 fi
 
+# nlohmann-json is header-only and the same for every architecture: the
+# host's headers (scripts/install-deps.sh) are linked into the sysroot.
+[ -d /usr/include/nlohmann ] ||
+  { echo "build-arm64: /usr/include/nlohmann missing: run scripts/install-deps.sh (nlohmann-json3-dev)" >&2; exit 2; }
+mkdir -p "$sysroot/usr/include"
+ln -sfn /usr/include/nlohmann "$sysroot/usr/include/nlohmann"
+
 # --- configure once, then build what the platform needs ----------------------
 [ -x "$src/configure" ] || (cd "$src" && autoreconf -fi)
 mkdir -p "$build"
 cd "$build"
 if [ ! -f Makefile ]; then
-  "$src/configure" --host=aarch64-linux-gnu --enable-static-binaries --enable-werror \
+  # Static binaries only: no libkvmmio.so (and no libtool wrapper scripts).
+  "$src/configure" --host=aarch64-linux-gnu --enable-static-binaries --disable-shared --enable-werror \
     CPPFLAGS="-I$sysroot/usr/include" \
     LDFLAGS="-L$sysroot/usr/lib/aarch64-linux-gnu" \
     PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A fresh, minimal Debian 12 root to prove that kvmmio's own scripts install
 # everything they need: nothing the host happens to have leaks in.
 #

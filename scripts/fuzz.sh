@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Builds kvmmio's libFuzzer targets with clang (ASan + UBSan) and runs each
 # for a bounded time on its committed corpus. Exits non-zero when a fuzzer
 # finds a crash, a sanitizer report, a violated invariant, an input that
@@ -23,7 +24,7 @@ seconds=60 update=0
 for a in "$@"; do
   case $a in
     --update-corpus) update=1 ;;
-    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *[!0-9]* | "") echo "fuzz.sh: unknown argument $a (see --help)" >&2; exit 2 ;;
     *) seconds=$a ;;
   esac

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Installs what kvmmio needs to build, test and benchmark on Debian 12, with
 # apt-get, idempotently: packages already present are not touched, and
 # apt-get update runs only when something is missing.
@@ -8,8 +9,11 @@
 set -euo pipefail
 
 # Each package is here for a named use (docs/arm64-platform.md lists why).
-native=(g++ make autoconf automake pkg-config linux-libc-dev libfdt-dev
-        device-tree-compiler libgtest-dev libgmock-dev libseccomp-dev
+native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
+        nlohmann-json3-dev  # every JSON kvmmio writes or reads (header-only)
+        jq                  # the scripts read JSON with jq
+        libseccomp-dev      # the VMM's per-thread system call filters
+        device-tree-compiler libgtest-dev libgmock-dev
         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)

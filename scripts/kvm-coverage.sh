@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Says in one line where a test run's real-KVM coverage came from: the host's
 # /dev/kvm (x86-64 KVM-layer tests, tests/kvm_tests) and the arm64 platform
 # (every suite run in the nested L1, per GIC version), e.g.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The main job: what virtio-mmio with ioeventfd, irqfd and vhost-net buys an
 # arm64 guest. Measures iperf3 throughput and TCP request/response latency
 # of a Linux guest under kvmmio in four modes against the host's own stack
@@ -17,8 +18,9 @@ usage() {
 Usage: scripts/main.sh [options]
   --repeats N      runs per measurement (default 3; median and spread)
   --seconds S      iperf3 seconds per run (default 5)
-  --configs LIST   comma-separated subset of host,vhost-irqfd,vhost-relay,
-                   user-ioeventfd,user-trap (default all)
+  --configs LIST   comma-separated subset of host,vhost-irqfd,
+                   vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
+                   (default all)
   --streams LIST   parallel iperf3 streams (default 1,4)
   --mtus LIST      MTUs (default 1500,9000)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
@@ -31,7 +33,9 @@ prints the report; everything lands in the results directory it names.
 EOF
 }
 
-repeats=3 seconds=5 configs=host,vhost-irqfd,vhost-relay,user-ioeventfd,user-trap
+# shellcheck source=bench/net-modes.sh
+. "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
+repeats=3 seconds=5 configs=$NET_COMPARE_CONFIGS
 streams=1,4 mtus=1500,9000 out=''
 while (($#)); do
     case $1 in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The whole kvmmio test suite, from a fresh clone on Debian 12:
 #   1. installs the build and test dependencies (scripts/install-deps.sh),
 #   2. builds natively with warnings as errors,
@@ -78,8 +79,6 @@ if [ $fuzz = 1 ]; then
   phase_done fuzz
 fi
 
-retried=$(find "$build/tests/arm64/results" -maxdepth 1 -name '*.first-attempt' 2>/dev/null | wc -l)
-[ "$retried" -eq 0 ] || echo "test.sh: $retried arm64 scenario run(s) failed once and were retried (KVMMIO-RETRY in tests/arm64/*.log)"
 printf 'test.sh: phase times:\n'; printf '  %s\n' "${phase_times[@]}"
 # Where the real-KVM coverage came from, then one closing line, alone, over
 # every GoogleTest case that ran, native and arm64.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # check-layers.sh: fails on an #include that crosses a layer upward
 # (docs/architecture.md, "Layers"). A test of `make check`; also runs by
 # hand: tests/check-layers.sh [SRCDIR].

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Placement of kernel, initrd and DTB in guest RAM (see boot_layout.h).
 #include "vmm/boot_layout.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Where the kernel, the initrd and the device tree go in guest RAM, per
 // Documentation/arm64/booting.rst:
 //   - the Image at text_offset above a 2 MiB aligned base; kvmmio uses the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Guest console plumbing between stdin/stdout and the console device.
 #include "vmm/console.h"
 

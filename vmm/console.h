@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The guest console on the VMM's stdin/stdout:
 //   ConsoleOutput  the PL011's TX sink: bytes to an fd (stdout), as they come
 //                  (virtio-console writes its output itself, without waiting)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The counter tables of docs/usage.md (see the header).
 #include "vmm/counter_docs.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // docs/usage.md's counter tables, written from the counter tables in the
 // code (vmm/device_stats.h), so the documentation cannot drift from what
 // --stats writes: `make counter-docs` rewrites them, and vmm_tests fails

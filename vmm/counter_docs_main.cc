@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // counter_docs [--check] FILE: rewrites the counter tables of FILE
 // (docs/usage.md) from the code's counter tables; with --check, only says
 // whether they are current (exit 1 when not). `make counter-docs` writes;

@@ -1,19 +1,24 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Each device's --stats counters from the counter tables (see the header).
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
 
-SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify) {
+SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify,
+                           bool regs_mirror) {
   SlotSettings s;
   s.transport_version = options.version;
   s.notify_ioeventfd = notify == virtio::NotifyMode::kIoEventFd;
   s.irq_relay = options.irq == virtio::IrqMode::kRelay;
+  s.regs_mirror = regs_mirror;
   return s;
 }
 
-Counters virtio_counters(const virtio::TransportCounters& transport, const SlotSettings& settings) {
+Counters virtio_counters(const virtio::TransportCounters& transport, const SlotKernelCounters& kernel,
+                         const SlotSettings& settings) {
   Counters c;
   append_counters(c, transport);
+  append_counters(c, kernel);
   append_counters(c, settings);
   return c;
 }

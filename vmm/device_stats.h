@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Each device's counters for --stats, in the order the JSON keeps, read
 // from the components' counter tables (kvmmio/base/counters.h) and from
 // the two settings tables below: what a virtio slot and a virtio-net device
@@ -20,10 +21,21 @@ namespace kvmmio::vmm {
   C(transport_version, "the register layout: 1 (legacy) or 2 (modern)")                        \
   C(notify_ioeventfd, "1: queue notifies arrive through ioeventfds; 0: they trap (notify=trap, " \
                       "or no ioeventfd support)")                                                \
-  C(irq_relay, "1: irq=relay, the VMM forwards the backend's interrupts")
+  C(irq_relay, "1: irq=relay, the VMM forwards the backend's interrupts")                        \
+  C(regs_mirror, "1: regs=mirror, register reads are served by the read-only mirror page "     \
+                 "without an exit; 0: they trap (regs=trap, or no KVM_CAP_READONLY_MEM)")
 struct SlotSettings {
   KVMMIO_SLOT_SETTINGS(KVMMIO_PLAIN_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_SLOT_SETTINGS)
+};
+
+// What KVM did for a slot without the VMM, as its eventfds counted.
+#define KVMMIO_SLOT_KERNEL_COUNTERS(C)                                                           \
+  C(interrupt_acks_in_kernel, "regs=mirror: InterruptACK writes of the used-buffer bit that an " \
+                              "ioeventfd took in the kernel, with no exit")
+struct SlotKernelCounters {
+  KVMMIO_SLOT_KERNEL_COUNTERS(KVMMIO_PLAIN_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_SLOT_KERNEL_COUNTERS)
 };
 
 #define KVMMIO_NET_SETTINGS(C) C(vhost, "1: vhost-net moves the packets; 0: the userspace backend")
@@ -38,9 +50,11 @@ void append_counters(Counters& out, const Table& table) {
   table.each([&out](const char* name, uint64_t value) { out.emplace_back(name, value); });
 }
 
-SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify);
-// A virtio-mmio slot: its transport's counters, then its settings.
-Counters virtio_counters(const virtio::TransportCounters& transport, const SlotSettings& settings);
+SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify,
+                           bool regs_mirror);
+// A virtio-mmio slot: its transport's counters, the kernel's, then its settings.
+Counters virtio_counters(const virtio::TransportCounters& transport, const SlotKernelCounters& kernel,
+                         const SlotSettings& settings);
 // virtio-net adds its backend choice and its counters; the guest errors it
 // found itself count in the slot's guest_errors, as virtio-console's do.
 void add_net_counters(Counters& out, bool vhost, uint64_t device_guest_errors,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Builds the guest's device tree from a DeviceTreeSpec (see device_tree.h).
 #include "vmm/device_tree.h"
 

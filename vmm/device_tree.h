@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The guest's device tree, built from a plain description of the machine,
 // so --dump-dtb and the tests can make one without a VM.
 //

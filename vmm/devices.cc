@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The virtio-mmio device plan (see devices.h).
 #include "vmm/devices.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Which virtio-mmio devices the options ask for, in slot order, and the
 // factory that makes each. The same plan feeds --dump-dtb (slots only) and
 // the running machine (which adds each device in that order), so the two

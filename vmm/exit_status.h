@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // kvmmio's exit statuses, as documented in --help, kvmmio(1) and
 // docs/usage.md. Scripts rely on them: change all four places together.
 #pragma once

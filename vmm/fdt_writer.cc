@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // FdtWriter over libfdt's sequential-write functions.
 #include "vmm/fdt_writer.h"
 

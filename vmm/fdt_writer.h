@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // FdtWriter: a flattened device tree built with libfdt's sequential-write
 // API (fdt_create ... fdt_finish), wrapped so that a node cannot be left
 // open and a libfdt error cannot pass unnoticed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // arm64 Image header checks and boot-file loading.
 #include "vmm/image_loader.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Boot files: the arm64 Linux Image (header parsed and checked per
 // Documentation/arm64/booting.rst, "4. Call the kernel image") and the
 // initrd, opened once and copied into guest RAM through GuestMemory::span().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Machine: one arm64 VM assembled from the memory map (vmm/memory_map_arm64.h):
 // RAM, vCPUs each on a thread of its own, the in-kernel vGIC, the PL011
 // (the console, unless a virtio-console device takes the console input),
@@ -17,9 +18,8 @@
 // each vCPU to leave KVM_RUN and for at most one budget of work per device
 // (docs/security.md, "Budgets and bounds").
 //
-// Life cycle (one Machine per process: on the nested Debian 6.1 L1, a VM
-// created after vCPUs were kicked out of WFI can misbehave, see
-// docs/arm64-platform.md "Known L1 issues", so a reboot is a new process):
+// Life cycle (one Machine per process, so a reboot is a new process and
+// starts from a fresh machine: nothing of an earlier VM is left to reuse):
 //   Machine m(config);           // everything set up, no guest code run;
 //                                // every vCPU ioctl happens on that vCPU's
 //                                // own thread (KVM_ARM_VCPU_INIT included)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Machine on an arm64 host: assembly, boot and orderly stop (machine.h).
 #include <linux/kvm.h>
 #include <signal.h>
@@ -264,8 +265,7 @@ void Machine::Impl::shutdown() {
   // (an error between construction and the end of run()).
   stop_.request(StopCause::kFailure, "machine torn down before the guest stopped");
   console_out_.stop_waiting();
-  // Kicking a vCPU out of WFI is what poisons later VMs on the nested L1;
-  // there are none in this process.
+  // Kicks every vCPU out of KVM_RUN (a vCPU may be blocked in WFI).
   for (auto& r : runners_) r->stop();
   for (auto& r : runners_) r->join();
   // The guest is gone: no more console input or signal handling (the stop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Machine on hosts that cannot run arm64 guests with KVM (x86-64 builds
 // exist for --dump-dtb and the host-native tests): a clear refusal.
 #include <sys/utsname.h>

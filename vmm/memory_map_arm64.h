@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The guest's physical memory map and interrupt assignment: THE one place
 // they are defined. The machine, the device tree and the docs
 // (docs/usage.md, "Memory map") all follow this file; change it here first.
@@ -8,7 +9,8 @@
 //   0x0801_0000  GICv2 CPU interface (8 KiB)
 //   0x080a_0000  GICv3 redistributors, 128 KiB per vCPU, up to 0x0900_0000
 //   0x0900_0000  PL011 UART (4 KiB), SPI 1
-//   0x0a00_0000  virtio-mmio window: 32 slots of 0x200, slot n on SPI 16 + n
+//   0x0a00_0000  virtio-mmio: 32 slots, one per 64 KiB, 0x200 bytes of
+//                registers each, slot n on SPI 16 + n (up to 0x0a20_0000)
 //   0x4000_0000  RAM (--mem bytes), up to the 40-bit IPA limit (1 TiB)
 //
 // Interrupt numbering: GSI n == SPI n == GIC INTID n + 32 (the routing KVM
@@ -60,7 +62,11 @@ constexpr uint32_t kUartClockHz = 24000000;
 
 // --- virtio-mmio window ------------------------------------------------------
 constexpr uint64_t kVirtioMmioBase = 0x0a000000;
-constexpr uint64_t kVirtioMmioSlotSize = 0x200;
+constexpr uint64_t kVirtioMmioSlotSize = 0x200;  // the register window (device tree "reg")
+// One slot per 64 KiB: each register window starts a host page of its own
+// on 4, 16 and 64 KiB page hosts, as the read-only memory slot of its
+// register mirror (regs=mirror) requires; the rest of that page is unused.
+constexpr uint64_t kVirtioMmioSlotStride = 0x10000;
 constexpr uint32_t kVirtioMmioSlots = 32;
 constexpr uint32_t kVirtioMmioFirstSpi = 16;
 
@@ -73,12 +79,14 @@ struct VirtioMmioSlot {
 };
 
 constexpr VirtioMmioSlot virtio_mmio_slot(uint32_t index) {
-  return VirtioMmioSlot{index, kVirtioMmioBase + index * kVirtioMmioSlotSize, kVirtioMmioSlotSize,
+  return VirtioMmioSlot{index, kVirtioMmioBase + index * kVirtioMmioSlotStride, kVirtioMmioSlotSize,
                         kVirtioMmioFirstSpi + index};
 }
 static_assert(kVirtioMmioFirstSpi + kVirtioMmioSlots <= kNrSpis, "virtio SPIs beyond the vGIC");
 static_assert(kUartSpi < kVirtioMmioFirstSpi, "UART SPI collides with virtio SPIs");
-static_assert(kVirtioMmioBase + kVirtioMmioSlots * kVirtioMmioSlotSize <= 0x40000000,
+static_assert(kVirtioMmioSlotSize <= kVirtioMmioSlotStride);
+static_assert(kVirtioMmioBase % kVirtioMmioSlotStride == 0, "slots must start host pages");
+static_assert(kVirtioMmioBase + kVirtioMmioSlots * kVirtioMmioSlotStride <= 0x40000000,
               "virtio window runs into RAM");
 
 // --- RAM -----------------------------------------------------------------------

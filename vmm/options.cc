@@ -1,13 +1,11 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The kvmmio command line: parsing and checks that need neither files nor
 // KVM. Checks that do (does the kernel exist, does KVM allow N vCPUs) are
 // made where those are opened, with the same kind of message.
 #include "vmm/options.h"
 
-#include <charconv>
-#include <functional>
-#include <map>
-
 #include "config.h"
+#include "kvmmio/base/parse.h"
 #include "vmm/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
@@ -17,26 +15,26 @@ namespace {
 constexpr size_t kMaxCmdline = 2047;
 
 int parse_cpus(const std::string& value) {
-  int n = 0;
-  const char* end = value.data() + value.size();
-  auto [p, ec] = std::from_chars(value.data(), end, n);
-  if (ec != std::errc() || p != end || n < 1 || n > layout::kMaxCpusGicV3)
-    throw UsageError("--cpus " + value + ": give a whole number from 1 to " +
-                     std::to_string(layout::kMaxCpusGicV3) +
+  try {
+    return static_cast<int>(parse_uint(value, "--cpus " + value, 1, layout::kMaxCpusGicV3));
+  } catch (const UserError& e) {
+    throw UsageError(std::string(e.what()) +
                      " (GICv3 redistributor space in kvmmio's memory map; GICv2 allows at most " +
                      std::to_string(layout::kMaxCpusGicV2) + ")");
-  return n;
+  }
 }
 
+// A plain number counts MiB (as lkvm, crosvm and QEMU read it); K, M, G and
+// T are binary multiples.
 uint64_t parse_mem(const std::string& value) {
-  const uint64_t bytes = parse_size(value, "--mem");
-  if (bytes == 0) throw UsageError("--mem 0: the guest needs RAM; e.g. --mem 512M");
+  const std::string shown = "--mem " + value;
+  const uint64_t bytes = parse_size(value, shown, 20);
+  if (bytes == 0) throw UsageError(shown + ": the guest needs RAM; e.g. --mem 512 (MiB) or --mem 1G");
   if (bytes % layout::kRamAlign != 0)
-    throw UsageError("--mem " + value + ": give a whole number of MiB (e.g. --mem " +
-                     std::to_string((bytes + layout::kRamAlign - 1) >> 20) +
-                     "M); a plain number counts bytes");
+    throw UsageError(shown + ": give a whole number of MiB (e.g. --mem " +
+                     std::to_string(bytes / layout::kRamAlign + 1) + ")");
   if (bytes > layout::kMaxRamSize)
-    throw UsageError("--mem " + value +
+    throw UsageError(shown +
                      ": does not fit in the guest's 40-bit physical address "
                      "space above RAM base 0x40000000; use at most --mem " +
                      std::to_string(layout::kMaxRamSize >> 30) + "G");
@@ -53,7 +51,8 @@ GicChoice parse_gic(const std::string& value) {
 }
 
 // serial | virtio[,KEY=VALUE...]: the keys are the virtio-mmio transport's
-// (version=, notify=, irq=), as --net takes them.
+// (version=, notify=, irq=, ...), as --net takes them; each is handed to
+// TransportOptions::set(), so a new transport key needs no change here.
 void parse_console(RunOptions& o, const std::string& value) {
   const size_t comma = value.find(',');
   const std::string kind = value.substr(0, comma);
@@ -69,24 +68,18 @@ void parse_console(RunOptions& o, const std::string& value) {
                      ": choose serial (the PL011 UART, ttyAMA0) or virtio "
                      "(virtio-console, hvc0)");
   o.console = ConsoleKind::kVirtio;
-  std::string_view rest =
-      comma == std::string::npos ? std::string_view() : std::string_view(value).substr(comma + 1);
-  if (comma != std::string::npos && rest.empty())
+  o.console_transport.regs = virtio::RegsMode::kMirror;  // as --net's default
+  if (comma == std::string::npos) return;
+  const std::string_view rest = std::string_view(value).substr(comma + 1);
+  if (rest.empty())
     throw UsageError("--console " + value + ": an option is missing after the comma, e.g. "
                      "--console virtio,version=1");
-  while (!rest.empty()) {
-    const size_t next = rest.find(',');
-    const std::string_view item = rest.substr(0, next);
-    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw UsageError("--console virtio: '" + std::string(item) +
-                       "' is not KEY=VALUE (the keys: version=1|2, notify=ioeventfd|trap, "
-                       "irq=irqfd|relay)");
+  for (const auto& [key, val] : parse_key_values(rest, "--console " + value)) {
     try {
-      o.console_transport.set(item.substr(0, eq), item.substr(eq + 1));
+      o.console_transport.set(key, val);
     } catch (const UserError& e) {
-      throw UsageError(std::string("--console virtio: ") + e.what());
+      throw UsageError("--console virtio," + std::string(key) + "=" + std::string(val) + ": " +
+                       e.what());
     }
   }
 }
@@ -105,106 +98,72 @@ std::string non_empty(const std::string& option, const std::string& value, const
   return value;
 }
 
-// How each option takes its value. All options of `run` take one.
-using Setter = std::function<void(RunOptions&, const std::string&)>;
-struct OptionSpec {
-  const char* what;  // for "needs a value" messages
-  Setter set;
-};
-
-const std::map<std::string, OptionSpec>& run_options() {
-  static const std::map<std::string, OptionSpec> specs = {
-      {"--kernel",
-       {"an arm64 Image file, e.g. --kernel /boot/Image",
-        [](RunOptions& o, const std::string& v) {
-          o.kernel = non_empty("--kernel", v, "a file");
-        }}},
-      {"--initrd",
-       {"an initramfs file, e.g. --initrd initrd.img",
-        [](RunOptions& o, const std::string& v) {
-          o.initrd = non_empty("--initrd", v, "a file");
-        }}},
-      {"--cmdline",
-       {"the kernel command line, e.g. --cmdline \"console=ttyAMA0\"",
-        [](RunOptions& o, const std::string& v) {
-          if (v.size() > kMaxCmdline)
-            throw UsageError("--cmdline is " + std::to_string(v.size()) +
-                             " bytes; Linux on arm64 accepts at most " +
-                             std::to_string(kMaxCmdline) + ": shorten it");
-          o.cmdline = v;
-        }}},
-      {"--mem",
-       {"a size, e.g. --mem 512M",
-        [](RunOptions& o, const std::string& v) { o.mem = parse_mem(v); }}},
-      {"--cpus",
-       {"a number of vCPUs, e.g. --cpus 2",
-        [](RunOptions& o, const std::string& v) { o.cpus = parse_cpus(v); }}},
-      {"--gic",
-       {"auto, v3 or v2", [](RunOptions& o, const std::string& v) { o.gic = parse_gic(v); }}},
-      {"--console",
-       {"serial or virtio[,version=1|2]",
-        [](RunOptions& o, const std::string& v) { parse_console(o, v); }}},
-      {"--dump-dtb",
-       {"an output file, e.g. --dump-dtb guest.dtb",
-        [](RunOptions& o, const std::string& v) {
-          o.dump_dtb = non_empty("--dump-dtb", v, "a file");
-        }}},
-      {"--stats",
-       {"an output file, e.g. --stats stats.json",
-        [](RunOptions& o, const std::string& v) { o.stats = non_empty("--stats", v, "a file"); }}},
-      {"--seccomp",
-       {"on, log or off", [](RunOptions& o, const std::string& v) { o.seccomp = parse_seccomp(v); }}},
-      {"--user",
-       {"a user name or number, e.g. --user kvmmio",
-        [](RunOptions& o, const std::string& v) { o.user = non_empty("--user", v, "a user"); }}},
-      {"--group",
-       {"a group name or number, e.g. --group kvm",
-        [](RunOptions& o, const std::string& v) { o.group = non_empty("--group", v, "a group"); }}},
-      {"--net",
-       {"a network device, e.g. --net tap=kvmtap0",
-        [](RunOptions& o, const std::string& v) {
-          try {
-            o.nets.push_back(net::NetOptions::parse(v));
-          } catch (const UsageError&) {
-            throw;
-          } catch (const UserError& e) {
-            throw UsageError(e.what());
-          }
-        }}},
+// The options of `run`, each with what its value is (for "needs a value")
+// and how it is applied.
+std::vector<CliOption> run_options(RunOptions& o, bool& help) {
+  return {
+      {"--kernel", "an arm64 Image file, e.g. --kernel /boot/Image",
+       [&o](const std::string& v) { o.kernel = non_empty("--kernel", v, "a file"); }},
+      {"--initrd", "an initramfs file, e.g. --initrd initrd.img",
+       [&o](const std::string& v) { o.initrd = non_empty("--initrd", v, "a file"); }},
+      {"--cmdline", "the kernel command line, e.g. --cmdline \"console=ttyAMA0\"",
+       [&o](const std::string& v) {
+         if (v.size() > kMaxCmdline)
+           throw UsageError("--cmdline is " + std::to_string(v.size()) +
+                            " bytes; Linux on arm64 accepts at most " +
+                            std::to_string(kMaxCmdline) + ": shorten it");
+         o.cmdline = v;
+       }},
+      {"--mem", "a size, e.g. --mem 512 (MiB) or --mem 1G",
+       [&o](const std::string& v) { o.mem = parse_mem(v); }},
+      {"--cpus", "a number of vCPUs, e.g. --cpus 2",
+       [&o](const std::string& v) { o.cpus = parse_cpus(v); }},
+      {"--gic", "auto, v3 or v2", [&o](const std::string& v) { o.gic = parse_gic(v); }},
+      {"--console", "serial or virtio[,version=1|2]",
+       [&o](const std::string& v) { parse_console(o, v); }},
+      {"--dump-dtb", "an output file (- for stdout), e.g. --dump-dtb guest.dtb",
+       [&o](const std::string& v) { o.dump_dtb = non_empty("--dump-dtb", v, "a file"); }},
+      {"--stats", "an output file (- for stdout), e.g. --stats stats.json",
+       [&o](const std::string& v) { o.stats = non_empty("--stats", v, "a file"); }},
+      {"--net", "a network device, e.g. --net tap=kvmtap0",
+       [&o](const std::string& v) {
+         net::NetOptions n = net::NetOptions::parse(v);
+         for (const net::NetOptions& other : o.nets) {
+           if (other.tap == n.tap)
+             throw UsageError("--net " + v + ": tap " + n.tap +
+                              " is already another --net's; give each device a tap of its own");
+           if (n.mac && other.mac == n.mac)
+             throw UsageError("--net " + v + ": that MAC is already another --net's");
+         }
+         o.nets.push_back(std::move(n));
+       },
+       /*repeatable=*/true},
+      {"--seccomp", "on, log or off",
+       [&o](const std::string& v) { o.seccomp = parse_seccomp(v); }},
+      {"--user", "a user name or number, e.g. --user kvmmio",
+       [&o](const std::string& v) { o.user = non_empty("--user", v, "a user"); }},
+      {"--group", "a group name or number, e.g. --group kvm",
+       [&o](const std::string& v) { o.group = non_empty("--group", v, "a group"); }},
+      {"--log-level", "debug, info, warn or error",
+       [&o](const std::string& v) { o.log_level = parse_log_level(v, "--log-level " + v); }},
+      {"--help", "", [&help](const std::string&) { help = true; }},
   };
-  return specs;
 }
 
 Command parse_run(const std::vector<std::string>& args) {
   Command cmd;
   cmd.kind = Command::Kind::kRun;
-  std::map<std::string, bool> seen;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") return Command{Command::Kind::kHelp, {}};
-    if (arg.rfind("--", 0) != 0)
-      throw UsageError("unexpected argument '" + arg +
-                       "': options of `kvmmio run` start with -- "
-                       "(see kvmmio --help)");
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(0, eq);
-    auto it = run_options().find(name);
-    if (it == run_options().end())
-      throw UsageError("unknown option '" + name +
-                       "' for `kvmmio run`; see kvmmio --help for the "
-                       "options");
-    std::string value;
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      throw UsageError(name + " needs a value: " + it->second.what);
-    }
-    if (seen[name] && name != "--net") throw UsageError(name + " is given twice; give it once");
-    seen[name] = true;
-    it->second.set(cmd.run, value);
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "--help" || args[i] == "-h") return Command{Command::Kind::kHelp, {}};
+  bool help = false;
+  try {
+    parse_cli(run_options(cmd.run, help), std::vector<std::string>(args.begin() + 1, args.end()), 0);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const UserError& e) {
+    throw UsageError(e.what());
   }
+  if (help) return Command{Command::Kind::kHelp, {}};
   if (cmd.run.kernel.empty())
     throw UsageError(
         "--kernel IMAGE is required: the arm64 Linux Image to boot "
@@ -239,34 +198,6 @@ std::string default_cmdline(ConsoleKind console) {
   return console == ConsoleKind::kSerial ? "console=ttyAMA0 earlycon" : "console=hvc0 earlycon";
 }
 
-uint64_t parse_size(std::string_view text, std::string_view option) {
-  const std::string shown = std::string(option) + " " + std::string(text);
-  const std::string fix =
-      ": give a number of bytes with an optional K, M or G suffix (binary "
-      "multiples), e.g. " +
-      std::string(option) + " 512M";
-  if (text.empty()) throw UsageError(std::string(option) + " needs a size" + fix);
-  uint64_t shift = 0;
-  switch (text.back()) {
-    case 'k':
-    case 'K': shift = 10; break;
-    case 'm':
-    case 'M': shift = 20; break;
-    case 'g':
-    case 'G': shift = 30; break;
-    default: break;
-  }
-  std::string_view digits = shift ? text.substr(0, text.size() - 1) : text;
-  uint64_t n = 0;
-  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (digits.empty() || ec != std::errc() || p != digits.data() + digits.size()) {
-    if (ec == std::errc::result_out_of_range) throw UsageError(shown + ": too large" + fix);
-    throw UsageError(shown + ": not a size" + fix);
-  }
-  if (shift && n > (UINT64_MAX >> shift)) throw UsageError(shown + ": too large" + fix);
-  return n << shift;
-}
-
 Command parse_command_line(const std::vector<std::string>& args) {
   if (args.empty())
     throw UsageError(
@@ -299,8 +230,9 @@ Options of `run`:
   --initrd FILE       an initramfs, placed in guest RAM and named in /chosen
   --cmdline STR       the kernel command line; default "console=ttyAMA0
                       earlycon" (with --console virtio: "console=hvc0 earlycon")
-  --mem SIZE          guest RAM, a whole number of MiB (default 512M); K, M, G
-                      suffixes are binary multiples, a plain number is bytes
+  --mem SIZE          guest RAM, a whole number of MiB (default 512): a plain
+                      number counts MiB, K, M, G and T suffixes are binary
+                      multiples (--mem 512, --mem 1G)
   --cpus N            vCPUs, 1-123 (GICv2: at most 8; default 1); the host's
                       KVM may allow fewer
   --gic auto|v3|v2    interrupt controller (default auto: v3 if the host offers
@@ -309,19 +241,20 @@ Options of `run`:
                       the guest console: the PL011 UART (ttyAMA0, default) or
                       virtio-console (hvc0), in the virtio-mmio slot after the
                       --net devices, with --net's transport keys: version=1|2,
-                      notify=ioeventfd|trap, irq=irqfd|relay; the UART stays
-                      for earlycon, stdin goes to hvc0
+                      notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap;
+                      the UART stays for earlycon, stdin goes to hvc0
   --net SPEC          a virtio-net device on a tap (repeatable); SPEC is
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
-                      [,notify=ioeventfd|trap][,version=1|2][,mac=MAC]
-                      [,queues=N][,mtu=N]; the tap is created if absent;
+                      [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
+                      [,mac=MAC][,queues=N][,mtu=N]; the tap is created if
+                      absent;
                       vhost=auto (default) uses /dev/vhost-net when it opens
-  --dump-dtb FILE     write the device tree the guest would get to FILE and exit
-                      without creating a VM (works on any host; --gic auto
-                      describes a GICv3)
+  --dump-dtb FILE     write the device tree the guest would get to FILE (- for
+                      stdout) and exit without creating a VM (works on any
+                      host; --gic auto describes a GICv3)
   --stats FILE        at exit, write a JSON document with vCPU exits by reason,
-                      device counters and wall time to FILE; SIGUSR1 writes
-                      a snapshot while the guest runs
+                      device counters and wall time to FILE (- for stdout);
+                      SIGUSR1 writes a snapshot while the guest runs
   --seccomp on|log|off
                       system call filters per thread, installed once the
                       machine is set up (default on: a call outside a
@@ -332,7 +265,14 @@ Options of `run`:
                       primary group) for good: no capabilities, no
                       supplementary groups; /dev/vhost-net must be openable
                       by USER (docs/security.md)
+  --log-level LEVEL   debug, info (default), warn or error: kvmmio's messages
+                      on stderr below LEVEL are left out; each line starts
+                      with the seconds since kvmmio started
   -h, --help          this text
+  --version           kvmmio's version, then exit
+
+Options take their value as --name VALUE or --name=VALUE (a value that
+starts with -- only as --name=VALUE); each is given once, except --net.
 
 When stdin is a terminal it is put in raw mode (restored at exit): keys go to
 the guest; Ctrl-A x stops the VM, Ctrl-A Ctrl-A sends Ctrl-A.
@@ -340,7 +280,8 @@ the guest; Ctrl-A x stops the VM, Ctrl-A Ctrl-A sends Ctrl-A.
 Exit status:
   0    the guest powered off (PSCI SYSTEM_OFF), or --dump-dtb/--help/--version
   1    the VM failed (vCPU internal error, KVM_RUN failure, guest crash report)
-  2    bad usage or set-up error (the message names the fix); nothing started
+  2    bad usage, set-up error, or an output file (--dump-dtb, --stats) that
+       cannot be written (the message names the fix)
   3    the guest asked for a reset (PSCI SYSTEM_RESET): kvmmio does not reboot
        in-process; run it again
   128+N  stopped by signal N (SIGINT: 130, SIGTERM: 143) or Ctrl-A x (130)

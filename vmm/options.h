@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The kvmmio command line: parsing, validation of what can be checked without
 // touching files or KVM, and the --help text. Owns no resources.
 //
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "vmm/seccomp.h"
@@ -43,6 +45,7 @@ struct RunOptions {
   std::vector<net::NetOptions> nets;  // one per --net, in order
   SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
   std::optional<std::string> user, group;  // --user, --group: dropped to after set-up
+  LogLevel log_level = LogLevel::kInfo;
 
   RunOptions();
   // The kernel command line the guest gets.
@@ -57,10 +60,6 @@ struct Command {
 
 // Parses argv[1..] (the program name left out).
 Command parse_command_line(const std::vector<std::string>& args);
-
-// "512M", "2G", "65536", "64k": a byte count with an optional binary K/M/G
-// suffix (either case). `option` names the option in the error message.
-uint64_t parse_size(std::string_view text, std::string_view option);
 
 // The kernel command line when --cmdline is not given.
 std::string default_cmdline(ConsoleKind console);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Output files opened early, written late (see output_file.h).
 #include "vmm/output_file.h"
 
@@ -12,7 +13,13 @@
 
 namespace kvmmio::vmm {
 
-OutputFile::OutputFile(const std::string& path, const std::string& option) : path_(path) {
+OutputFile::OutputFile(const std::string& path, const std::string& option)
+    : path_(path), option_(option) {
+  if (path == "-") {  // standard output: written to in place, never removed
+    fd_ = UniqueFd(::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3));
+    if (!fd_) fail("cannot use standard output");
+    return;
+  }
   fd_ = UniqueFd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd_) {
     created_ = true;
@@ -31,23 +38,29 @@ OutputFile::~OutputFile() {
   if (created_ && !written_) ::unlink(path_.c_str());
 }
 
+void OutputFile::fail(const std::string& what) const {
+  throw UserError(option_ + " " + path_ + ": " + what + ": " + std::strerror(errno));
+}
+
 namespace {
 
-void write_all(int fd, std::span<const uint8_t> content, const std::string& what) {
+// false with errno set on failure.
+bool write_all(int fd, std::span<const uint8_t> content) {
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t r = ::write(fd, content.data() + done, content.size() - done);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw_errno("write " + what);
+    if (r < 0) return false;
     done += static_cast<size_t>(r);
   }
+  return true;
 }
 
 }  // namespace
 
 void OutputFile::write(std::span<const uint8_t> content) {
-  if (!regular_) {  // a pipe or terminal: simply written to
-    write_all(fd_.get(), content, path_);
+  if (!regular_) {  // a pipe, a terminal, standard output: simply written to
+    if (!write_all(fd_.get(), content)) fail("cannot write");
     written_ = true;
     return;
   }
@@ -55,14 +68,14 @@ void OutputFile::write(std::span<const uint8_t> content) {
   UniqueFd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out) {
     // A writable file in a directory we cannot create files in.
-    if (errno != EACCES && errno != EPERM && errno != EROFS) throw_errno("create " + tmp);
+    if (errno != EACCES && errno != EPERM && errno != EROFS) fail("cannot create " + tmp);
     return write_in_place(content);
   }
-  try {
-    write_all(out.get(), content, tmp);
-  } catch (...) {
+  if (!write_all(out.get(), content)) {
+    const int err = errno;
     ::unlink(tmp.c_str());
-    throw;
+    errno = err;
+    fail("cannot write " + tmp);
   }
   if (::rename(tmp.c_str(), path_.c_str()) != 0) {
     const int err = errno;
@@ -72,7 +85,7 @@ void OutputFile::write(std::span<const uint8_t> content) {
     // opened at the start, still writes.
     if (err == EPERM || err == EACCES) return write_in_place(content);
     errno = err;
-    throw_errno("rename " + tmp + " to " + path_);
+    fail("cannot rename " + tmp + " over it");
   }
   written_ = true;
 }
@@ -80,9 +93,9 @@ void OutputFile::write(std::span<const uint8_t> content) {
 // Replaces the content through the fd opened at the start (a reader may
 // then see a partial document).
 void OutputFile::write_in_place(std::span<const uint8_t> content) {
-  if (::ftruncate(fd_.get(), 0) != 0) throw_errno("truncate " + path_);
-  if (::lseek(fd_.get(), 0, SEEK_SET) < 0) throw_errno("seek " + path_);
-  write_all(fd_.get(), content, path_);
+  if (::ftruncate(fd_.get(), 0) != 0) fail("cannot truncate");
+  if (::lseek(fd_.get(), 0, SEEK_SET) < 0) fail("cannot seek");
+  if (!write_all(fd_.get(), content)) fail("cannot write");
   written_ = true;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // OutputFile: a file kvmmio writes at the end (--stats, --dump-dtb), opened
 // at the start so that a bad path is a usage error before anything runs.
 // If nothing is ever written (kvmmio stopped early), a file this object
@@ -9,7 +10,12 @@
 // written to in place, and so is a regular file that can no longer be
 // replaced (a directory kvmmio cannot create in, or, after --user, a file
 // the old identity made in a sticky directory): through the fd opened at
-// the start, which still writes whatever the identity.
+// the start, which still writes whatever the identity. "-" is standard
+// output, written to in place.
+//
+// Every failure, opening or writing, is a UserError naming the option and
+// the path: kvmmio exits 2 for it, as for any output the user asked for
+// and cannot have.
 #pragma once
 
 #include <span>
@@ -26,8 +32,8 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // Replaces the file's content; throws std::system_error on failure.
-  // May be called more than once.
+  // Replaces the file's content; throws UserError on failure. May be
+  // called more than once.
   void write(std::span<const uint8_t> content);
   void write(const std::string& content) {
     write({reinterpret_cast<const uint8_t*>(content.data()), content.size()});
@@ -36,8 +42,10 @@ class OutputFile {
 
  private:
   void write_in_place(std::span<const uint8_t> content);
+  [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;
+  std::string option_;
   UniqueFd fd_;
   bool regular_ = false;
   bool created_ = false;

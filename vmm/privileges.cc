@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Dumpability, identity lookup and the privilege drop (see the header).
 #include "vmm/privileges.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Privileges: what kvmmio gives up once the machine is set up.
 //
 //   harden_process()    at start: not dumpable (no core file with guest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Raw terminal mode and its restoration on every exit path.
 #include "vmm/raw_terminal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // RawTerminal: puts a terminal in raw mode (keys reach the guest as typed:
 // no line editing, echo or Ctrl-C signal) for its lifetime, and restores
 // the saved settings on every way out: the destructor (normal return and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // `kvmmio run` and `kvmmio run --dump-dtb` (see run_command.h).
 #include "vmm/run_command.h"
 
@@ -124,8 +125,10 @@ int run_command(const RunOptions& options) {
     try {
       stats_file->write(to_json(stats));
     } catch (const std::exception& e) {
-      KVMMIO_LOG_ERROR("--stats: %s", e.what());
-      return exit_status::kFailure;
+      // The output the user asked for cannot be had: a usage error, as
+      // for --dump-dtb (the guest's own status is in the log line above).
+      KVMMIO_LOG_ERROR("%s", e.what());
+      return exit_status::kUsage;
     }
   }
   return result.exit_status;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // `kvmmio run`: from checked options to a finished VM (or a dumped device
 // tree). Order: everything the user gave is checked first (device plan,
 // kernel, initrd, placement, output paths), then the machine is built, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Seccomp: the allow-lists of kvmmio's thread classes and their
 // installation (see the header; docs/security.md says why each is there).
 #include "vmm/seccomp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Seccomp: kvmmio confines each of its threads to the system calls its
 // class of thread makes once the machine is set up (libseccomp filters,
 // one per thread, installed by the thread itself; docs/security.md).

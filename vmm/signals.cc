@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Stop and snapshot signals as a signalfd (see signals.h).
 #include "vmm/signals.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // SignalFd: turns the signals kvmmio acts on into readable events for the
 // event loop, instead of handlers that could interrupt any thread anywhere:
 // the ones that stop the VM (SIGINT, SIGTERM, SIGHUP, SIGQUIT) and SIGUSR1,

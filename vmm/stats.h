@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The --stats document: what one VM run did, as JSON (schema in
 // docs/usage.md, "Statistics"). Plain data plus the writer; the machine
 // fills it in at exit.
@@ -50,7 +51,8 @@ struct MachineStats {
 
 VcpuStats vcpu_stats(int index, const VcpuExitCounts& counts);
 
-// Pretty-printed, one value per line, so shell tools can grep it too.
+// Pretty-printed (two-space indent), written with nlohmann-json; read it
+// with a JSON parser (jq in the scripts), not by line shape.
 std::string to_json(const MachineStats& stats);
 
 }  // namespace kvmmio::vmm

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // StopRequest: why the VM stops, decided once. Any thread (a vCPU on PSCI
 // SYSTEM_OFF, the event loop on SIGTERM, a failing backend) may ask; the
 // first cause wins and later ones are ignored. The main thread waits for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The vCPU thread: init, boot registers, the run loop, failure reports.
 #include "vmm/vcpu_runner_arm64.h"
 
@@ -11,6 +12,7 @@
 
 #include "kvmmio/arch/arm64.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/thread_name.h"
 #include "vmm/device_tree.h"
 
 namespace kvmmio::vmm {
@@ -102,6 +104,7 @@ void VcpuRunner::start(std::optional<BootEntry> entry, std::function<void()> bef
 }
 
 void VcpuRunner::thread_main() {
+  name_this_thread("vcpu" + std::to_string(vcpu_->index()));
   try {
     // Secondaries stay powered off in KVM until the guest's PSCI CPU_ON,
     // which also sets their entry point and context id.

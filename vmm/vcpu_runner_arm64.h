@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VcpuRunner (arm64): one vCPU and the thread that owns it. Every ioctl on
 // the vCPU after KVM_CREATE_VCPU happens on this thread: KVM_ARM_VCPU_INIT,
 // register set-up, KVM_RUN, and the register dump on failure. On the nested

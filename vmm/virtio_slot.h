@@ -1,12 +1,19 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioSlot: one virtio-mmio slot of the machine, owning everything a
 // virtio device needs there: its edge-triggered SPI as an irqfd, KVM
 // ioeventfds for its queue notifies, the device model and the
-// transport in front of it. The machine claims it on the MMIO bus.
+// transport in front of it, and with regs=mirror the transport's register
+// mirror mapped read-only over the window plus the ioeventfd that takes the
+// guest's InterruptACK of used buffers in the kernel. The machine claims it
+// on the MMIO bus, where the writes that still exit arrive.
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
+#include "kvmmio/ioeventfd.h"
 #include "kvmmio/irqfd.h"
 #include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_transport.h"
@@ -35,7 +42,12 @@ class VirtioSlot final : public MmioDevice {
   IrqFd irq_;
   virtio::IoEventFdSource notify_fds_;
   std::unique_ptr<virtio::VirtioDevice> device_;
-  std::unique_ptr<virtio::MmioTransport> transport_;  // last: goes first
+  std::unique_ptr<virtio::MmioTransport> transport_;
+  // regs=mirror; after the transport, so they go before its mirror page.
+  ReadOnlySlot mirror_slot_;
+  mutable std::optional<IoEventFd> ack_fd_;  // read (and cleared) by counters()
+  mutable std::mutex ack_mutex_;
+  mutable uint64_t acks_in_kernel_ = 0;  // the ack fd's counter, read so far
 };
 
 // The factory that puts a virtio-net device described by `options` in a slot.

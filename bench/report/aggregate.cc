@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // aggregate(): groups the raw runs into cells, takes medians over the runs
 // that completed, and relates each cell to its host and user-trap baselines.
 #include <algorithm>

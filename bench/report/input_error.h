@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The one error net_report's readers throw: the input is wrong, and the
 // message already says where ("RAW:LINE: what is wrong"). The program exits
 // with status 2 on it.

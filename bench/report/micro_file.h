@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Reading one kvm_notify_bench --json result (the file a `micro` record
 // names): {"arch":"x86_64","stores":N,"irqs":N,"repeats":N,"us":{name:us,...}}.
 #pragma once

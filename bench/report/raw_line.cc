@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // RawLine: tokenizing and typed field access for the raw record format.
 #include "bench/report/raw_line.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // One line of a raw file split into its kind (the first word) and its
 // key=value fields, with typed accessors whose errors name the line.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // parse_raw: one function per record kind, plus the checks that need the
 // records read before (duplicates, contradicting meta).
 #include "bench/report/raw_parser.h"

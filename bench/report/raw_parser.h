@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Reading the main job's raw measurement files: one record a line, `#` lines
 // and blank lines ignored, the first word the kind, then key=value fields.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The raw records of the main job's measurement file, as the parser returns
 // them: one struct per record kind. Each remembers the file and line it came
 // from, so later checks and the failure list can point at it.

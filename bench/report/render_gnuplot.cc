@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // render_gnuplot: the data has one row per group and three columns
 // (median, min, max) per config, "-" where a config has no value; the
 // script plots it as a histogram with error bars.

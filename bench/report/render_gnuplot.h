@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The throughput chart: a gnuplot script and its data. Run as
 // `gnuplot DIR/throughput.gp` from any directory, the script reads
 // DIR/throughput.dat and writes DIR/throughput.png (pngcairo): clustered

@@ -1,116 +1,99 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // render_json: one function per section of the document. Field names and
 // units are documented in docs/benchmarks.md; change both together.
 #include "bench/report/render_json.h"
 
-#include "bench/report/json_writer.h"
+#include <cmath>
+
+#include <nlohmann/json.hpp>
 
 namespace kvmmio::report {
 namespace {
 
-void per_gb(JsonWriter& w, const std::optional<PerGb>& g) {
-  if (!g) return w.null();
-  w.begin_object();
-  w.key("vcpu_exits").number(g->vcpu_exits);
-  w.key("wakeups").number(g->wakeups);
-  w.key("vmm_irqs").number(g->vmm_irqs);
-  w.key("injected").number(g->injected);
-  w.key("relayed").number(g->relayed);
-  w.key("trapped").number(g->trapped);
-  w.key("polled").number(g->polled);
-  w.key("guest_irqs").number(g->guest_irqs);
-  w.end_object();
+using Json = nlohmann::ordered_json;  // members in the order written
+
+// A figure that is absent, or not finite, is null.
+Json number(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
 }
 
-void iperf(JsonWriter& w, const IperfCell& c) {
-  w.begin_object();
-  w.key("config").string(c.config);
-  w.key("mtu").integer(c.mtu);
-  w.key("dir").string(to_string(c.dir));
-  w.key("streams").integer(c.streams);
-  w.key("runs_ok").integer(c.runs_ok);
-  w.key("runs_failed").integer(c.runs_failed);
-  w.key("median_gbps").number(c.median_gbps);
-  w.key("min_gbps").number(c.min_gbps);
-  w.key("max_gbps").number(c.max_gbps);
-  w.key("spread_pct").number(c.spread_pct);
-  w.key("ratio_to_host").number(c.ratio_to_host);
-  w.key("ratio_to_user_trap").number(c.ratio_to_user_trap);
-  w.key("bytes").integer(c.bytes);
-  w.key("per_gb");
-  per_gb(w, c.per_gb);
-  w.end_object();
+Json per_gb(const std::optional<PerGb>& g) {
+  if (!g) return nullptr;
+  return {{"vcpu_exits", number(g->vcpu_exits)}, {"wakeups", number(g->wakeups)},
+          {"vmm_irqs", number(g->vmm_irqs)},     {"injected", number(g->injected)},
+          {"relayed", number(g->relayed)},       {"trapped", number(g->trapped)},
+          {"polled", number(g->polled)},         {"guest_irqs", number(g->guest_irqs)}};
 }
 
-void rr(JsonWriter& w, const RrCell& c) {
-  w.begin_object();
-  w.key("config").string(c.config);
-  w.key("mtu").integer(c.mtu);
-  w.key("runs_ok").integer(c.runs_ok);
-  w.key("runs_failed").integer(c.runs_failed);
-  w.key("median_tps").number(c.median_tps);
-  w.key("median_p50_us").number(c.median_p50_us);
-  w.key("median_p90_us").number(c.median_p90_us);
-  w.key("median_p99_us").number(c.median_p99_us);
-  w.key("p50_ratio_to_host").number(c.p50_ratio_to_host);
-  w.end_object();
+Json iperf(const IperfCell& c) {
+  return {{"config", c.config},
+          {"mtu", c.mtu},
+          {"dir", to_string(c.dir)},
+          {"streams", c.streams},
+          {"runs_ok", c.runs_ok},
+          {"runs_failed", c.runs_failed},
+          {"median_gbps", number(c.median_gbps)},
+          {"min_gbps", number(c.min_gbps)},
+          {"max_gbps", number(c.max_gbps)},
+          {"spread_pct", number(c.spread_pct)},
+          {"ratio_to_host", number(c.ratio_to_host)},
+          {"ratio_to_user_trap", number(c.ratio_to_user_trap)},
+          {"bytes", c.bytes},
+          {"per_gb", per_gb(c.per_gb)}};
 }
 
-void micro(JsonWriter& w, const MicroPlatform& p) {
+Json rr(const RrCell& c) {
+  return {{"config", c.config},
+          {"mtu", c.mtu},
+          {"runs_ok", c.runs_ok},
+          {"runs_failed", c.runs_failed},
+          {"median_tps", number(c.median_tps)},
+          {"median_p50_us", number(c.median_p50_us)},
+          {"median_p90_us", number(c.median_p90_us)},
+          {"median_p99_us", number(c.median_p99_us)},
+          {"p50_ratio_to_host", number(c.p50_ratio_to_host)}};
+}
+
+Json micro(const MicroPlatform& p) {
   const MicroResult& m = p.result;
-  w.begin_object();
-  w.key("platform").string(m.platform);
-  w.key("file").string(m.file);
-  w.key("arch").string(m.arch);
-  w.key("stores").number(m.stores);
-  w.key("irqs").number(m.irqs);
-  w.key("repeats").number(m.repeats);
-  w.key("us").begin_object();
-  for (const auto& [name, us] : m.us) w.key(name).number(us);
-  w.end_object();
-  w.key("mmio_exit_per_ioeventfd").number(p.mmio_exit_per_ioeventfd);
-  w.key("irq_line_relay_per_irqfd").number(p.irq_line_relay_per_irqfd);
-  w.end_object();
+  Json us = Json::object();
+  for (const auto& [name, v] : m.us) us[name] = number(v);
+  return {{"platform", m.platform},
+          {"file", m.file},
+          {"arch", m.arch},
+          {"stores", number(m.stores)},
+          {"irqs", number(m.irqs)},
+          {"repeats", number(m.repeats)},
+          {"us", us},
+          {"mmio_exit_per_ioeventfd", number(p.mmio_exit_per_ioeventfd)},
+          {"irq_line_relay_per_irqfd", number(p.irq_line_relay_per_irqfd)}};
 }
 
-void failure(JsonWriter& w, const Failure& f) {
-  w.begin_object();
-  w.key("kind").string(f.kind);
-  w.key("config").string(f.config);
-  w.key("mtu").integer(f.mtu);
-  w.key("dir");
-  f.dir ? w.string(to_string(*f.dir)) : w.null();
-  w.key("streams");
-  f.streams ? w.integer(*f.streams) : w.null();
-  w.key("rep").integer(f.rep);
-  w.key("reason").string(f.reason);
-  w.key("source").string(f.source.str());
-  w.end_object();
+Json failure(const Failure& f) {
+  return {{"kind", f.kind},
+          {"config", f.config},
+          {"mtu", f.mtu},
+          {"dir", f.dir ? Json(to_string(*f.dir)) : Json(nullptr)},
+          {"streams", f.streams ? Json(*f.streams) : Json(nullptr)},
+          {"rep", f.rep},
+          {"reason", f.reason},
+          {"source", f.source.str()}};
 }
 
 }  // namespace
 
 std::string render_json(const Report& report, const std::string& title) {
-  JsonWriter w;
-  w.begin_object();
-  w.key("schema_version").integer(kJsonSchemaVersion);
-  w.key("title").string(title);
-  w.key("meta").begin_object();
-  for (const auto& [k, v] : report.meta) w.key(k).string(v);
-  w.end_object();
-  w.key("iperf").begin_array();
-  for (const IperfCell& c : report.iperf) iperf(w, c);
-  w.end_array();
-  w.key("rr").begin_array();
-  for (const RrCell& c : report.rr) rr(w, c);
-  w.end_array();
-  w.key("micro").begin_array();
-  for (const MicroPlatform& p : report.micro) micro(w, p);
-  w.end_array();
-  w.key("failures").begin_array();
-  for (const Failure& f : report.failures) failure(w, f);
-  w.end_array();
-  w.end_object();
-  return w.finish();
+  Json meta = Json::object();
+  for (const auto& [k, v] : report.meta) meta[k] = v;
+  Json doc = {{"schema_version", kJsonSchemaVersion}, {"title", title}, {"meta", meta},
+              {"iperf", Json::array()},           {"rr", Json::array()},  {"micro", Json::array()},
+              {"failures", Json::array()}};
+  for (const IperfCell& c : report.iperf) doc["iperf"].push_back(iperf(c));
+  for (const RrCell& c : report.rr) doc["rr"].push_back(rr(c));
+  for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
+  for (const Failure& f : report.failures) doc["failures"].push_back(failure(f));
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace kvmmio::report

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The report as JSON (schema_version 1, documented in docs/benchmarks.md).
 #pragma once
 

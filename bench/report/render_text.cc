@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // render_text: one function per table. "-" stands for an absent value.
 #include "bench/report/render_text.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The report as text: the throughput table grouped by MTU, direction and
 // streams, the latency table, the microbenchmark table and the failed runs.
 // Lines stay under 130 columns.

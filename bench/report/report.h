@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The aggregated report that the renderers print: iperf cells, latency
 // cells, microbenchmark platforms and the failed runs. aggregate() builds it
 // from the raw records; docs/benchmarks.md documents every field.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The report's arithmetic.
 #include "bench/report/stats.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The arithmetic of the report, kept apart so the tests can pin it down.
 #pragma once
 

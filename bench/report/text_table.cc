@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TextTable.
 #include "bench/report/text_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // A plain-text table: columns as wide as their widest cell, two spaces
 // apart, each aligned left or right; blank lines between groups of rows.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The PL011 UART model (see kvmmio/console/pl011.h).
 #include "kvmmio/console/pl011.h"
 

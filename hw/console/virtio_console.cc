@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioConsole: the transmitq to the output fd, host input into the
 // receiveq, and the checks of what the guest hands over (see the header).
 #include "kvmmio/console/virtio_console.h"

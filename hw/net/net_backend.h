@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // NetBackend: what moves packets for a VirtioNet between activate() and
 // reset(). Internal to hw/net.
 #pragma once

@@ -1,37 +1,80 @@
-// Parsing of --net specifications.
+// SPDX-License-Identifier: BSD-2-Clause
+// Parsing of --net specifications, with every check that needs no system
+// call (the tap is created or opened later, by Tap).
 #include "kvmmio/net/net_options.h"
 
-#include <cstdio>
+#include <net/if.h>
+
+#include <cctype>
 
 #include "kvmmio/base/error.h"
+#include "kvmmio/base/parse.h"
 
 namespace kvmmio::net {
 namespace {
 
-unsigned long parse_number(std::string_view key, std::string_view value, unsigned long min,
-                           unsigned long max) {
-  std::string s(value);
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long n = std::strtoul(s.c_str(), &end, 10);
-  if (s.empty() || *end || errno || n < min || n > max)
-    throw UserError("--net " + std::string(key) + "=" + s + ": expected a number from " +
-                    std::to_string(min) + " to " + std::to_string(max));
-  return n;
+std::string shown(std::string_view key, std::string_view value) {
+  return "--net " + std::string(key) + "=" + std::string(value);
 }
 
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// XX:XX:XX:XX:XX:XX, two hex digits per byte; a unicast address that is
+// not all zeros.
 std::array<uint8_t, 6> parse_mac(std::string_view value) {
-  std::array<unsigned, 6> b{};
-  std::string s(value);
-  char extra;
-  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
-                  &extra) != 6)
-    throw UserError("--net mac=" + s + ": expected six hex bytes, e.g. mac=02:6b:76:00:00:01");
-  if (b[0] & 1) throw UserError("--net mac=" + s + ": a multicast address cannot be a NIC's MAC");
-  std::array<uint8_t, 6> mac;
-  for (int i = 0; i < 6; ++i) mac[i] = static_cast<uint8_t>(b[i]);
+  const std::string what = shown("mac", value);
+  std::array<uint8_t, 6> mac{};
+  bool ok = value.size() == 17;
+  for (size_t i = 0; ok && i < 6; ++i) {
+    const int hi = hex_digit(value[3 * i]), lo = hex_digit(value[3 * i + 1]);
+    ok = hi >= 0 && lo >= 0 && (i == 5 || value[3 * i + 2] == ':');
+    mac[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  if (!ok)
+    throw UserError(what + ": expected six hex bytes of two digits each, separated by ':', e.g. "
+                           "mac=02:6b:76:00:00:01");
+  if (mac == std::array<uint8_t, 6>{})
+    throw UserError(what + ": the all-zero address is not a NIC's MAC; e.g. mac=02:6b:76:00:00:01");
+  if (mac[0] & 1)
+    throw UserError(what + ": a multicast address (the first byte is odd) cannot be a NIC's MAC; "
+                           "e.g. mac=02:6b:76:00:00:01");
   return mac;
 }
+
+// One setter per device key. A new device key is one line here.
+using Setter = void (*)(NetOptions&, std::string_view value);
+struct DeviceKey {
+  std::string_view key;
+  Setter set;
+};
+constexpr DeviceKey kDeviceKeys[] = {
+    {"tap",
+     [](NetOptions& o, std::string_view v) {
+       check_interface_name(v, shown("tap", v));
+       o.tap = std::string(v);
+     }},
+    {"vhost",
+     [](NetOptions& o, std::string_view v) {
+       if (v == "on") o.vhost = VhostMode::kOn;
+       else if (v == "off") o.vhost = VhostMode::kOff;
+       else if (v == "auto") o.vhost = VhostMode::kAuto;
+       else throw UserError(shown("vhost", v) + ": expected on, off or auto");
+     }},
+    {"mac", [](NetOptions& o, std::string_view v) { o.mac = parse_mac(v); }},
+    {"queues",
+     [](NetOptions& o, std::string_view v) {
+       o.queue_pairs = static_cast<uint16_t>(parse_uint(v, shown("queues", v), 1, 16));
+     }},
+    {"mtu",
+     [](NetOptions& o, std::string_view v) {
+       o.mtu = static_cast<uint16_t>(parse_uint(v, shown("mtu", v), 68, 65535));
+     }},
+};
 
 }  // namespace
 
@@ -44,37 +87,41 @@ const char* to_string(VhostMode mode) {
   return "?";
 }
 
+void check_interface_name(std::string_view name, std::string_view shown) {
+  const std::string what(shown);
+  if (name.empty() || name.size() >= IFNAMSIZ)
+    throw UserError(what + ": an interface name is 1 to " + std::to_string(IFNAMSIZ - 1) +
+                    " characters (IFNAMSIZ)");
+  if (name == "." || name == "..")
+    throw UserError(what + ": '.' and '..' are not interface names");
+  for (char c : name)
+    if (c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c)))
+      throw UserError(what + ": an interface name has no '/', ':' or white space");
+}
+
 NetOptions NetOptions::parse(std::string_view spec) {
   NetOptions o;
-  while (!spec.empty()) {
-    const size_t comma = spec.find(',');
-    const std::string_view item = spec.substr(0, comma);
-    spec = comma == std::string_view::npos ? std::string_view() : spec.substr(comma + 1);
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw UserError("--net: '" + std::string(item) + "' is not KEY=VALUE (e.g. tap=kvmtap0)");
-    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key == "tap") {
-      o.tap = std::string(value);
-    } else if (key == "vhost") {
-      if (value == "on") o.vhost = VhostMode::kOn;
-      else if (value == "off") o.vhost = VhostMode::kOff;
-      else if (value == "auto") o.vhost = VhostMode::kAuto;
-      else throw UserError("--net vhost=" + std::string(value) + ": expected on, off or auto");
-    } else if (key == "mac") {
-      o.mac = parse_mac(value);
-    } else if (key == "queues") {
-      o.queue_pairs = static_cast<uint16_t>(parse_number(key, value, 1, 16));
-    } else if (key == "mtu") {
-      o.mtu = static_cast<uint16_t>(parse_number(key, value, 68, 65535));
-    } else if (key == "irq" || key == "notify" || key == "version") {
-      o.transport.set(key, value);
-    } else {
-      throw UserError("--net: unknown key '" + std::string(key) +
-                      "' (known: tap, vhost, irq, notify, version, mac, queues, mtu)");
+  // The VMM's default (the library's is regs=trap): register reads from the
+  // read-only mirror, where KVM supports it (vmm/virtio_slot.cc).
+  o.transport.regs = virtio::RegsMode::kMirror;
+  for (const auto& [key, value] : parse_key_values(spec, "--net " + std::string(spec))) {
+    const DeviceKey* device_key = nullptr;
+    for (const DeviceKey& k : kDeviceKeys)
+      if (k.key == key) device_key = &k;
+    if (device_key) {
+      device_key->set(o, value);
+      continue;
+    }
+    try {
+      o.transport.set(key, value);  // version, notify, irq, ...: the transport's keys
+    } catch (const UserError& e) {
+      throw UserError("--net " + std::string(key) + "=" + std::string(value) + ": " + e.what() +
+                      " (--net's own keys: tap, vhost, mac, queues, mtu)");
     }
   }
-  if (o.tap.empty()) throw UserError("--net needs tap=NAME (the tap is created if it does not exist)");
+  if (o.tap.empty())
+    throw UserError("--net " + std::string(spec) +
+                    ": needs tap=NAME (the tap is created if it does not exist)");
   return o;
 }
 

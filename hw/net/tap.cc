@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Tap: TUNSETIFF per queue, vnet header and offload settings, link state.
 #include "kvmmio/net/tap.h"
 
@@ -10,6 +11,7 @@
 #include <cstring>
 
 #include "kvmmio/base/error.h"
+#include "kvmmio/net/net_options.h"
 
 namespace kvmmio::net {
 namespace {
@@ -51,9 +53,7 @@ void set_iff(int fd, const std::string& name, bool multi_queue) {
 }  // namespace
 
 Tap::Tap(const std::string& name, unsigned queues) : name_(name) {
-  if (name.empty() || name.size() >= IFNAMSIZ)
-    throw UserError("tap name '" + name + "' must be 1-" + std::to_string(IFNAMSIZ - 1) +
-                    " characters");
+  check_interface_name(name, "tap '" + name + "'");
   if (queues == 0) throw UserError("a tap needs at least one queue");
   for (unsigned q = 0; q < queues; ++q) {
     UniqueFd fd(::open(kTunPath, O_RDWR | O_CLOEXEC | O_NONBLOCK));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TapMonitor: rtnetlink link notifications, turned into up/down/removed/
 // appeared events for one interface name.
 #include "kvmmio/net/tap_monitor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The userspace backend: the VMM moves packets between the rings and the
 // tap. TX runs when the guest notifies (queue_notify, device lock held); RX
 // runs on the event-loop thread when the tap is readable, under the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The vhost-net backend: one /dev/vhost-net instance per queue pair, kicked
 // by the queues' ioeventfds and calling the device's irqfd (or the relay's
 // eventfd) directly. The VMM only watches the vrings' error eventfds.

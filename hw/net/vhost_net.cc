@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VhostNet: the vhost-net ioctls, with guest addresses checked and turned
 // into host addresses through GuestMemory.
 #include "kvmmio/net/vhost_net.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioNet: features, configuration space, backend choice, control queue.
 #include "kvmmio/net/virtio_net.h"
 

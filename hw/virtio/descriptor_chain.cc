@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Copies between a validated descriptor chain and host buffers, each
 // segment looked up again through GuestMemory::span().
 #include "kvmmio/virtio/descriptor_chain.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The device status transition table (virtio 1.2 2.1, 3.1.1; legacy 3.1.2).
 #include "kvmmio/virtio/device_status.h"
 

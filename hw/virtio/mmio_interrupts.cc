@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport: InterruptStatus and InterruptACK (virtio 1.2 4.2.2), the
 // device's VirtioInterrupt, DEVICE_NEEDS_RESET (2.1.2), and the irq=relay
 // forwarder of backends' interrupts.
@@ -9,6 +10,13 @@
 // spurious interrupt, which virtio drivers must tolerate (2.7.7.1), while a
 // clear bit would make Linux's vm_interrupt() skip the rings and lose the
 // interrupt. docs/virtio-mmio.md has the full reasoning.
+//
+// With regs=mirror the same holds for every queue: the VMM maps the mirror
+// over the window and the guest's InterruptACK of the used-buffer bit is
+// swallowed by an ioeventfd in the kernel, so the VMM cannot clear that bit
+// before the guest's next read. It reads as set from DRIVER_OK on. The
+// config-change bit keeps its meaning: set (and published to the mirror)
+// before its interrupt, cleared when the guest's ACK of it exits.
 #include "kvmmio/virtio/mmio_transport.h"
 
 namespace kvmmio::virtio {
@@ -16,14 +24,16 @@ namespace kvmmio::virtio {
 void MmioTransport::raise(uint32_t bits) {
   // Counted first, so whoever sees the interrupt also sees the count.
   counters_.interrupts_injected.fetch_add(1, std::memory_order_relaxed);
-  // The bit before the edge: the guest's handler must find it set.
+  // The bit before the edge: the guest's handler must find it set, in the
+  // mirror too (where the used-buffer bit already reads as set).
   interrupt_status_.fetch_or(bits);
+  if (bits & interrupt::kConfigChange) publish_status_mirror();
   env_.irq.signal();
 }
 
 uint32_t MmioTransport::interrupt_status() const {
   uint32_t bits = interrupt_status_.load();
-  if (bypass_.load() && (status_.load() & status::kDriverOk)) bits |= interrupt::kUsedBuffer;
+  if ((bypass_.load() || mirror_) && (status_.load() & status::kDriverOk)) bits |= interrupt::kUsedBuffer;
   return bits;
 }
 
@@ -36,6 +46,12 @@ void MmioTransport::signal_used() { raise(interrupt::kUsedBuffer); }
 
 void MmioTransport::signal_config_change() {
   config_generation_.fetch_add(1);
+  if (mirror_) {
+    std::lock_guard mirror_guard(mirror_mutex_);
+    publish_config_mirror();
+    if (options_.version == kVersionModern)
+      mirror_->update32(reg::kConfigGeneration, config_generation_.load());
+  }
   // Before DRIVER_OK the driver may not be ready for interrupts; it reads
   // the configuration (and the generation) during initialisation anyway.
   if (!(status_.load() & status::kDriverOk)) return;
@@ -50,6 +66,7 @@ void MmioTransport::needs_reset(const char* why) {
   if (const uint64_t n = repeats_.next())
     KVMMIO_LOG_WARN("%s: device needs reset: %s (#%llu)", log_name_.c_str(), why,
                     static_cast<unsigned long long>(n));
+  publish_status_mirror();
   if (!(status_.load() & status::kDriverOk)) return;  // activate() notifies then
   counters_.config_interrupts.fetch_add(1, std::memory_order_relaxed);
   raise(interrupt::kConfigChange);

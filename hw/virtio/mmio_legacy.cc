@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport, legacy layout only (Version 1, virtio 1.2 4.2.4): the
 // page-based queue set-up with GuestPageSize, QueueAlign and QueuePFN.
 #include <bit>

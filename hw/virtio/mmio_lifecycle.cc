@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport: the device lifecycle: Status writes through the transition
 // table, feature negotiation (virtio 1.2 2.2, 3.1.1), activation at
 // DRIVER_OK and reset (Status = 0, 2.4).

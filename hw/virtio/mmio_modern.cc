@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport, modern layout only (Version 2, virtio 1.2 4.2.2): queue
 // addresses as 64-bit register pairs, QueueReady, shared memory (none),
 // QueueReset (VIRTIO_F_RING_RESET) and ConfigGeneration.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport: queues going live and stopping, their notify fds (ioeventfd,
 // polled on the event loop or handed to a backend) and notifications that
 // arrive as MMIO exits (virtio 1.2 4.2.3.2, 4.2.3.3).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The virtio-mmio register table: which offset is which register, who may
 // access it, and in which layout it exists (virtio 1.2 4.2.2, 4.2.4).
 #include "kvmmio/virtio/mmio_regs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport, common part: construction, the access rules (widths,
 // directions, layouts: virtio 1.2 4.2.2.2), the registers both layouts
 // share, and the configuration window at 0x100.
@@ -61,6 +62,12 @@ MmioTransport::MmioTransport(VirtioDevice& device, TransportEnv env, TransportOp
                          static_cast<QueueFaultSink*>(this));
   }
   if (options_.irq == IrqMode::kRelay) start_relay();
+  if (options_.regs == RegsMode::kMirror) {
+    mirror_ = std::make_unique<RegisterMirror>(kMmioWindowSize, env_.mirror_clean ? env_.mirror_clean
+                                                                                 : clean_dcache_to_poc);
+    auto guard = lock_.lock();
+    refresh_mirror();
+  }
 }
 
 MmioTransport::~MmioTransport() {
@@ -133,6 +140,7 @@ const RegisterInfo* MmioTransport::register_for(uint64_t offset, size_t size, bo
 
 void MmioTransport::mmio_read(uint64_t offset, std::span<uint8_t> data) {
   std::fill(data.begin(), data.end(), 0);  // whatever is refused reads as zeros
+  counters_.register_reads.fetch_add(1, std::memory_order_relaxed);
   auto guard = lock_.lock();
   if (offset >= reg::kConfig) return read_config(offset - reg::kConfig, data);
   const RegisterInfo* info = register_for(offset, data.size(), /*write=*/false);
@@ -143,6 +151,15 @@ void MmioTransport::mmio_read(uint64_t offset, std::span<uint8_t> data) {
 
 void MmioTransport::mmio_write(uint64_t offset, std::span<const uint8_t> data) {
   auto guard = lock_.lock();
+  write_locked(offset, data);
+  // Before the vCPU resumes: whatever this write changed reads back from
+  // the mirror as it would have from the registers. A notify changes no
+  // register (what it may cause, DEVICE_NEEDS_RESET, publishes itself), and
+  // it is the one hot path that can still exit (notify=trap).
+  if (offset != reg::kQueueNotify) refresh_mirror();
+}
+
+void MmioTransport::write_locked(uint64_t offset, std::span<const uint8_t> data) {
   if (offset >= reg::kConfig) return write_config(offset - reg::kConfig, data);
   const RegisterInfo* info = register_for(offset, data.size(), /*write=*/true);
   if (!info) return;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // IoEventFdSource: queue notify fds as KVM ioeventfds on QueueNotify.
 #include "kvmmio/virtio/notify_fd_source.h"
 

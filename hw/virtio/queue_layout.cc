@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Split-ring layout checks (virtio 1.2 2.7) and the legacy layout (2.7.2).
 #include "kvmmio/virtio/queue_layout.h"
 

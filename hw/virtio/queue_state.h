@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport::QueueState: one queue's registers as the driver wrote them
 // and its runtime (ring, notify fd). Private to hw/virtio/mmio_*.cc.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // SplitQueue: available-ring consumption with chain validation, used-ring
 // publication, and notification suppression (virtio 1.2 2.7).
 #include "kvmmio/virtio/split_queue.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TransportOptions::set: the per-device option words of the VMM.
 #include "kvmmio/virtio/transport_options.h"
 
@@ -21,9 +22,13 @@ void TransportOptions::set(std::string_view key, std::string_view value) {
     if (value == "irqfd") irq = IrqMode::kIrqFd;
     else if (value == "relay") irq = IrqMode::kRelay;
     else throw UserError("virtio-mmio option irq=" + v + ": use irq=irqfd or irq=relay");
+  } else if (key == "regs") {
+    if (value == "mirror") regs = RegsMode::kMirror;
+    else if (value == "trap") regs = RegsMode::kTrap;
+    else throw UserError("virtio-mmio option regs=" + v + ": use regs=mirror or regs=trap");
   } else {
     throw UserError("unknown virtio-mmio option " + k + ": the options are version=1|2, "
-                    "notify=ioeventfd|trap, irq=irqfd|relay");
+                    "notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap");
   }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // GsiRouting: the VM's whole GSI routing table.
 //
 // KVM_SET_GSI_ROUTING replaces the table, so adding one route means sending

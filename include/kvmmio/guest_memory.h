@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // GuestMemory: the guest's RAM, as memfd-backed shared host mappings, and the
 // ONE checked accessor through which all device code reaches it.
 //

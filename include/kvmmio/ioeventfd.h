@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // IoEventFd: an eventfd that KVM signals instead of exiting to userspace when
 // the guest writes a matching value to an address. Assigned on construction,
 // deassigned on destruction (RAII).

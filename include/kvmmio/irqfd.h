@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // IrqFd: an eventfd that raises a GSI in the in-kernel interrupt controller
 // when written, with no VMM involvement. Assigned on construction (queued by
 // the Vm until the irqchip is ready), deassigned on destruction.

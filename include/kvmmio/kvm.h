@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Kvm: the /dev/kvm system fd. Opening it checks the API version; require()
 // turns a missing capability into a UserError that says what needs it.
 #pragma once

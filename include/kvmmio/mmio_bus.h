@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioBus: routes guest MMIO exits to the device that claimed the address.
 //
 // Claims are made at set-up, before any vCPU runs, and overlapping claims are

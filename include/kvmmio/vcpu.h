@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Vcpu: one virtual CPU: its fd, its kvm_run mapping, and the KVM_RUN step.
 //
 // run() enters the guest once and returns the reason it left. MMIO exits are
@@ -8,7 +9,7 @@
 // kick() makes a running (or about to run) KVM_RUN return kInterrupted from
 // any thread: it sets kvm_run.immediate_exit and signals the vCPU thread.
 //
-// Pitfall (nested-arm64.md): after an MMIO or I/O exit, KVM completes the
+// Pitfall (docs/architecture.md, "The KVM layer"): after an MMIO or I/O exit, KVM completes the
 // access and advances PC only on the next KVM_RUN. Register writes in between
 // would be overtaken, so set_*reg*() first completes the pending access with
 // an immediate-exit KVM_RUN.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Vm: one KVM virtual machine: its fd, memory slots, GSI routing table,
 // irqfd bookkeeping, and the MMIO bus its vCPUs dispatch to.
 //
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "kvmmio/gsi_routing.h"
@@ -30,6 +32,30 @@ struct IoEventSpec {
   bool pio = false;  // x86 port I/O instead of MMIO
 };
 
+class Vm;
+
+// A read-only KVM memory slot (KVM_MEM_READONLY) over host memory the
+// caller owns and keeps mapped for the slot's life: guest reads there are
+// memory reads, guest writes fault to KVM's MMIO path (ioeventfds, then
+// KVM_EXIT_MMIO). Removed from the VM on destruction.
+class ReadOnlySlot {
+ public:
+  ReadOnlySlot() = default;
+  ReadOnlySlot(ReadOnlySlot&& other) noexcept;
+  ReadOnlySlot& operator=(ReadOnlySlot&& other) noexcept;
+  ~ReadOnlySlot() { reset(); }
+  void reset();
+  explicit operator bool() const { return vm_ != nullptr; }
+  uint64_t gpa() const { return gpa_; }
+
+ private:
+  friend class Vm;
+  ReadOnlySlot(Vm* vm, uint32_t slot, uint64_t gpa) : vm_(vm), slot_(slot), gpa_(gpa) {}
+  Vm* vm_ = nullptr;
+  uint32_t slot_ = 0;
+  uint64_t gpa_ = 0;
+};
+
 class Vm {
  public:
   explicit Vm(Kvm& kvm);
@@ -44,6 +70,12 @@ class Vm {
 
   // Adds RAM to guest memory and registers it as a KVM memory slot.
   const RamRegion& add_ram(uint64_t gpa, uint64_t size);
+
+  // Maps `host` (whole host pages, page-aligned) read-only at `gpa`. Not
+  // guest RAM: GuestMemory and vhost never see it. Throws UserError where
+  // KVM lacks KVM_CAP_READONLY_MEM (see supports_readonly_slots()).
+  [[nodiscard]] ReadOnlySlot map_readonly(uint64_t gpa, std::span<const uint8_t> host);
+  bool supports_readonly_slots() const;
 
   std::unique_ptr<Vcpu> create_vcpu(int index);
   int vcpu_count() const { return vcpu_count_; }
@@ -78,6 +110,8 @@ class Vm {
   };
   void apply_irqfd(uint32_t gsi, int eventfd, int resamplefd, bool deassign);
   void send_routing_locked();  // KVM_SET_GSI_ROUTING with the whole table
+  friend class ReadOnlySlot;
+  void remove_slot(uint32_t slot, uint64_t gpa);
 
   Kvm& kvm_;
   UniqueFd fd_;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // arm64 vCPU set-up (PSCI 0.2 handled in KVM) and core register ids.
 #include <linux/kvm.h>
 #include <sys/ioctl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The in-kernel vGIC (v3 or v2): create, place, size, initialise; then the
 // VM's routing (GSI n -> SPI n) and queued irqfds go live.
 #include <linux/kvm.h>

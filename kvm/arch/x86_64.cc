@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // x86-64 support for host-native tests: in-kernel irqchip with KVM's default
 // routes, real-mode start state, general registers.
 #include "kvmmio/arch/x86_64.h"

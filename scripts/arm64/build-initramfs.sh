@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/build-initramfs.sh: assembles the L1 initramfs of the arm64
 # test platform (newc cpio, gzip) from the root fetch-packages.sh unpacked.
 # Owns only the file it writes (--out); reads $CACHE/root and the repository.
@@ -15,16 +16,25 @@
 #     and net-modes.sh (bench/, sourced by the net scenarios and beside
 #     net-compare.sh)
 #   /scenarios  tests/arm64/scenarios/*.sh   /l2-init.d  --l2-hook FILEs
-#   /l2/Image   the same kernel
+#   /l2/Image   the L2 kernel
+#
+# L1 boots the --l1-kernel series (its modules are in L1's image), L2 the
+# --l2-kernel series (/l2/Image, its modules in L2's image); both default to
+# the default kernel. OUT.kernels records the two releases ("l1 RELEASE",
+# "l2 RELEASE"); run.sh boots L1 with the kernel it names.
 set -euo pipefail
 # shellcheck source=scripts/arm64/common.sh
 source "$(dirname "$0")/common.sh"
 
 usage() {
     cat <<EOF
-Usage: ${0##*/} [--out FILE] [--bin FILE]... [--l2-bin FILE]... [--l2-hook FILE]...
+Usage: ${0##*/} [--out FILE] [--l1-kernel SERIES] [--l2-kernel SERIES]
+                  [--bin FILE]... [--l2-bin FILE]... [--l2-hook FILE]...
   --out FILE      where to write the L1 initramfs (default \$CACHE/l1-initramfs.cpio.gz,
-                  CACHE=${CACHE})
+                  CACHE=${CACHE}); FILE.kernels names the two kernels
+  --l1-kernel SERIES  L1's kernel series (6.1, 6.12; default: the default
+                  kernel); fetch it first with fetch-packages.sh --kernel SERIES
+  --l2-kernel SERIES  L2's kernel series: /l2/Image and L2's modules
   --bin FILE      copy FILE to /kvmmio/bin in L1 (on PATH); repeatable.
                   Static arm64 binaries are simplest.
   --l2-bin FILE   copy FILE to /kvmmio/bin in L2 (on PATH); repeatable
@@ -36,10 +46,12 @@ Needs scripts/arm64/fetch-packages.sh to have run.
 EOF
 }
 
-out=$CACHE/l1-initramfs.cpio.gz l2_out='' bins=() l2_bins=() l2_hooks=()
+out=$CACHE/l1-initramfs.cpio.gz l2_out='' bins=() l2_bins=() l2_hooks=() l1_series='' l2_series=''
 while (($#)); do
     case $1 in
     --out) out=${2:?--out needs a FILE}; shift 2 ;;
+    --l1-kernel) l1_series=${2:?--l1-kernel needs a SERIES}; shift 2 ;;
+    --l2-kernel) l2_series=${2:?--l2-kernel needs a SERIES}; shift 2 ;;
     --l2-out) l2_out=${2:?--l2-out needs a FILE}; shift 2 ;;
     --bin) bins+=("${2:?--bin needs a FILE}"); shift 2 ;;
     --l2-bin) l2_bins+=("${2:?--l2-bin needs a FILE}"); shift 2 ;;
@@ -52,10 +64,12 @@ for f in "${bins[@]}" "${l2_bins[@]}" "${l2_hooks[@]}"; do
     [[ -f $f ]] || die "no such file: $f"
 done
 
-kver=$(kernel_version)
-moddir=$ROOT/lib/modules/$kver
-[[ -x $ROOT/bin/busybox && -s $moddir/modules.dep ]] ||
-    die "incomplete arm64 root in $ROOT: run scripts/arm64/fetch-packages.sh"
+kver_l1=$(kernel_version "$l1_series")
+kver_l2=$(kernel_version "$l2_series")
+for v in "$kver_l1" "$kver_l2"; do
+    [[ -x $ROOT/bin/busybox && -s $ROOT/lib/modules/$v/modules.dep ]] ||
+        die "incomplete arm64 root in $ROOT (kernel $v): run scripts/arm64/fetch-packages.sh"
+done
 command -v cpio >/dev/null || die "cpio missing: run scripts/arm64/fetch-packages.sh"
 READELF=aarch64-linux-gnu-readelf
 # On an arm64 host, the native readelf reads arm64 binaries.
@@ -67,13 +81,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # --- kernel modules ---------------------------------------------------------
-# modules.dep maps each module to its dependencies; index it by module name.
+# use_kernel RELEASE: index RELEASE's modules.dep (each module's path and
+# dependencies) by module name, for add_modules.
 declare -A MOD_PATH MOD_DEPS
-while IFS=: read -r path deps; do
-    name=${path##*/}; name=${name%.ko}; name=${name//-/_}
-    MOD_PATH[$name]=$path
-    MOD_DEPS[$name]=$deps
-done <"$moddir/modules.dep"
+kver='' moddir=''
+use_kernel() {
+    kver=$1 moddir=$ROOT/lib/modules/$1
+    MOD_PATH=() MOD_DEPS=()
+    local path deps name
+    while IFS=: read -r path deps; do
+        name=${path##*/}; name=${name%.ko}; name=${name//-/_}
+        # (Kernels that compress modules: the index keys by the bare name.)
+        name=${name%.ko.xz}; name=${name%.ko.zst}; name=${name%.ko.gz}
+        MOD_PATH[$name]=$path
+        MOD_DEPS[$name]=$deps
+    done <"$moddir/modules.dep"
+}
 
 # add_modules TREE MODULE...: copy MODULE... and their dependencies into TREE
 # and list them, dependencies first, in TREE/lib/modules/load-order.
@@ -85,12 +108,12 @@ add_modules() {
         [[ -n ${seen[$name]:-} ]] && return
         seen[$name]=1
         if [[ -z ${MOD_PATH[$name]:-} ]]; then
-            grep -q "/$name.ko\$" "$moddir/modules.builtin" ||
+            grep -qE "/$name\.ko(\.(xz|zst|gz))?\$" "$moddir/modules.builtin" ||
                 die "module $name is neither in modules.dep nor built in ($kver)"
             return
         fi
         for d in ${MOD_DEPS[$name]}; do
-            d=${d##*/}; d=${d%.ko}; visit "${d//-/_}"
+            d=${d##*/}; d=${d%.xz}; d=${d%.zst}; d=${d%.gz}; d=${d%.ko}; visit "${d//-/_}"
         done
         install -D -m 644 "$moddir/${MOD_PATH[$name]}" "$tree/lib/modules/${MOD_PATH[$name]}"
         echo "${MOD_PATH[$name]}" >>"$tree/lib/modules/load-order"
@@ -148,6 +171,7 @@ here=$(dirname "$0")
 
 # --- L2 ---------------------------------------------------------------------
 l2=$work/l2
+use_kernel "$kver_l2"
 new_tree "$l2" "$here/init-l2.sh"
 add_modules "$l2" virtio_mmio failover net_failover virtio_net virtio_console
 for f in "${l2_bins[@]}"; do add_program "$l2" "$f" kvmmio/bin; done
@@ -155,18 +179,21 @@ for f in "${l2_hooks[@]}"; do install -D -m 755 "$f" "$l2/l2-init.d/${f##*/}"; d
 
 # --- L1 ---------------------------------------------------------------------
 l1=$work/l1
+use_kernel "$kver_l1"
 new_tree "$l1" "$here/init-l1.sh"
 add_modules "$l1" vhost_iotlb vhost tap tun vhost_net llc stp bridge veth \
     virtio_mmio virtio_blk # virtio-blk: the result disk of run.sh
 # iproute2's ip ahead of busybox's on PATH: netns and veth (the host baseline
 # of the main job's benchmark).
 add_program "$l1" "$ROOT/bin/ip" usr/sbin
+# jq: scripts read JSON (--stats, iperf3 -J, tcp_rr --json) with it.
+add_program "$l1" "$ROOT/usr/bin/jq" usr/bin
 install -D -m 644 "$REPO/tests/arm64/lib.sh" "$l1/kvmmio/lib.sh"
 install -D -m 644 "$REPO/bench/net-modes.sh" "$l1/kvmmio/bin/net-modes.sh"
 mkdir -p "$l1/scenarios"
 install -m 755 "$REPO"/tests/arm64/scenarios/*.sh "$l1/scenarios/"
 for f in "${bins[@]}"; do add_program "$l1" "$f" kvmmio/bin; done
-install -D -m 644 "$ROOT/boot/vmlinuz-$kver" "$l1/l2/Image"
+install -D -m 644 "$ROOT/boot/vmlinuz-$kver_l2" "$l1/l2/Image"
 make_cpio "$l2" "$l1/l2/initramfs"
 if [[ -n $l2_out ]]; then
     mkdir -p "$(dirname "$l2_out")"
@@ -175,6 +202,8 @@ fi
 
 mkdir -p "$(dirname "$out")"
 make_cpio "$l1" "$out.tmp"
+printf 'l1 %s\nl2 %s\n' "$kver_l1" "$kver_l2" >"$out.kernels"
 mv "$out.tmp" "$out"
 say "wrote $out ($(du -h "$out" | cut -f1); L2 initramfs $(du -h "$l1/l2/initramfs" | cut -f1)," \
-    "kernel $kver, ${#bins[@]} --bin, ${#l2_bins[@]} --l2-bin, ${#l2_hooks[@]} --l2-hook)"
+    "L1 kernel $kver_l1, L2 kernel $kver_l2, ${#bins[@]} --bin, ${#l2_bins[@]} --l2-bin," \
+    "${#l2_hooks[@]} --l2-hook)"

@@ -1,13 +1,20 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash disable=SC2034
 # scripts/arm64/common.sh: shared paths and messages for the arm64 test
 # platform scripts (fetch-packages.sh, build-initramfs.sh, run.sh).
 # Sourced, never run. Owns only the variables REPO, CACHE, DEBS, ROOT and the
-# functions say/die; touches nothing by itself.
+# functions say/die/kernel_version/check_series; touches nothing by itself.
 #
 # KVMMIO_CACHE (env) overrides the cache directory, default $REPO/.cache/arm64:
 #   $CACHE/debs/            downloaded arm64 .deb files
-#   $CACHE/root/            all of them unpacked into one arm64 root (sysroot)
-#   $CACHE/kernel-version   the kernel release in that root, e.g. 6.1.0-57-arm64
+#   $CACHE/root/            all of them unpacked into one arm64 root (sysroot);
+#                           several kernels live side by side in it
+#   $CACHE/kernel-version   the default kernel's release (linux-image-arm64 of
+#                           the host's Debian release), e.g. 6.1.0-57-arm64
+#   $CACHE/kernels/SERIES   the release of each kernel series fetched, e.g.
+#                           kernels/6.12 = 6.12.95+deb12-arm64
+#   $CACHE/apt-backports/   a private apt configuration and package lists for
+#                           the release's -backports suite (kernels only)
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${KVMMIO_CACHE:-$REPO/.cache/arm64}
@@ -17,9 +24,20 @@ ROOT=$CACHE/root
 say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 
-# kernel_version: the kernel release fetch-packages.sh unpacked into $ROOT.
+# kernel_version [SERIES]: the release of the kernel fetch-packages.sh unpacked
+# into $ROOT for SERIES (6.1, 6.12, ...); without SERIES, the default kernel.
 kernel_version() {
-    [[ -s $CACHE/kernel-version ]] ||
-        die "no arm64 kernel in $CACHE; run scripts/arm64/fetch-packages.sh first"
-    cat "$CACHE/kernel-version"
+    local f=$CACHE/kernel-version
+    if [[ -n ${1:-} ]]; then
+        check_series "$1"
+        f=$CACHE/kernels/$1
+    fi
+    [[ -s $f ]] ||
+        die "no arm64 kernel${1:+ $1} in $CACHE; run scripts/arm64/fetch-packages.sh${1:+ --kernel $1} first"
+    cat "$f"
+}
+
+# check_series SERIES: dies unless SERIES looks like a kernel series (6.12).
+check_series() {
+    [[ $1 =~ ^[0-9]+\.[0-9]+$ ]] || die "'$1' is not a kernel series (say 6.1 or 6.12)"
 }

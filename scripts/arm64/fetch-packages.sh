@@ -1,24 +1,34 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/fetch-packages.sh: everything the arm64 test platform needs
 # from Debian's archive, fetched once.
 #
 # Owns: the host packages it installs (if missing), $CACHE/debs (downloaded
 # arm64 .debs), $CACHE/root (those .debs unpacked into one arm64 root),
-# $CACHE/stamps and
-# $CACHE/kernel-version. See common.sh for $CACHE (env KVMMIO_CACHE).
+# $CACHE/stamps, $CACHE/kernel-version, $CACHE/kernels/ and
+# $CACHE/apt-backports/. See common.sh for $CACHE (env KVMMIO_CACHE).
 #
 # Idempotent: a second run installs, downloads and unpacks nothing.
-# Usage: scripts/arm64/fetch-packages.sh        (no options)
+# Usage: scripts/arm64/fetch-packages.sh [--kernel SERIES]...
+#   Always fetches the default kernel: linux-image-arm64 of the host's
+#   Debian release (6.1 on Debian 12). --kernel SERIES (e.g. 6.12) also
+#   fetches that series: from the host's release if its linux-image-arm64
+#   is that series, else from the release's -backports suite, which is read
+#   through a private apt configuration in $CACHE/apt-backports (the host's
+#   own mirror; the system's apt sources and lists stay as they are).
 set -euo pipefail
 # shellcheck source=scripts/arm64/common.sh
 source "$(dirname "$0")/common.sh"
 export LC_ALL=C
 
-if (($#)); then # no options: print the header above
-    sed -n '2,11p' "$0"
-    [[ $1 == -h || $1 == --help ]] && exit 0
-    exit 2
-fi
+series_wanted=()
+while (($#)); do
+    case $1 in
+    --kernel) check_series "${2:?--kernel needs a SERIES, e.g. 6.12}"; series_wanted+=("$2"); shift 2 ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) sed -n '2,18p' "$0" >&2; die "unknown argument: $1" ;;
+    esac
+done
 
 HOST_PKGS=(qemu-system-arm cpio kmod g++-aarch64-linux-gnu)
 native_arm64=0
@@ -62,11 +72,70 @@ if ((${#missing[@]})); then
 fi
 
 # --- resolve the arm64 packages and their versions ----------------------
-# linux-image-arm64 is a meta package; the real one names the kernel release.
-kpkg=$(apt-cache depends linux-image-arm64:arm64 |
-    sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*-arm64\).*/\1/p' | head -n1)
+# kernel_package [APT OPTION]...: the package linux-image-arm64:arm64 (a meta
+# package) depends on, which names the kernel release.
+kernel_package() {
+    apt-cache "$@" depends linux-image-arm64:arm64 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*-arm64\).*/\1/p' | head -n1
+}
+# series_of RELEASE: 6.1.0-57-arm64 -> 6.1
+series_of() { [[ $1 =~ ^([0-9]+\.[0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
+
+kpkg=$(kernel_package)
 [[ -n $kpkg ]] || die "cannot resolve linux-image-arm64:arm64 (apt-get update?)"
 kver=${kpkg#linux-image-}
+default_series=$(series_of "$kver")
+
+# The -backports suite of the host's release, read through apt options that
+# point at a private source list and private package lists: nothing of the
+# system's apt configuration changes. The mirror is the one the host's apt
+# sources use for its release (apt-get indextargets), so no host name is
+# written down here; Debian's archive keyring verifies the suite.
+BPO=$CACHE/apt-backports
+APT_BPO=(-o "Dir::Etc::SourceList=$BPO/sources.list" -o "Dir::Etc::SourceParts=$BPO/sources.list.d"
+    -o "Dir::State::Lists=$BPO/lists" -o "Dir::Cache=$BPO/cache" -o APT::Sandbox::User=root)
+backports_ready=0
+setup_backports() {
+    ((backports_ready)) && return
+    local codename mirror keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+    # shellcheck disable=SC1091 # the host's file
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    [[ -n $codename ]] || die "cannot tell this host's Debian release (VERSION_CODENAME in /etc/os-release)"
+    # shellcheck disable=SC2016 # apt's own $(FIELD) syntax
+    mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(TARGET_OF)' |
+        awk -v r="$codename" '$2 == r && $3 == "deb" { print $1; exit }')
+    [[ -n $mirror ]] || die "no apt source for $codename to take the mirror of $codename-backports from"
+    mkdir -p "$BPO/sources.list.d" "$BPO/lists/partial" "$BPO/cache/archives/partial"
+    local opts=arch=arm64
+    [[ -e $keyring ]] && opts+=" signed-by=$keyring"
+    local line="deb [$opts] $mirror $codename-backports main"
+    if [[ ! -s $BPO/sources.list || $(<"$BPO/sources.list") != "$line" ]]; then
+        echo "$line" >"$BPO/sources.list"
+        rm -f "$BPO"/lists/*_Packages*
+    fi
+    if ! compgen -G "$BPO/lists/*_Packages*" >/dev/null; then
+        say "apt-get update for $codename-backports ($mirror, private lists in $BPO)"
+        apt-get "${APT_BPO[@]}" update -qq ||
+            die "apt-get update of $codename-backports failed (network? mirror $mirror?)"
+    fi
+    backports_ready=1
+}
+
+# KERNELS: "SERIES PACKAGE APT" for each kernel to fetch; APT is "system" or
+# "backports". The default kernel comes first.
+KERNELS=("$default_series $kpkg system")
+for s in "${series_wanted[@]}"; do
+    [[ $s == "$default_series" ]] && continue
+    [[ " ${KERNELS[*]} " == *" $s "* ]] && continue
+    setup_backports
+    p=$(kernel_package "${APT_BPO[@]}")
+    if [[ -z $p || $(series_of "${p#linux-image-}") != "$s" ]]; then
+        bpo=${p#linux-image-}
+        die "kernel $s: the host's release has ${kpkg#linux-image-}, its backports" \
+            "${bpo:-no arm64 kernel}; no arm64 kernel $s in Debian's archive here"
+    fi
+    KERNELS+=("$s $p backports")
+done
 
 # (Each apt-cache call costs ~1 s where its cache is disabled: batch them.)
 
@@ -90,16 +159,27 @@ lib_closure() {
 
 # iproute2: L1's `ip netns` and veth pairs for the main job's host baseline
 # (busybox's ip has neither).
-mapfile -t prog_libs < <(lib_closure iperf3 iproute2)
+# jq: the scenarios and the main job's driver read JSON (--stats, iperf3,
+# tcp_rr) with it, never by line shape.
+mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq)
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
 # zlib1g: libelf1's zlib, a library not named lib*.
-PKGS=("$kpkg" busybox-static iperf3 iproute2 zlib1g "${prog_libs[@]}")
+PKGS=("$kpkg" busybox-static iperf3 iproute2 jq zlib1g "${prog_libs[@]}")
+BPO_PKGS=()
+for k in "${KERNELS[@]:1}"; do
+    read -r _ p _ <<<"$k"
+    BPO_PKGS+=("$p")
+done
 
 # Candidate versions, as "PACKAGE VERSION FILE"; FILE is the name
 # `apt-get download` saves it under (epoch colon written as %3a).
 declare -A VER FILE
-while read -r p v f; do VER[$p]=$v; FILE[$p]=$f; done < <(
-    apt-cache show --no-all-versions "${PKGS[@]/%/:arm64}" | awk '
+# candidates [APT OPTION]... -- PACKAGE...: "PACKAGE VERSION FILE" lines.
+candidates() {
+    local opts=()
+    while [[ $1 != -- ]]; do opts+=("$1"); shift; done
+    shift
+    apt-cache "${opts[@]}" show --no-all-versions "${@/%/:arm64}" | awk '
         function emit() {
             if (p) { f = p "_" v "_" a ".deb"; gsub(/:/, "%3a", f); print p, v, f }
             p = ""
@@ -108,20 +188,34 @@ while read -r p v f; do VER[$p]=$v; FILE[$p]=$f; done < <(
         /^Version: /      { v = $2 }
         /^Architecture: / { a = $2 }
         /^$/              { emit() }
-        END               { emit() }')
+        END               { emit() }'
+}
+while read -r p v f; do VER[$p]=$v; FILE[$p]=$f; done < <(candidates -- "${PKGS[@]}")
+if ((${#BPO_PKGS[@]})); then
+    while read -r p v f; do VER[$p]=$v; FILE[$p]=$f; done < <(candidates "${APT_BPO[@]}" -- "${BPO_PKGS[@]}")
+fi
 
 # --- download what is not cached yet ------------------------------------
 mkdir -p "$DEBS" "$ROOT" "$CACHE/stamps"
-files=() fetch=()
-for p in "${PKGS[@]}"; do
+files=() fetch=() fetch_bpo=()
+for p in "${PKGS[@]}" "${BPO_PKGS[@]}"; do
     [[ -n ${VER[$p]:-} ]] || die "no candidate for $p:arm64 (apt-get update?)"
     files+=("${FILE[$p]}")
-    [[ -s $DEBS/${FILE[$p]} ]] || fetch+=("$p:arm64=${VER[$p]}")
+    [[ -s $DEBS/${FILE[$p]} ]] && continue
+    if [[ " ${BPO_PKGS[*]} " == *" $p "* ]]; then
+        fetch_bpo+=("$p:arm64=${VER[$p]}")
+    else
+        fetch+=("$p:arm64=${VER[$p]}")
+    fi
 done
-say "${#files[@]} packages, $((${#files[@]} - ${#fetch[@]})) cached, ${#fetch[@]} to download"
+nfetch=$((${#fetch[@]} + ${#fetch_bpo[@]}))
+say "${#files[@]} packages, $((${#files[@]} - nfetch)) cached, $nfetch to download"
+# Sandbox user root: _apt may not be able to write into $DEBS.
 if ((${#fetch[@]})); then
-    # Sandbox user root: _apt may not be able to write into $DEBS.
     (cd "$DEBS" && apt-get download -q -o APT::Sandbox::User=root "${fetch[@]}")
+fi
+if ((${#fetch_bpo[@]})); then
+    (cd "$DEBS" && apt-get "${APT_BPO[@]}" download -q "${fetch_bpo[@]}")
 fi
 
 # --- unpack each .deb once into the merged root -------------------------
@@ -135,11 +229,16 @@ for f in "${files[@]}"; do
 done
 
 # Debian's kernel .deb ships no modules.dep; build-initramfs.sh needs one.
-if [[ ! -s $ROOT/lib/modules/$kver/modules.dep ]]; then
-    say "depmod $kver"
-    depmod -b "$ROOT" "$kver"
-fi
-[[ -s $ROOT/boot/vmlinuz-$kver ]] || die "$ROOT/boot/vmlinuz-$kver missing after unpacking"
-
+mkdir -p "$CACHE/kernels"
+for k in "${KERNELS[@]}"; do
+    read -r s p _ <<<"$k"
+    v=${p#linux-image-}
+    if [[ ! -s $ROOT/lib/modules/$v/modules.dep ]]; then
+        say "depmod $v"
+        depmod -b "$ROOT" "$v"
+    fi
+    [[ -s $ROOT/boot/vmlinuz-$v ]] || die "$ROOT/boot/vmlinuz-$v missing after unpacking"
+    echo "$v" >"$CACHE/kernels/$s"
+    echo "kernel $s: $v (Image: $ROOT/boot/vmlinuz-$v)"
+done
 echo "$kver" >"$CACHE/kernel-version"
-echo "kernel $kver (Image: $ROOT/boot/vmlinuz-$kver)"

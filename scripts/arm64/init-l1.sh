@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=dash
 # scripts/arm64/init-l1.sh: /init of the L1 initramfs (build-initramfs.sh
 # copies it in). Owns the L1 guest from boot to power-off: mounts, modules,
@@ -29,9 +30,24 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
+
+# load_module PATH: insmod /lib/modules/PATH. Kernels whose modules are
+# xz-compressed (Debian's 6.12) get them unpacked first: busybox's insmod
+# would try finit_module on the .xz (the kernel logs "Invalid ELF header
+# magic" for each) before decompressing it itself.
+load_module() {
+    case $1 in
+    *.ko.xz)
+        xzcat "/lib/modules/$1" >/tmp/module.ko && insmod /tmp/module.ko
+        rc=$?
+        rm -f /tmp/module.ko
+        return $rc ;;
+    *) insmod "/lib/modules/$1" ;;
+    esac
+}
 # load-order: module paths, dependencies first (resolved at build time).
 while read -r m; do
-    insmod "/lib/modules/$m" || error "insmod $m failed"
+    load_module "$m" || error "insmod $m failed"
 done </lib/modules/load-order
 
 scenario='' gic='' shell=0

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=dash
 # scripts/arm64/init-l2.sh: /init of the L2 initramfs (build-initramfs.sh
 # copies it to /l2/initramfs in L1). Owns the L2 guest from boot to power-off.
@@ -23,8 +24,23 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
+
+# load_module PATH: insmod /lib/modules/PATH. Kernels whose modules are
+# xz-compressed (Debian's 6.12) get them unpacked first: busybox's insmod
+# would try finit_module on the .xz (the kernel logs "Invalid ELF header
+# magic" for each) before decompressing it itself.
+load_module() {
+    case $1 in
+    *.ko.xz)
+        xzcat "/lib/modules/$1" >/tmp/module.ko && insmod /tmp/module.ko
+        rc=$?
+        rm -f /tmp/module.ko
+        return $rc ;;
+    *) insmod "/lib/modules/$1" ;;
+    esac
+}
 while read -r m; do
-    insmod "/lib/modules/$m" || echo "KVMMIO-L2-ERROR: insmod $m failed"
+    load_module "$m" || echo "KVMMIO-L2-ERROR: insmod $m failed"
 done </lib/modules/load-order
 
 # console=hvc0: hvc0 exists only now that virtio_console (a module) has

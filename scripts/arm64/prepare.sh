@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Prepares the arm64 platform for `make check`: fetches the Debian arm64
 # packages (cached), cross-builds kvmmio's arm64 binaries, and packs them into
 # an L1 initramfs.
 #
-#   scripts/arm64/prepare.sh OUTDIR
-#     -> OUTDIR/build (the arm64 build tree), OUTDIR/l1-initramfs.cpio.gz
+#   scripts/arm64/prepare.sh OUTDIR [--kernels L1:L2]...
+#     -> OUTDIR/build (the arm64 build tree), OUTDIR/repro (the stale-code
+#        scenario's reproducers), OUTDIR/l1-initramfs.cpio.gz
+#        (L1 and L2 on the default kernel, 6.1 on Debian 12), and for each
+#        --kernels L1:L2 (kernel series, e.g. 6.12:6.1) another initramfs,
+#        OUTDIR/l1-initramfs-l1-L1-l2-L2.cpio.gz, whose L1 boots L1 and whose
+#        L2 is L2 (tests/arm64/platform-test.sh --kernels L1:L2 runs it)
 #
 # Where the platform's tools cannot be had (no qemu-system-aarch64 or no
 # cross compiler), it writes OUTDIR/unavailable with the reason and exits 0:
@@ -12,7 +18,19 @@
 # KVMMIO_REQUIRE_ARM64=1, as in CI).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:?usage: prepare.sh OUTDIR}
+out=${1:?usage: prepare.sh OUTDIR [--kernels L1:L2]...}
+shift
+combos=() series=()
+while (($#)); do
+  case $1 in
+  --kernels)
+    [[ ${2:-} =~ ^([0-9]+\.[0-9]+):([0-9]+\.[0-9]+)$ ]] ||
+      { echo "prepare.sh: --kernels wants L1:L2 kernel series, e.g. 6.12:6.1" >&2; exit 2; }
+    combos+=("$2") series+=(--kernel "${BASH_REMATCH[1]}" --kernel "${BASH_REMATCH[2]}")
+    shift 2 ;;
+  *) echo "prepare.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$out"
 rm -f "$out/unavailable"
 
@@ -24,13 +42,22 @@ for tool in qemu-system-aarch64 aarch64-linux-gnu-g++; do
   fi
 done
 
-"$src/scripts/arm64/fetch-packages.sh"
+"$src/scripts/arm64/fetch-packages.sh" "${series[@]}"
 "$src/scripts/build-arm64.sh" "$out/build"
 bins=()
 # A clean make environment: under `make check` the outer MAKEFLAGS would add
 # "Entering directory" lines to the list.
 for b in $(env -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory -C "$out/build" print-platform-binaries); do
   bins+=(--bin "$out/build/$b")
+done
+# The reproducers of the stale-code scenario: standalone C, no kvmmio code.
+mkdir -p "$out/repro"
+for r in stale-vm-code tcg-smc-repro; do
+  if [ ! "$out/repro/$r" -nt "$src/tests/arm64/repro/$r.c" ]; then
+    aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -pthread \
+      -o "$out/repro/$r" "$src/tests/arm64/repro/$r.c"
+  fi
+  bins+=(--bin "$out/repro/$r")
 done
 # The main job's driver (bench/net-compare.sh) runs in L1 like on an arm64
 # host; tcp_rr's server runs in L2.
@@ -42,3 +69,7 @@ for h in "$src"/tests/arm64/l2-hooks/*.sh; do
   bins+=(--l2-hook "$h")
 done
 "$src/scripts/arm64/build-initramfs.sh" --out "$out/l1-initramfs.cpio.gz" "${bins[@]}"
+for c in "${combos[@]}"; do
+  "$src/scripts/arm64/build-initramfs.sh" --l1-kernel "${c%:*}" --l2-kernel "${c#*:}" \
+    --out "$out/l1-initramfs-l1-${c%:*}-l2-${c#*:}.cpio.gz" "${bins[@]}"
+done

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/arm64/run.sh: runs one scenario of the arm64 test platform: boots
 # L1 (Debian's arm64 kernel, KVM at EL2) in qemu-system-aarch64 under TCG,
 # runs tests/arm64/scenarios/NAME.sh there and brings its verdict and result
@@ -27,7 +28,9 @@ Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
   --results DIR      where result files land (default \$CACHE/results/NAME).
                      The runner empties DIR first; it refuses a non-empty DIR
                      it did not create (marker file .kvmmio-results)
-  --initramfs FILE   L1 initramfs (default \$CACHE/l1-initramfs.cpio.gz)
+  --initramfs FILE   L1 initramfs (default \$CACHE/l1-initramfs.cpio.gz); L1
+                     boots the kernel FILE.kernels names (build-initramfs.sh
+                     --l1-kernel), else the default kernel
   --smp N            L1 vCPUs (default 2)
   --mem MB           L1 memory (default 2048)
   --quiet            console only to the log file, not to stdout
@@ -90,9 +93,16 @@ if [[ -n $scenario ]]; then
 fi
 command -v qemu-system-aarch64 >/dev/null ||
     die "qemu-system-aarch64 missing: run scripts/arm64/fetch-packages.sh"
-kernel=$ROOT/boot/vmlinuz-$(kernel_version)
-[[ -s $kernel ]] || die "no kernel $kernel: run scripts/arm64/fetch-packages.sh"
 [[ -s $initramfs ]] || die "no initramfs $initramfs: run scripts/arm64/build-initramfs.sh"
+# The L1 kernel is the one whose modules the initramfs carries.
+l1_release='' l2_release=''
+if [[ -s $initramfs.kernels ]]; then
+    l1_release=$(awk '$1 == "l1" { print $2 }' "$initramfs.kernels")
+    l2_release=$(awk '$1 == "l2" { print $2 }' "$initramfs.kernels")
+fi
+l1_release=${l1_release:-$(kernel_version "")}
+kernel=$ROOT/boot/vmlinuz-$l1_release
+[[ -s $kernel ]] || die "no kernel $kernel (named by $initramfs.kernels): run scripts/arm64/fetch-packages.sh --kernel SERIES"
 for f in "$REPO"/tests/arm64/lib.sh "$REPO"/tests/arm64/scenarios/*.sh \
     "$REPO"/scripts/arm64/init-l[12].sh; do
     [[ $f -nt $initramfs ]] &&
@@ -120,13 +130,18 @@ append="console=ttyAMA0 panic=-1 rdinit=/init quiet kvmmio.gic=$gic"
 ((interactive)) && append+=" kvmmio.shell=1"
 for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
 # The known-good L1 command line (docs/arm64-platform.md); pauth-impdef=on
-# makes pointer authentication ~2.7x cheaper to emulate. -nic none: L1 needs
-# no network card, and QEMU's default one would need a ROM file (ipxe-qemu)
-# that nothing else here uses.
+# makes pointer authentication ~2.7x cheaper to emulate. sve=off: QEMU's TCG
+# invalidates translated code after an SVE store to a code page only where
+# the store's first byte lands, so L1 programs whose memcpy is glibc's SVE
+# one (kvmmio loading a guest) leave stale translations behind, and a later
+# L2 guest on the reused page runs the previous guest's code ("Stale guest
+# code", docs/arm64-platform.md). -nic none: L1 needs no network card, and
+# QEMU's default one would need a ROM file (ipxe-qemu) that nothing else
+# here uses.
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(qemu-system-aarch64
     -machine "virt,virtualization=on,gic-version=$gic"
-    -cpu max,pauth-impdef=on -smp "$smp" -m "$mem" -accel tcg,thread=multi
+    -cpu max,pauth-impdef=on,sve=off -smp "$smp" -m "$mem" -accel tcg,thread=multi
     -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initramfs" -append "$append"
     -drive "file=$disk,format=raw,if=none,id=results"
     -device virtio-blk-device,drive=results)
@@ -167,7 +182,7 @@ if ((interactive)); then
 fi
 
 : >"$log"
-say "scenario $scenario, gic $gic, timeout ${timeout}s, log $log"
+say "scenario $scenario, gic $gic, L1 kernel $l1_release${l2_release:+, L2 kernel $l2_release}, timeout ${timeout}s, log $log"
 setsid "${qemu[@]}" </dev/null >"$log" 2>&1 &
 qpid=$!
 if ((!quiet)); then

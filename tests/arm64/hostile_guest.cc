@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // hostile_guest: a program for the L2 guest of the arm64 platform's
 // hostile-guest scenario (tests/arm64/scenarios/hostile-guest.sh). It
 // plays the guest of issue #13 against kvmmio's own devices, from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=sh
 # tests/arm64/lib.sh: helpers for arm64 scenarios. In L1 it is
 # /kvmmio/lib.sh; a scenario starts with `. /kvmmio/lib.sh`.
@@ -68,13 +69,13 @@ write_cases() {
 #                             the run failed (kvmmio's exit status, or L2 never
 #                             printed KVMMIO-L2-NET-DONE)
 stats_counter() {
-    sed -n "s/^ *\"$2\": \([0-9]*\),\{0,1\}\$/\1/p" "$1" | head -n 1
+    jq -r --arg k "$2" 'first(.. | objects | select(has($k)) | .[$k]) // empty' "$1"
 }
 l2_marker() {
     sed -n "s/^KVMMIO-L2-$2: //p" "$1" | tr -d '\r' | head -n 1
 }
 guest_errors_total() {
-    sed -n 's/^ *"guest_errors": \([0-9]*\),\{0,1\}$/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'
+    jq '[.devices[].counters.guest_errors // 0] | add // 0' "$1"
 }
 start_l2_net() {
     : >"$1.console"
@@ -114,10 +115,7 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # device_counter FILE DEVICE KEY: the counter KEY of device DEVICE ("uart0",
 # "console0", "net0") in a --stats document.
 device_counter() {
-    awk -v dev="\"name\": \"$2\"," -v key="\"$3\":" '
-        index($0, dev) { on = 1; next }
-        on && index($0, "\"name\":") { exit }  # the next device: DEVICE has no KEY
-        on && index($0, key) { gsub(/[^0-9]/, "", $2); print $2; exit }' "$1"
+    jq -r --arg d "$2" --arg k "$3" '.devices[] | select(.name == $d) | .counters[$k] // empty' "$1"
 }
 
 # running PID: true while PID exists and has not exited (a zombie waiting

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Architecture-neutral parts of TestMachine: the test device, the run loop
 // with its watchdog, guest loading.
 #include "test_machine.h"
@@ -6,6 +7,8 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+
+#include "kvmmio/base/thread_name.h"
 
 namespace kvmmio::test {
 
@@ -61,6 +64,7 @@ TestMachine::~TestMachine() = default;
 
 KickAfter::KickAfter(Vcpu& vcpu, std::chrono::milliseconds timeout)
     : thread_([this, &vcpu, timeout] {
+        name_this_thread("watchdog");
         std::unique_lock lock(mutex_);
         if (!cv_.wait_for(lock, timeout, [this] { return done_; })) {
           fired_ = true;
@@ -79,6 +83,7 @@ KickAfter::~KickAfter() {
 
 WorkerThread::WorkerThread()
     : thread_([this] {
+        name_this_thread("vcpu0");
         for (;;) {
           std::function<void()> work;
           {
@@ -127,7 +132,9 @@ Report TestMachine::next_report(const KickAfter* watchdog) {
       case VcpuExit::Kind::kIo: {
         // x86 guests report through ports 0xf4 (done), 0xf5 (ready), 0xf6 (irq).
         if (!ex.io_out) break;
-        const uint64_t value = vcpu().io_data()[0];
+        uint64_t value = 0;  // the port write's bytes (outb: 1, outl: 4)
+        const auto data = vcpu().io_data();
+        std::memcpy(&value, data.data(), std::min<size_t>(data.size(), sizeof(value)));
         if (ex.io_port == 0xf4) return {Report::Kind::kDone, value};
         if (ex.io_port == 0xf5) return {Report::Kind::kReady, value};
         if (ex.io_port == 0xf6) return {Report::Kind::kIrq, value};

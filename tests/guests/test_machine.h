@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TestMachine: a minimal VM for the KVM-layer tests and benchmarks on real
 // /dev/kvm: RAM, one vCPU, the architecture's in-kernel interrupt controller,
 // and the small guest programs of tests/guests/<arch>/*.S.
@@ -124,6 +125,10 @@ class TestMachine {
   // then a kDone report.
   void load_store_loop(uint32_t value, uint32_t count);
 
+  // The load-loop guest: `count` 32-bit loads from kTestDeviceBase +
+  // `offset`, then a kDone report whose value is their 32-bit sum.
+  void load_load_loop(uint64_t offset, uint32_t count);
+
   // The interrupt guest for `gsi`: it enables that interrupt in the
   // controller and reports kReady; each interrupt it takes is reported as
   // kIrq with what it acknowledged (x86: the PIC in-service bitmask; arm64:
@@ -141,10 +146,10 @@ class TestMachine {
 
   // Runs `fn` on the machine's own vCPU thread, as a VMM runs each vCPU on
   // a thread of its own. Every vCPU ioctl of this machine (create, init,
-  // registers, KVM_RUN) happens there, and the thread dies with the machine:
-  // on the nested Debian 6.1 L1, a thread that set up a vCPU which later
-  // blocked in WFI corrupts vCPUs it sets up afterwards (they lose the PC
-  // advance of in-kernel MMIO; docs/arm64-platform.md, "Known L1 issues").
+  // registers, KVM_RUN) happens there, and the thread dies with the machine.
+  // (Once thought to avoid a nested-L1 fault; the fault was QEMU running
+  // stale guest code, docs/arm64-platform.md "Known L1 issues", and the
+  // thread per VM stays because it is how a VMM runs vCPUs.)
   template <typename F>
   auto on_vcpu_thread(F&& fn) -> decltype(fn()) {
     return vcpu_thread_.run(std::forward<F>(fn));

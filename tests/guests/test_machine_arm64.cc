@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TestMachine on arm64: 2 MiB of RAM at 1 GiB, a vGICv3 or vGICv2, guests
 // entered at EL1h with interrupts masked, the test device at 0x0a000000.
 // The layout follows QEMU's virt machine, which Linux knows well.
@@ -7,6 +8,7 @@
 
 extern "C" const char arm64_guest_store_loop[], arm64_guest_store_loop_end[];
 extern "C" const char arm64_guest_irq_v3[], arm64_guest_irq_v3_end[];
+extern "C" const char arm64_guest_load_loop[], arm64_guest_load_loop_end[];
 extern "C" const char arm64_guest_irq_v2[], arm64_guest_irq_v2_end[];
 
 namespace kvmmio::test {
@@ -47,6 +49,15 @@ void TestMachine::load_store_loop(uint32_t value, uint32_t count) {
   on_vcpu_thread([&] {
     vcpu().set_one_reg(arm64::reg_x(0), notify_addr());
     vcpu().set_one_reg(arm64::reg_x(1), value);
+    vcpu().set_one_reg(arm64::reg_x(2), count);
+    vcpu().set_one_reg(arm64::reg_x(3), kTestDeviceBase + kReportOffset);
+  });
+}
+
+void TestMachine::load_load_loop(uint64_t offset, uint32_t count) {
+  load_program(guest_code(arm64_guest_load_loop, arm64_guest_load_loop_end));
+  on_vcpu_thread([&] {
+    vcpu().set_one_reg(arm64::reg_x(0), kTestDeviceBase + offset);
     vcpu().set_one_reg(arm64::reg_x(2), count);
     vcpu().set_one_reg(arm64::reg_x(3), kTestDeviceBase + kReportOffset);
   });

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TestMachine on x86-64: 512 KiB of RAM at 0 (below the device), in-kernel PIC/IOAPIC/LAPIC,
 // real-mode guests loaded at 0:0x1000, the test device at 0xd0000.
 #include <stdexcept>
@@ -7,6 +8,7 @@
 
 extern "C" const char x86_guest_store_loop[], x86_guest_store_loop_end[];
 extern "C" const char x86_guest_irq[], x86_guest_irq_end[];
+extern "C" const char x86_guest_load_loop[], x86_guest_load_loop_end[];
 
 namespace kvmmio::test {
 
@@ -34,6 +36,18 @@ void TestMachine::load_store_loop(uint32_t value, uint32_t count) {
   regs.rcx = count;
   regs.rdi = kNotifyOffset;
   x86::set_regs(vcpu(), regs);
+  });
+}
+
+void TestMachine::load_load_loop(uint64_t offset, uint32_t count) {
+  on_vcpu_thread([&] {
+    load(guest_code(x86_guest_load_loop, x86_guest_load_loop_end), kLoadIp);
+    x86::setup_real_mode(vcpu(), 0, kLoadIp);
+    x86::set_real_segment(vcpu(), x86::Seg::kEs, static_cast<uint16_t>(kTestDeviceBase >> 4));
+    x86::Regs regs;
+    regs.rcx = count;
+    regs.rdi = offset;
+    x86::set_regs(vcpu(), regs);
   });
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // arm64 only, on real KVM/ARM (the nested platform, or a board): vGIC
 // creation for the version the host offers and a clear error for the one it
 // does not; vCPU init with PSCI 0.2 and secondaries started by the guest.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // ioeventfd and irqfd on real /dev/kvm, with guests that really store and
 // really take interrupts. The same tests run on x86-64 (this machine) and
 // on arm64 (inside the nested KVM/ARM platform, vGICv3 and vGICv2).

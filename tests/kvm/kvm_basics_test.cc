@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Kvm, Vm and Vcpu basics on real /dev/kvm: capabilities, memory slots,
 // error messages, notify_fds.
 #include <gtest/gtest.h>

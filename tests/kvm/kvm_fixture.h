@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // KvmTest: the fixture of every test that needs real /dev/kvm.
 //
 // The policy, the same on a developer's machine and in CI:

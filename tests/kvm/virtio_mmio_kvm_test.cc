@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The virtio-mmio transport on real /dev/kvm: a guest's QueueNotify stores
 // reach the queue handler through the ioeventfd with no MMIO exit (or, in
 // notify=trap mode, through exits), and the device's interrupts reach the

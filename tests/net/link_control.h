@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // What an administrator does to a VMM's tap behind its back, for the fault
 // tests: delete the interface (as `ip link del NAME`: RTM_DELLINK) and
 // create a persistent tap of that name again (as `ip tuntap add NAME mode

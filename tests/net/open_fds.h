@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // open_fds(): how many fds this process has open, for tests that check a
 // set-up and tear-down cycle leaks none.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // PacketSocket: an AF_PACKET socket bound to one interface, for tests to see
 // the frames a tap carries and to send frames into it from the host side.
 // Frames use the local-experimental EtherType 0x88b5 so that the kernel's own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Tap on this machine's real /dev/net/tun: creation, attachment errors,
 // vnet header and offload settings, link state, and frames crossing it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VhostNet against the kernel's real vhost-net and a real tap, with rings
 // built in guest memory as a virtio-net driver builds them (no VM needed:
 // vhost moves data between this process's memory and the tap). Only where
@@ -41,7 +42,7 @@ class VhostNetTest : public ::testing::Test {
     return m;
   }
 
-  // The whole set-up order of design-points.md, for one queue pair.
+  // The whole set-up order of docs/virtio-net.md ("Backends"), for one queue pair.
   void start(VhostNet& vhost, Tap& tap, uint16_t rx_next = 0, uint16_t tx_next = 0, int tx_err = -1) {
     vhost.set_features(1ull << spec::kFVersion1);
     vhost.set_mem_table(memory);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // DeviceLock: how device threads on the event loop take a device's lock.
 // Waiting must sleep (not spin) while a vCPU holds the lock, and give up
 // promptly once told to stop, because a reset holds the lock while it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // EventLoop: dispatch, and registrations that can be dropped at any time.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // GsiRouting: the table that is resent whole on every change.
 #include <gtest/gtest.h>
 

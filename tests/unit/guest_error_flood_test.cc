@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // A guest that repeats a mistake as fast as it can: every message it
 // causes is counted and printed rate-limited (GuestErrorLog's rule: the
 // first kBurst, then one in kEvery), so 10,000 attempts print a few dozen

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The checked guest-memory accessor: a property test over many random ranges
 // (including ones built to wrap or straddle), plus the edge cases by name.
 #include <gtest/gtest.h>

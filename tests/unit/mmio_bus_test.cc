@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioBus: claims, overlap refusal, dispatch with offsets, unclaimed accesses.
 #include <gtest/gtest.h>
 

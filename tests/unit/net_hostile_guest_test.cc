@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // virtio-net's userspace backend against a hostile guest, over the
 // socketpair stand-in of a tap (tests/virtio/socket_net.h): what the guest
 // can make the VMM hold, and that the limits are counted guest errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // net_report's arithmetic and grouping: medians, spread, baselines, per-GB
 // counters, failed runs, config order. Expected numbers are worked out by
 // hand in the comments.

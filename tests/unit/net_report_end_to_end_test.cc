@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // net_report end to end on files: a raw file and its micro JSON in a
 // scratch directory, through read_raw_file, aggregate and the renderers;
 // the JSON is read back and its key numbers checked.
@@ -5,7 +6,8 @@
 
 #include <fstream>
 
-#include "bench/report/json_value.h"
+#include <nlohmann/json.hpp>
+
 #include "bench/report/raw_parser.h"
 #include "bench/report/render_json.h"
 #include "bench/report/render_text.h"
@@ -15,6 +17,8 @@
 
 namespace kvmmio::report {
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 class NetReportEndToEnd : public ::testing::Test {
  protected:
@@ -30,52 +34,52 @@ class NetReportEndToEnd : public ::testing::Test {
 };
 
 TEST_F(NetReportEndToEnd, JsonReadsBackWithTheExpectedNumbers) {
-  const JsonValue j = parse_json(render_json(report_, "sample"));
-  EXPECT_EQ(j["schema_version"].number(), 1);
-  EXPECT_EQ(j["title"].string(), "sample");
-  EXPECT_EQ(j["meta"]["kernel"].string(), "6.1.0-57-arm64");
-  EXPECT_EQ(j["meta"]["gic"].string(), "3");
+  const Json j = Json::parse(render_json(report_, "sample"));
+  EXPECT_EQ(j["schema_version"].get<double>(), 1);
+  EXPECT_EQ(j["title"].get<std::string>(), "sample");
+  EXPECT_EQ(j["meta"]["kernel"].get<std::string>(), "6.1.0-57-arm64");
+  EXPECT_EQ(j["meta"]["gic"].get<std::string>(), "3");
 
-  ASSERT_EQ(j["iperf"].array().size(), 3u);
-  const JsonValue& host = j["iperf"][0];
-  EXPECT_EQ(host["config"].string(), "host");
-  EXPECT_EQ(host["mtu"].number(), 1500);
-  EXPECT_EQ(host["streams"].number(), 1);
-  EXPECT_EQ(host["runs_ok"].number(), 3);
-  EXPECT_EQ(host["median_gbps"].number(), 11);
-  EXPECT_EQ(host["min_gbps"].number(), 10);
-  EXPECT_EQ(host["max_gbps"].number(), 12);
-  EXPECT_DOUBLE_EQ(host["spread_pct"].number(), 200.0 / 11);
-  EXPECT_EQ(host["bytes"].number(), 20625000000.0);
+  ASSERT_EQ(j["iperf"].size(), 3u);
+  const Json& host = j["iperf"][0];
+  EXPECT_EQ(host["config"].get<std::string>(), "host");
+  EXPECT_EQ(host["mtu"].get<double>(), 1500);
+  EXPECT_EQ(host["streams"].get<double>(), 1);
+  EXPECT_EQ(host["runs_ok"].get<double>(), 3);
+  EXPECT_EQ(host["median_gbps"].get<double>(), 11);
+  EXPECT_EQ(host["min_gbps"].get<double>(), 10);
+  EXPECT_EQ(host["max_gbps"].get<double>(), 12);
+  EXPECT_DOUBLE_EQ(host["spread_pct"].get<double>(), 200.0 / 11);
+  EXPECT_EQ(host["bytes"].get<double>(), 20625000000.0);
   EXPECT_TRUE(host["per_gb"].is_null());
 
-  const JsonValue& trap = j["iperf"][2];
-  EXPECT_EQ(trap["config"].string(), "user-trap");
-  EXPECT_EQ(trap["runs_ok"].number(), 2);
-  EXPECT_EQ(trap["runs_failed"].number(), 1);
-  EXPECT_EQ(trap["median_gbps"].number(), 2.5);
-  EXPECT_EQ(trap["ratio_to_user_trap"].number(), 1);
-  EXPECT_EQ(trap["per_gb"]["vcpu_exits"].number(), 500000);
-  EXPECT_EQ(trap["per_gb"]["vmm_irqs"].number(), 6000);
-  EXPECT_EQ(trap["per_gb"]["injected"].number(), 4000);
-  EXPECT_EQ(trap["per_gb"]["relayed"].number(), 2000);
-  EXPECT_EQ(j["iperf"][1]["ratio_to_user_trap"].number(), 3.5);
+  const Json& trap = j["iperf"][2];
+  EXPECT_EQ(trap["config"].get<std::string>(), "user-trap");
+  EXPECT_EQ(trap["runs_ok"].get<double>(), 2);
+  EXPECT_EQ(trap["runs_failed"].get<double>(), 1);
+  EXPECT_EQ(trap["median_gbps"].get<double>(), 2.5);
+  EXPECT_EQ(trap["ratio_to_user_trap"].get<double>(), 1);
+  EXPECT_EQ(trap["per_gb"]["vcpu_exits"].get<double>(), 500000);
+  EXPECT_EQ(trap["per_gb"]["vmm_irqs"].get<double>(), 6000);
+  EXPECT_EQ(trap["per_gb"]["injected"].get<double>(), 4000);
+  EXPECT_EQ(trap["per_gb"]["relayed"].get<double>(), 2000);
+  EXPECT_EQ(j["iperf"][1]["ratio_to_user_trap"].get<double>(), 3.5);
 
-  ASSERT_EQ(j["rr"].array().size(), 2u);
-  EXPECT_EQ(j["rr"][1]["median_p50_us"].number(), 100);
-  EXPECT_EQ(j["rr"][1]["p50_ratio_to_host"].number(), 2.5);
+  ASSERT_EQ(j["rr"].size(), 2u);
+  EXPECT_EQ(j["rr"][1]["median_p50_us"].get<double>(), 100);
+  EXPECT_EQ(j["rr"][1]["p50_ratio_to_host"].get<double>(), 2.5);
 
-  ASSERT_EQ(j["micro"].array().size(), 1u);
-  const JsonValue& micro = j["micro"][0];
-  EXPECT_EQ(micro["platform"].string(), "host-x86_64");
-  EXPECT_EQ(micro["file"].string(), "micro.json");
-  EXPECT_EQ(micro["us"]["irq_line_relay"].number(), 30);
-  EXPECT_EQ(micro["mmio_exit_per_ioeventfd"].number(), 4);  // 10 / 2.5
-  EXPECT_EQ(micro["irq_line_relay_per_irqfd"].number(), 1.2);  // 30 / 25
+  ASSERT_EQ(j["micro"].size(), 1u);
+  const Json& micro = j["micro"][0];
+  EXPECT_EQ(micro["platform"].get<std::string>(), "host-x86_64");
+  EXPECT_EQ(micro["file"].get<std::string>(), "micro.json");
+  EXPECT_EQ(micro["us"]["irq_line_relay"].get<double>(), 30);
+  EXPECT_EQ(micro["mmio_exit_per_ioeventfd"].get<double>(), 4);  // 10 / 2.5
+  EXPECT_EQ(micro["irq_line_relay_per_irqfd"].get<double>(), 1.2);  // 30 / 25
 
-  ASSERT_EQ(j["failures"].array().size(), 1u);
-  EXPECT_EQ(j["failures"][0]["reason"].string(), "iperf3_timeout");
-  EXPECT_EQ(j["failures"][0]["source"].string(), dir_.file("raw.txt") + ":10");
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_EQ(j["failures"][0]["reason"].get<std::string>(), "iperf3_timeout");
+  EXPECT_EQ(j["failures"][0]["source"].get<std::string>(), dir_.file("raw.txt") + ":10");
 }
 
 TEST_F(NetReportEndToEnd, TextHasEveryTable) {

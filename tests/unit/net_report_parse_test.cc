@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // net_report's raw-file parser: valid records of each kind, and each kind of
 // malformed input refused with its file and line.
 #include <gtest/gtest.h>
@@ -191,7 +192,10 @@ TEST(NetReportParse, MicroFileErrorsNameTheRecordAndTheFile) {
   EXPECT_EQ(micro_error(R"({"arch":"x86_64"})"), "raw:1: " + path + ": no \"us\" member");
   EXPECT_EQ(micro_error(R"({"arch":"x86_64","stores":[1],"us":{"a":1}})"),
             "raw:1: " + path + ": \"stores\" is not a number");
-  EXPECT_EQ(micro_error(R"({"arch":"x86_64","us":{"a":1})"), "raw:1: " + path + ": line 1: expected '}'");
+  const std::string truncated = micro_error(R"({"arch":"x86_64","us":{"a":1})");
+  EXPECT_EQ(truncated.rfind("raw:1: " + path + ": not JSON: ", 0), 0u) << truncated;
+  EXPECT_NE(truncated.find("line 1, column 30"), std::string::npos) << truncated;
+  EXPECT_NE(truncated.find("expected '}'"), std::string::npos) << truncated;
   EXPECT_EQ(micro_error("[1]"), "raw:1: " + path + ": expected a JSON object");
 
   std::ofstream(path) << test::kMicroJson;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Shared by the net_report tests: parsing raw text held in a string, and a
 // small raw file like the main job writes, with numbers chosen so that the
 // expected medians, ratios and per-GB figures are exact.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The PL011 model driven as Linux's amba-pl011 driver and earlycon drive
 // it: flags, TX to the sink, the RX FIFO with its trigger level, interrupt
 // status and the level line, the ID registers, guest errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Every malformed ring the issue lists, built by a hostile driver: the queue
 // must yield no chain, report the error once to its fault sink, stay broken,
 // and never loop or leave guest RAM (the fuzzer adds ASan to that).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // SplitQueue on well-formed rings: chains, used elements, wrap-around and
 // notification suppression both ways (virtio 1.2 2.7.7, 2.7.10).
 #include <gtest/gtest.h>

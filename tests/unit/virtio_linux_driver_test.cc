@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The transport driven exactly as Linux's virtio_mmio driver drives it, for
 // both register layouts: probe, reset, feature negotiation, queue set-up,
 // DRIVER_OK, buffers, notify, interrupt and InterruptACK, queue teardown,

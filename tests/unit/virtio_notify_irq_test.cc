@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Notifies and interrupts without KVM: queue notifies through (fake)
 // ioeventfds polled by the EventLoop, notify fds handed to a backend, the trap
 // path, and InterruptStatus in irq=irqfd (bypass) and irq=relay modes.

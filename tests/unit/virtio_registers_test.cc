@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The register file's access rules (virtio 1.2 4.2.2, 4.2.2.2, 4.2.4): what
 // each layout has, directions, widths, the config window, ConfigGeneration.
 // Every refused access is a counted guest error and changes nothing.

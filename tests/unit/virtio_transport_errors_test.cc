@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // What a hostile driver gets from the transport: refused queue set-ups and
 // malformed rings end in DEVICE_NEEDS_RESET (with a configuration change
 // interrupt once DRIVER_OK is set, 2.1.2), registers written at the wrong

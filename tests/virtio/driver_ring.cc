@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // DriverRing: a split ring written from the driver's side.
 #include "driver_ring.h"
 

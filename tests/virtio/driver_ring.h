@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // DriverRing: the driver's side of a split virtqueue, built in real guest
 // memory the way Linux's virtio_ring does it (vring_init layout, free-running
 // indices, release before publishing avail idx), plus raw writers so tests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // EchoDevice: echoes each chain's readable bytes into its writable part.
 #include "echo_device.h"
 

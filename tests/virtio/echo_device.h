@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // EchoDevice: a small VirtioDevice for tests, the fuzzer and the KVM tests.
 // Each VMM-owned queue echoes: the bytes of a chain's device-readable part
 // are copied into its device-writable part, the chain is returned with the

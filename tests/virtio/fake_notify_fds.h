@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // FakeNotifyFds: stands in for KVM's ioeventfds in tests without /dev/kvm.
 // attach() hands out plain eventfds and records where KVM would have matched
 // (address, datamatch); a test "is the guest" by signalling them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TransportHarness: a transport in front of an EchoDevice over real guest
 // memory (memfd RAM, no KVM), with the interrupt as a plain eventfd and,
 // optionally, fake ioeventfds polled by a real EventLoop. Unit tests drive
@@ -33,6 +34,7 @@ struct TransportHarness {
     EchoDevice::Options device{};
     bool ioeventfds = false;  // wire FakeNotifyFds + EventLoop
     bool loop = false;        // an EventLoop even without notify fds (irq=relay)
+    RegisterMirror::CacheClean mirror_clean = {};  // regs=mirror: watch the cleans
   };
 
   explicit TransportHarness(Config config) {
@@ -47,7 +49,8 @@ struct TransportHarness {
                      .base = kBase,
                      .notify_fds = config.ioeventfds ? &notify_fds : nullptr,
                      .loop = loop.get(),
-                     .name = "test-virtio"},
+                     .name = "test-virtio",
+                     .mirror_clean = config.mirror_clean},
         config.options);
     device->set_interrupt(&transport->interrupt());
     driver = std::make_unique<MmioDriver>(*transport);

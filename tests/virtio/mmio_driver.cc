@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioDriver: Linux's virtio_mmio register sequences, step by step.
 #include "mmio_driver.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioDriver: drives a virtio-mmio register file exactly as Linux's
 // drivers/virtio/virtio_mmio.c (and the virtio core around it) does: the
 // same registers, in the same order, with the same widths. Each method names

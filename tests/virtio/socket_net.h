@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // SocketNet: a VirtioNet with the userspace backend whose tap is the
 // socketpair stand-in (Tap::socketpair()), behind a transport, driven by
 // MmioDriver and DriverRing in real memfd guest RAM. The test holds the

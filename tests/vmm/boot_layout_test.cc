@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Placement of kernel, initrd and DTB (booting.rst): alignment, no
 // overlaps, the 32 GiB window, and a "--mem" advice that really fits.
 #include "vmm/boot_layout.h"

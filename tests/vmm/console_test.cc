@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Console plumbing: bytes from an input fd reach the UART's RX FIFO in
 // order and none are dropped when the guest reads slowly; Ctrl-A escapes;
 // end of input; a regular file as input; output to an fd.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Each device's --stats counters: the keys, in the order the JSON has
 // always had them (scripts and the report parser read them), and values
 // taken from the right places.
@@ -25,18 +26,22 @@ uint64_t value(const Counters& c, const std::string& key) {
 
 const std::vector<std::string> kVirtioKeys = {
     "guest_errors",     "notifies_trapped", "notifies_polled", "interrupts_injected",
-    "interrupts_relayed", "config_interrupts", "needs_reset",   "transport_version",
-    "notify_ioeventfd", "irq_relay"};
+    "interrupts_relayed", "config_interrupts", "needs_reset",   "register_reads",
+    "mirror_updates",   "interrupt_acks_in_kernel", "transport_version", "notify_ioeventfd",
+    "irq_relay",        "regs_mirror"};
 
-TEST(DeviceStats, AVirtioSlotReportsItsTransportThenItsSettings) {
+TEST(DeviceStats, AVirtioSlotReportsItsTransportThenTheKernelsThenItsSettings) {
   virtio::TransportCounters t;
   t.guest_errors = 1;
   t.notifies_polled = 5;
   t.needs_reset = 2;
+  t.register_reads = 9;
+  SlotKernelCounters k;
+  k.interrupt_acks_in_kernel = 11;
   virtio::TransportOptions o;
   o.version = virtio::kVersionLegacy;
   o.irq = virtio::IrqMode::kRelay;
-  const Counters c = virtio_counters(t, slot_settings(o, virtio::NotifyMode::kTrap));
+  const Counters c = virtio_counters(t, k, slot_settings(o, virtio::NotifyMode::kTrap, /*regs_mirror=*/true));
   EXPECT_EQ(keys(c), kVirtioKeys);
   EXPECT_EQ(value(c, "guest_errors"), 1u);
   EXPECT_EQ(value(c, "notifies_polled"), 5u);
@@ -44,10 +49,14 @@ TEST(DeviceStats, AVirtioSlotReportsItsTransportThenItsSettings) {
   EXPECT_EQ(value(c, "transport_version"), 1u);
   EXPECT_EQ(value(c, "notify_ioeventfd"), 0u);
   EXPECT_EQ(value(c, "irq_relay"), 1u);
-  const Counters d = virtio_counters(t, slot_settings({}, virtio::NotifyMode::kIoEventFd));
+  EXPECT_EQ(value(c, "register_reads"), 9u);
+  EXPECT_EQ(value(c, "interrupt_acks_in_kernel"), 11u);
+  EXPECT_EQ(value(c, "regs_mirror"), 1u);
+  const Counters d = virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false));
   EXPECT_EQ(value(d, "transport_version"), 2u);
   EXPECT_EQ(value(d, "notify_ioeventfd"), 1u);
   EXPECT_EQ(value(d, "irq_relay"), 0u);
+  EXPECT_EQ(value(d, "regs_mirror"), 0u);
 }
 
 TEST(DeviceStats, VirtioNetAddsItsBackendAndCounters) {
@@ -56,7 +65,7 @@ TEST(DeviceStats, VirtioNetAddsItsBackendAndCounters) {
   net::NetCounters n;
   n.tx_packets = 7;
   n.activations = 3;
-  Counters c = virtio_counters(t, slot_settings({}, virtio::NotifyMode::kIoEventFd));
+  Counters c = virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false));
   add_net_counters(c, /*vhost=*/true, /*device_guest_errors=*/4, n);
   std::vector<std::string> want = kVirtioKeys;
   want.insert(want.end(), {"vhost", "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "rx_dropped",
@@ -75,7 +84,7 @@ TEST(DeviceStats, VirtioConsoleAddsItsCountersAndItsOwnGuestErrors) {
   t.guest_errors = 2;
   console::ConsoleCounters n;
   n.rx_waits = 4;
-  Counters c = virtio_counters(t, slot_settings({}, virtio::NotifyMode::kIoEventFd));
+  Counters c = virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false));
   add_console_counters(c, /*device_guest_errors=*/3, n);
   std::vector<std::string> want = kVirtioKeys;
   want.insert(want.end(), {"tx_bytes", "rx_bytes", "tx_stalls", "rx_waits", "output_dropped",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The guest device tree, checked node by node through libfdt for 1/2/4
 // vCPUs, GICv3/v2, 0/1/3 virtio-mmio devices, with and without an initrd;
 // `dtc -I dtb -O dts` must decompile every one without a warning, and two
@@ -188,7 +189,7 @@ TEST_P(DeviceTree, NodesFollowTheBindingsAndTheMemoryMap) {
   int virtio = 0;
   for (int off = fdt_node_offset_by_compatible(f, -1, "virtio,mmio"); off >= 0;
        off = fdt_node_offset_by_compatible(f, off, "virtio,mmio")) {
-    const uint64_t base = 0x0a000000 + 0x200ull * virtio;
+    const uint64_t base = 0x0a000000 + 0x10000ull * virtio;
     char name[32];
     std::snprintf(name, sizeof name, "virtio@%llx", static_cast<unsigned long long>(base));
     EXPECT_STREQ(fdt_get_name(f, off, nullptr), name);
@@ -383,7 +384,7 @@ TEST(MemoryMap, RegionsDoNotOverlapAndFitTheirLimits) {
   const auto last = layout::virtio_mmio_slot(layout::kVirtioMmioSlots - 1);
   EXPECT_LE(last.base + last.size, layout::kRamBase);
   EXPECT_LT(last.spi + arm64::kSpiBase, layout::kGicNrIrqs);
-  EXPECT_EQ(layout::virtio_mmio_slot(2).base, 0x0a000400u);
+  EXPECT_EQ(layout::virtio_mmio_slot(2).base, 0x0a020000u);
   EXPECT_EQ(layout::virtio_mmio_slot(2).spi, 18u);
 }
 

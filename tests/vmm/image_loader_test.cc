@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // arm64 Image headers (Documentation/arm64/booting.rst): good ones parse,
 // corrupted ones and other kinds of kernel files are refused with a message
 // that says what the file is and what to give instead. Boot files load

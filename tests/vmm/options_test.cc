@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // kvmmio's command line: every option in both forms, defaults, and one
 // clear UsageError (exit status 2) per kind of mistake, naming the fix.
 #include "vmm/options.h"
@@ -55,12 +56,15 @@ TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   const std::string help = help_text();
   for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--mem", "--cpus", "--gic",
                           "--console", "--net", "--dump-dtb", "--stats", "--seccomp", "--user",
-                          "--group", "--help", "--version"})
-    EXPECT_NE(help.find(opt), std::string::npos) << opt;
+                          "--group", "--log-level", "--help", "--version"})
+    EXPECT_TRUE(help.find(std::string("\n  ") + opt + " ") != std::string::npos ||
+                help.find(std::string(", ") + opt + " ") != std::string::npos)
+        << opt << " is not in the option list";
   for (const char* status : {"\n  0 ", "\n  1 ", "\n  2 ", "\n  3 ", "128+N"})
     EXPECT_NE(help.find(status), std::string::npos) << status;
   EXPECT_NE(help.find(default_cmdline(ConsoleKind::kVirtio)), std::string::npos);
-  for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap"})
+  for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap",
+                          "regs=mirror|trap"})
     EXPECT_NE(help.find(key), std::string::npos) << key;
 }
 
@@ -92,6 +96,20 @@ TEST(Options, NetMayBeGivenSeveralTimes) {
   EXPECT_EQ(c.run.nets[1].transport.irq, virtio::IrqMode::kRelay);
 }
 
+// Register reads from the read-only mirror unless asked otherwise (the
+// library's own default is regs=trap).
+TEST(Options, NetAndConsoleTakeRegsMirrorByDefault) {
+  const Command c = parse_command_line({"run", "--kernel", "k", "--net", "tap=a", "--net",
+                                        "tap=b,regs=trap", "--console", "virtio,regs=trap"});
+  ASSERT_EQ(c.run.nets.size(), 2u);
+  EXPECT_EQ(c.run.nets[0].transport.regs, virtio::RegsMode::kMirror);
+  EXPECT_EQ(c.run.nets[1].transport.regs, virtio::RegsMode::kTrap);
+  EXPECT_EQ(c.run.console_transport.regs, virtio::RegsMode::kTrap);
+  EXPECT_EQ(parse_command_line({"run", "--kernel", "k", "--console", "virtio"}).run.console_transport.regs,
+            virtio::RegsMode::kMirror);
+  EXPECT_THROW(parse_command_line({"run", "--kernel", "k", "--net", "tap=a,regs=maybe"}), UsageError);
+}
+
 TEST(Options, VirtioConsoleTakesTransportKeys) {
   const RunOptions plain = parse({"run", "--kernel", "k", "--console", "virtio"}).run;
   EXPECT_EQ(plain.console, ConsoleKind::kVirtio);
@@ -106,23 +124,51 @@ TEST(Options, VirtioConsoleTakesTransportKeys) {
   EXPECT_EQ(parse({"run", "--kernel", "k", "--console", "serial"}).run.console, ConsoleKind::kSerial);
 }
 
-TEST(Options, SizesTakeBinarySuffixes) {
-  EXPECT_EQ(parse_size("4096", "--mem"), 4096u);
-  EXPECT_EQ(parse_size("64k", "--mem"), 64u << 10);
-  EXPECT_EQ(parse_size("64K", "--mem"), 64u << 10);
-  EXPECT_EQ(parse_size("512M", "--mem"), uint64_t{512} << 20);
-  EXPECT_EQ(parse_size("2g", "--mem"), uint64_t{2} << 30);
-  for (const char* bad : {"", "M", "12X", "-1", "1.5G", "0x100", " 1M", "1M ", "1MB",
-                          "99999999999999999999", "17179869184G"}) {
+TEST(Options, MemCountsMiBAndTakesBinarySuffixes) {
+  auto mem = [](const char* v) { return parse({"run", "--kernel", "k", "--mem", v}).run.mem; };
+  EXPECT_EQ(mem("512"), uint64_t{512} << 20);  // as lkvm, crosvm and QEMU read it
+  EXPECT_EQ(mem("1024"), uint64_t{1} << 30);
+  EXPECT_EQ(mem("2048K"), uint64_t{2} << 20);
+  EXPECT_EQ(mem("512M"), uint64_t{512} << 20);
+  EXPECT_EQ(mem("2g"), uint64_t{2} << 30);
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--mem=64"}).run.mem, uint64_t{64} << 20);
+}
+
+TEST(Options, HugeMemIsTooLargeNotWrapped) {
+  // 2^64 - 1 MiB would wrap to a small byte count; it is refused as too
+  // large, and no "--mem 0M" is suggested.
+  for (const char* huge : {"18446744073709551615", "17592186044416", "99999999999999999999999"}) {
     try {
-      parse_size(bad, "--mem");
-      ADD_FAILURE() << "accepted '" << bad << "'";
+      parse({"run", "--kernel", "k", "--mem", huge});
+      ADD_FAILURE() << "accepted --mem " << huge;
     } catch (const UsageError& e) {
       const std::string msg = e.what();
-      EXPECT_NE(msg.find("--mem"), std::string::npos) << msg;
-      EXPECT_NE(msg.find("K, M or G"), std::string::npos) << msg;
+      EXPECT_EQ(msg.rfind(std::string("--mem ") + huge + ": ", 0), 0u) << msg;
+      EXPECT_NE(msg.find("too large"), std::string::npos) << msg;
+      EXPECT_EQ(msg.find("0M"), std::string::npos) << msg;
     }
   }
+}
+
+TEST(Options, ValuesThatLookLikeOptionsNeedTheEqualsForm) {
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--cmdline=--x"}).run.cmdline, "--x");
+  EXPECT_EQ(parse({"run", "--kernel=--odd-name"}).run.kernel, "--odd-name");
+}
+
+TEST(Options, OutputFilesMayBeStdoutAndLogLevelIsTaken) {
+  const RunOptions o =
+      parse({"run", "--kernel", "k", "--dump-dtb", "-", "--stats=-", "--log-level", "debug"}).run;
+  EXPECT_EQ(o.dump_dtb, "-");
+  EXPECT_EQ(o.stats, "-");
+  EXPECT_EQ(o.log_level, LogLevel::kDebug);
+  EXPECT_EQ(parse({"run", "--kernel", "k"}).run.log_level, LogLevel::kInfo);
+}
+
+TEST(Options, NetDevicesNeedTapsOfTheirOwn) {
+  const RunOptions o = parse({"run", "--kernel", "k", "--net", "tap=a,mac=02:00:00:00:00:01", "--net",
+                              "tap=b,mac=02:00:00:00:00:02"})
+                           .run;
+  EXPECT_EQ(o.nets.size(), 2u);
 }
 
 struct BadCase {
@@ -164,16 +210,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--kernel", "k", "--net", "vhost=on"}, {"needs tap=NAME"}},
         BadCase{{"run", "--kernel", "k", "--bogus"}, {"unknown option '--bogus'", "--help"}},
         BadCase{{"run", "--kernel", "k", "extra"}, {"unexpected argument 'extra'", "--"}},
-        BadCase{{"run", "--kernel", "k", "-m", "1G"}, {"unexpected argument '-m'"}},
+        BadCase{{"run", "--kernel", "k", "-m", "1G"}, {"unknown option '-m'", "start with --"}},
+        BadCase{{"run", "--kernel", "--mem", "1G"}, {"--kernel needs a value", "--kernel=VALUE"}},
+        BadCase{{"run", "--kernel", "k", "--stats", "--mem", "1G"}, {"--stats needs a value"}},
         BadCase{{"run", "--kernel", "k", "--cpus", "0"}, {"--cpus 0", "from 1 to 123"}},
         BadCase{{"run", "--kernel", "k", "--cpus", "124"},
                 {"--cpus 124", "from 1 to 123", "GICv2 allows at most 8"}},
         BadCase{{"run", "--kernel", "k", "--cpus", "two"}, {"--cpus two", "whole number"}},
         BadCase{{"run", "--kernel", "k", "--cpus", "2x"}, {"--cpus 2x"}},
-        BadCase{{"run", "--kernel", "k", "--mem", "0"}, {"--mem 0", "e.g. --mem 512M"}},
-        BadCase{{"run", "--kernel", "k", "--mem", "512"},
-                {"--mem 512", "whole number of MiB", "plain number counts bytes"}},
-        BadCase{{"run", "--kernel", "k", "--mem", "1536K"}, {"--mem 1536K", "--mem 2M"}},
+        BadCase{{"run", "--kernel", "k", "--cpus", "+2"}, {"--cpus +2", "not a whole number"}},
+        BadCase{{"run", "--kernel", "k", "--cpus", " 2"}, {"--cpus  2", "not a whole number"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "0"}, {"--mem 0", "e.g. --mem 512"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "1536K"}, {"--mem 1536K", "whole number of MiB", "--mem 2)"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "+512"}, {"--mem +512", "not a size"}},
+        BadCase{{"run", "--kernel", "k", "--mem", "512 "}, {"--mem 512 ", "not a size"}},
         BadCase{{"run", "--kernel", "k", "--mem", "2000G"},
                 {"--mem 2000G", "40-bit", "at most --mem 1023G"}},
         BadCase{{"run", "--kernel", "k", "--mem", "lots"}, {"--mem lots", "not a size"}},
@@ -189,6 +239,25 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--console virtio", "'legacy' is not KEY=VALUE"}},
         BadCase{{"run", "--kernel", "k", "--console", "virtio,"},
                 {"--console virtio,", "missing after the comma"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,version=1,"},
+                {"--console virtio,version=1,", "a comma at the end"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,version=1,version=2"},
+                {"--console virtio,version=1,version=2", "version= is given twice"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,irq= relay"},
+                {"--console virtio,irq= relay", "irq=irqfd or irq=relay"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=t0,irq=msi"},
+                {"--net irq=msi", "irq=irqfd or irq=relay"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=a,tap=b"}, {"--net tap=a,tap=b", "given twice"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=a,"}, {"--net tap=a,", "a comma at the end"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=a/b"}, {"--net tap=a/b", "no '/'"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=a,mac=00:00:00:00:00:00"}, {"--net mac=", "all-zero"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=a", "--net", "tap=a"},
+                {"tap a is already another --net's"}},
+        BadCase{{"run", "--kernel", "k", "--net", "tap=a,mac=02:00:00:00:00:01", "--net",
+                 "tap=b,mac=02:00:00:00:00:01"},
+                {"--net tap=b,mac=02:00:00:00:00:01", "MAC is already another --net's"}},
+        BadCase{{"run", "--kernel", "k", "--log-level", "verbose"},
+                {"--log-level verbose", "debug, info, warn or error"}},
         BadCase{{"run", "--kernel", "k", "--console", "serial,version=1"},
                 {"--console serial,version=1", "serial takes no options"}},
         BadCase{{"run", "--kernel", "k", "--stats"}, {"--stats needs a value"}},

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // OutputFile: opened early, written (possibly many times: --stats
 // snapshots) by replacing a regular file whole, written in place to pipes,
 // and removed again when kvmmio created it but never wrote it.
@@ -8,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -130,6 +133,38 @@ TEST(OutputFileDeathTest, AfterDroppingPrivilegesAFileInAStickyDirectoryIsStillW
   EXPECT_EXIT(write_as_nobody(out), testing::ExitedWithCode(0), "");
   EXPECT_EQ(read_text(path), "written by 65534\n");
   EXPECT_FALSE(std::filesystem::exists(path + ".kvmmio-tmp"));
+}
+
+TEST(OutputFile, AFullDeviceIsAUsageErrorNamingTheOption) {
+  // --dump-dtb /dev/full: the write fails; kvmmio exits 2 for a UserError.
+  OutputFile out("/dev/full", "--dump-dtb");
+  try {
+    out.write(std::string("a device tree"));
+    FAIL() << "wrote to /dev/full";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("--dump-dtb /dev/full: cannot write: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(std::strerror(ENOSPC)), std::string::npos) << msg;
+  }
+}
+
+TEST(OutputFile, DashIsStandardOutput) {
+  test::TempDir dir;
+  const std::string path = dir.file("stdout");
+  // Standard output redirected to a file for the test, restored after.
+  UniqueFd saved(::dup(STDOUT_FILENO));
+  {
+    UniqueFd file(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    ASSERT_TRUE(file);
+    ASSERT_EQ(::dup2(file.get(), STDOUT_FILENO), STDOUT_FILENO);
+  }
+  {
+    OutputFile out("-", "--dump-dtb");
+    out.write(std::string("to stdout\n"));
+  }
+  ASSERT_EQ(::dup2(saved.get(), STDOUT_FILENO), STDOUT_FILENO);
+  EXPECT_EQ(read_text(path), "to stdout\n");
+  EXPECT_FALSE(std::filesystem::exists("-"));  // no file named "-" in the working directory
 }
 
 }  // namespace

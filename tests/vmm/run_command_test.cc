@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // `kvmmio run` end to end without a VM: --dump-dtb writes the tree a guest
 // with these options would get; bad inputs are UserErrors (exit status 2)
 // that leave no output file behind; on hosts other than arm64, running is
@@ -119,7 +120,7 @@ TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   // After a --net device: slot 1 (the net's slot does not move).
   o.nets.push_back(net::NetOptions::parse("tap=kvmtap9"));
   EXPECT_EQ(run_command(o), 0);
-  EXPECT_EQ(virtio_nodes(), (std::vector<std::string>{"virtio@a000000", "virtio@a000200"}));
+  EXPECT_EQ(virtio_nodes(), (std::vector<std::string>{"virtio@a000000", "virtio@a010000"}));
   EXPECT_EQ(plan_virtio_devices(o, STDOUT_FILENO).back().type, "virtio-console");
   o.nets.clear();
 

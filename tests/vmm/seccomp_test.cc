@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Confinement, proved in child processes (a filter cannot be taken back):
 // each thread class's filter loads; a call outside it stops the process as
 // killed by SIGSYS with a message naming the thread class and the call;

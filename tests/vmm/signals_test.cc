@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // SignalFd: the signals kvmmio acts on arrive as events, SIGUSR1 (the
 // --stats snapshot) among them, instead of running default handlers.
 #include "vmm/signals.h"

@@ -1,8 +1,15 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The --stats JSON: the documented keys, per-vCPU exits by reason, device
 // counters, string escaping, and well-formed nesting.
 #include "vmm/stats.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -75,7 +82,7 @@ TEST(Stats, JsonHasTheDocumentedShape) {
                            "  \"cpus\": 2,",
                            "  \"mem_bytes\": 268435456,",
                            "  \"gic\": \"v3\",",
-                           "  \"wall_time_seconds\": 4.250,",
+                           "  \"wall_time_seconds\": 4.25,",
                            "  \"exit_status\": 0,",
                            "  \"stop_reason\": \"poweroff\",",
                            "  \"unclaimed_mmio\": 0,",
@@ -103,6 +110,41 @@ TEST(Stats, EmptyListsAndEscapedStrings) {
   EXPECT_NE(json.find("\"vcpus\": [],"), std::string::npos);
   EXPECT_NE(json.find("\"devices\": []\n"), std::string::npos);
   EXPECT_NE(json.find(R"("failure: \"x\"\n\tat \\ \u0001")"), std::string::npos) << json;
+}
+
+// docs/usage.md shows a --stats document: it must be what the writer
+// writes for that machine, byte for byte.
+TEST(Stats, TheUsageExampleIsWhatTheWriterWrites) {
+  const char* src = std::getenv("KVMMIO_SRCDIR");
+  if (!src) GTEST_SKIP() << "KVMMIO_SRCDIR is not set (make check sets it)";
+  std::ifstream in(std::string(src) + "/docs/usage.md");
+  ASSERT_TRUE(in) << "cannot read docs/usage.md";
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const size_t section = text.find("## Statistics (`--stats FILE`)");
+  ASSERT_NE(section, std::string::npos);
+  const size_t begin = text.find("```json\n", section);
+  ASSERT_NE(begin, std::string::npos);
+  const size_t end = text.find("```\n", begin + 8);
+  ASSERT_NE(end, std::string::npos);
+  const std::string example = text.substr(begin + 8, end - begin - 8);
+
+  MachineStats m;
+  m.cpus = 1;
+  m.mem_bytes = 268435456;
+  m.gic = "v3";
+  m.wall_time_seconds = 8.321;
+  m.stop_reason = "poweroff";
+  m.event_loop_wakeups = 12;
+  VcpuExitCounts exits;
+  exits.mmio = 224;
+  exits.system_event = 1;
+  m.vcpus.push_back(vcpu_stats(0, exits));
+  console::Pl011::Counters uart;
+  uart.tx_bytes = 163;
+  m.devices.push_back({"uart0", "pl011", 150994944, 4096, 1, pl011_counters(uart)});
+  EXPECT_EQ(example, to_json(m));
 }
 
 }  // namespace

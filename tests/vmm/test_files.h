@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Helpers for the vmm tests: a scratch directory removed at the end, file
 // writing, and crafted arm64 Image headers.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioConsole behind the virtio-mmio transport, driven as Linux's
 // virtio_mmio + virtio_console drivers drive it (tests/virtio's MmioDriver
 // and DriverRing, real memfd guest RAM), on both register layouts:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // arm64 backend: vCPU initialisation (PSCI 0.2 in KVM), core registers
 // through KVM_SET_ONE_REG, the in-kernel vGIC (v3 or v2), and the
 // KVM_IRQ_LINE encoding of SPIs.

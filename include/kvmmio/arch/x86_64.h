@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // x86-64 backend: only what the host-native tests of the development machine
 // need: the in-kernel irqchip (PIC + IOAPIC + LAPIC) with KVM's default GSI
 // routes kept in the VM's table, and a real-mode start state.

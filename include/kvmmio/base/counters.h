@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Counters described once. A component lists its counters in one table,
 // a line each: the name (at once the struct member and the --stats key)
 // and what it counts (the meaning docs/usage.md's counter table shows):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // DeferredWork: how a device callback that used up its work budget yields.
 //
 // Every device callback (a notify, tap readiness, console output) does a

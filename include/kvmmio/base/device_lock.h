@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // DeviceLock: the one lock that serialises a device (its transport's
 // registers, its queues, its own state), and the EventLoop watches whose
 // callbacks run under it.

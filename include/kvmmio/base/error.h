@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Error reporting for set-up paths: system calls that fail throw
 // std::system_error carrying errno and a message that names what failed.
 // Per-access paths (guest MMIO, rings) never throw; they log guest errors.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // EventFd: an owned eventfd(2), the currency of ioeventfd, irqfd and vhost.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // EventLoop: one epoll thread that runs callbacks when eventfds (or other
 // fds) become readable, or writable: the VMM's userspace backends (polled
 // queue ioeventfds), the irq=relay forwarder and console output waiting for

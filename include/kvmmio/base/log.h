@@ -1,16 +1,44 @@
-// Logging. Messages go to stderr with a severity prefix.
+// SPDX-License-Identifier: BSD-2-Clause
+// Logging: every message of the library goes through one sink, below a
+// level. By default the sink writes "kvmmio: warning: MESSAGE" lines to
+// stderr; an embedder installs its own (its log, journald, a ring buffer)
+// with set_log_sink(), and the kvmmio program installs one that adds
+// timestamps (--log-level chooses the level).
 // Guest mistakes are reported through GuestErrorLog: counted always, printed
 // rate-limited, so a hostile guest cannot flood the host's log.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
 
 namespace kvmmio {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 
+// "debug", "info", "warn", "error": what --log-level takes.
+const char* to_string(LogLevel level);
+// The inverse; throws UserError starting with `shown` for anything else.
+LogLevel parse_log_level(std::string_view text, std::string_view shown);
+
+// Messages below the level are dropped before they are formatted.
+// Default: kInfo.
 void set_log_level(LogLevel level);
+LogLevel log_level();
+
+// Receives each message at or above the level: one complete message, no
+// trailing newline, no "kvmmio:" prefix. Called from whichever thread
+// logs (vCPU threads, the event loop, ...), one call at a time: the sink
+// need not lock, but must not log itself.
+using LogSink = std::function<void(LogLevel level, std::string_view message)>;
+// Installs `sink`; an empty one restores the default stderr sink.
+void set_log_sink(LogSink sink);
+// The default sink's line: "kvmmio: warning: MESSAGE\n" (info has no
+// level word), for sinks that only add to it.
+std::string format_log_line(LogLevel level, std::string_view message);
+
 void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define KVMMIO_LOG_INFO(...) ::kvmmio::log(::kvmmio::LogLevel::kInfo, __VA_ARGS__)

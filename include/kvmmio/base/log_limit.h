@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // LogLimit: GuestErrorLog's printing rule (the first kBurst, then one in
 // kEvery, all counted) for host-side messages that a guest can make repeat:
 // a failure met at every activation repeats at the rate of the guest's

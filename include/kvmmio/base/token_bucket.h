@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TokenBucket: at most `burst` events at once and `rate` per second over
 // time. Bounds what a guest can make the host do again and again (device
 // set-ups in a reset storm); the caller refuses what does not fit.

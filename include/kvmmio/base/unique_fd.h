@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // UniqueFd: sole owner of one file descriptor; closes it exactly once.
 // Every fd kvmmio opens lives in one of these (or in a class built on it).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // ConsoleInputSink: a guest-facing device that takes host console input
 // (the PL011's RX FIFO, virtio-console's receiveq). The VMM's console input
 // (vmm/console.h) feeds whichever device is the guest's console through it,

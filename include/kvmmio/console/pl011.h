@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Pl011: an ARM PrimeCell PL011 UART (ARM DDI 0183) as an MmioDevice: what
 // Linux's amba-pl011 driver and its earlycon need, no more.
 //

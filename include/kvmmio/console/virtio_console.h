@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioConsole: the virtio-console device (virtio 1.2 section 5.3, device
 // ID 3) with one port and no VIRTIO_CONSOLE_F_MULTIPORT: Linux's
 // virtio_console binds it as hvc0.

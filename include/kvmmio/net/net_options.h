@@ -1,10 +1,12 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // NetOptions: one `--net` specification, parsed.
 //
 //   tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay][,notify=ioeventfd|trap]
 //          [,version=1|2][,mac=XX:XX:XX:XX:XX:XX][,queues=N][,mtu=N]
 //
-// irq, notify and version belong to the virtio-mmio transport and are
-// handed to TransportOptions::set(); the rest to the device.
+// tap, vhost, mac, queues and mtu are the device's keys; any other key is
+// handed to TransportOptions::set() (irq, notify, version: the virtio-mmio
+// transport's), so a transport key needs no change here.
 #pragma once
 
 #include <array>
@@ -28,9 +30,17 @@ struct NetOptions {
   uint16_t mtu = 0;  // 0: VIRTIO_NET_F_MTU not offered
   virtio::TransportOptions transport;
 
-  // Throws UserError naming the option and the accepted values.
+  // Checks everything that can be checked without touching the system:
+  // each key once, tap names (check_interface_name), MACs, numbers
+  // (kvmmio/base/parse.h). Throws UserError whose message starts with
+  // "--net" and names the key and the accepted values.
   static NetOptions parse(std::string_view spec);
 };
+
+// A network interface name as Linux takes it (IFNAMSIZ, dev_valid_name()):
+// 1 to 15 bytes, not "." or "..", no '/', ':' or whitespace. Throws
+// UserError starting with `shown`.
+void check_interface_name(std::string_view name, std::string_view shown);
 
 // The MAC kvmmio gives device `index` when none is set: locally administered
 // (52:54:00 is QEMU's; kvmmio uses 02:6b:76 "kv").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Tap: a Linux tap interface as a virtio-net backend sees it: one fd per
 // queue, IFF_TAP | IFF_NO_PI | IFF_VNET_HDR (IFF_MULTI_QUEUE for more than
 // one queue), the vnet header size and offloads set to match what the guest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // TapMonitor: what happens to a tap interface on the host while a guest
 // uses it: brought down or up (`ip link set NAME down`), removed (`ip link
 // del NAME`), or an interface of that name created again. Owns an rtnetlink

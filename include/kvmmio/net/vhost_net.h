@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VhostNet: one /dev/vhost-net instance, i.e. one virtio-net queue pair
 // moved by the kernel (vring 0 = RX, vring 1 = TX) between guest memory and
 // a tap fd, with no VMM code in the data path.
 //
-// Set-up order (design-points.md): SET_OWNER, GET_FEATURES, SET_FEATURES,
+// Set-up order (docs/virtio-net.md, "Backends"): SET_OWNER, GET_FEATURES, SET_FEATURES,
 // SET_MEM_TABLE, per vring NUM/BASE/ADDR/KICK/CALL/ERR, then NET_SET_BACKEND
 // with the tap fd. Reset: NET_SET_BACKEND -1 and GET_VRING_BASE per vring,
 // after which everything can be set up again.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioNet: the virtio-net device (virtio 1.2 section 5.1) over a tap,
 // with its queues moved by one of two backends:
 //  - vhost-net (the kernel): the VMM hands each RX/TX pair to a /dev/vhost-net

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // virtio-net definitions from the virtio 1.2 specification, section 5.1.
 // Linux's <linux/virtio_net.h> is not valid C++ (a field named `class`), so
 // the constants and layouts kvmmio needs are stated here.

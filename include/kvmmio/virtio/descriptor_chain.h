@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // A validated descriptor chain as a device sees it: a list of guest buffers
 // (gpa, len, device-writable), device-readable ones first (virtio 1.2
 // section 2.7.4.2 "Message Framing"), and copies to and from those buffers

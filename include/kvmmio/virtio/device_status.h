@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The device status state machine as a table of valid transitions (virtio
 // 1.2 section 2.1 "Device Status Field", 3.1.1 "Driver Requirements: Device
 // Initialization"; legacy drivers skip FEATURES_OK, 3.1.2).

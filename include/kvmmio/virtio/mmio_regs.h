@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // The virtio-mmio register file by name: offsets (virtio 1.2 section 4.2.2,
 // table "MMIO Device Register Layout"; legacy registers from 4.2.4), the
 // device status bits (2.1), InterruptStatus bits (4.2.2) and the feature bits

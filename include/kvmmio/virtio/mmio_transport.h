@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // MmioTransport: one virtio-mmio device as the guest sees it (virtio 1.2
 // section 4.2): the register file, modern (Version 2, 4.2.2) or legacy
 // (Version 1, 4.2.4), in front of a VirtioDevice.
@@ -14,7 +15,10 @@
 //    backend, writes it directly; in irq=relay mode backends write a relay
 //    eventfd that the EventLoop forwards. docs/virtio-mmio.md explains why
 //    InterruptStatus reports the used-buffer bit whenever a backend bypasses
-//    the VMM.
+//    the VMM;
+//  - register reads (regs=mirror): a RegisterMirror page that always reads
+//    as the registers would, for the VMM to map read-only over the window
+//    (mmio_mirror.cc), so a guest's reads cost no exit.
 //
 // Guest mistakes never throw: they are counted, logged rate-limited, and
 // ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
@@ -41,6 +45,7 @@
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
+#include "kvmmio/virtio/register_mirror.h"
 #include "kvmmio/virtio/split_queue.h"
 #include "kvmmio/virtio/transport_options.h"
 #include "kvmmio/virtio/virtio_device.h"
@@ -57,7 +62,11 @@ namespace kvmmio::virtio {
                          "configuration)")                                                            \
   C(interrupts_relayed, "irq=relay: backend interrupts the VMM forwarded")                            \
   C(config_interrupts, "configuration-change interrupts (also in interrupts_injected)")               \
-  C(needs_reset, "times the device entered DEVICE_NEEDS_RESET")
+  C(needs_reset, "times the device entered DEVICE_NEEDS_RESET")                                      \
+  C(register_reads, "register and configuration reads that arrived as MMIO exits (none with "     \
+                    "regs=mirror once the VMM maps the mirror)")                                           \
+  C(mirror_updates, "regs=mirror: times the register mirror page changed (after a trapped write, a "  \
+                    "configuration change or DEVICE_NEEDS_RESET)")
 struct TransportCounters {
   KVMMIO_TRANSPORT_COUNTERS(KVMMIO_ATOMIC_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_TRANSPORT_COUNTERS)
@@ -71,6 +80,9 @@ struct TransportEnv {
   NotifyFdSource* notify_fds = nullptr;  // nullptr: no ioeventfds, QueueNotify traps
   EventLoop* loop = nullptr;    // polls VMM-owned notify fds and the relay; outlives the transport
   std::string name = "virtio-mmio";  // names the device in guest-error messages
+  // regs=mirror: how the mirror's updates are cleaned to the point of
+  // coherency; empty = clean_dcache_to_poc. Tests watch the cleans here.
+  RegisterMirror::CacheClean mirror_clean = {};
 };
 
 class MmioTransport final : public MmioDevice, private VirtioInterrupt, private QueueFaultSink {
@@ -101,6 +113,9 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   // kTrap when asked for, or when there is no NotifyFdSource or EventLoop.
   NotifyMode notify_mode() const { return notify_mode_; }
   const TransportCounters& counters() const { return counters_; }
+  // regs=mirror: the page the VMM maps read-only at base(); nullptr with
+  // regs=trap. It reads, word by word and byte by byte, as mmio_read would.
+  const RegisterMirror* mirror() const { return mirror_.get(); }
 
   // For device-initiated configuration changes before activation hands
   // the interrupt over (tests).
@@ -119,6 +134,7 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   const RegisterInfo* register_for(uint64_t offset, size_t size, bool write);
   uint32_t read_register(const RegisterInfo& info);
   void write_register(const RegisterInfo& info, uint32_t value);
+  void write_locked(uint64_t offset, std::span<const uint8_t> data);
   void read_config(uint64_t offset, std::span<uint8_t> data);
   void write_config(uint64_t offset, std::span<const uint8_t> data);
   void guest_error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -144,6 +160,10 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   void detach_notify_fd(uint32_t index);
   void notify_trapped(uint32_t value);
   void notify_polled(uint32_t index);
+  // mmio_mirror.cc: regs=mirror
+  void refresh_mirror();          // everything; the device lock is held
+  void publish_config_mirror();   // configuration + ConfigGeneration; mirror_mutex_ held
+  void publish_status_mirror();   // Status and InterruptStatus, from any thread
   // mmio_interrupts.cc
   void start_relay();
   void relay_interrupt();
@@ -181,6 +201,11 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   uint32_t queue_sel_ = 0;
   uint32_t guest_page_size_;  // legacy; kept across resets, Linux writes it once at probe
   std::vector<QueueState> queues_;
+  // regs=mirror. mirror_mutex_ orders every mirror update, so a value
+  // computed under it is never overwritten by an older one.
+  std::unique_ptr<RegisterMirror> mirror_;
+  std::mutex mirror_mutex_;
+  bool mirror_filled_ = false;  // the first fill publishes no ConfigGeneration steps
   std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' interrupt fd
   EventLoop::Registration relay_watch_;  // its callback takes no lock
 };

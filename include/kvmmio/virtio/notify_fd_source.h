@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Where a queue's notifies arrive when they bypass MMIO exits: a NotifyFdSource
 // hands out one eventfd per live queue that the guest's QueueNotify write of
 // that queue's index signals (virtio 1.2 section 4.2.3.3 "Available Buffer

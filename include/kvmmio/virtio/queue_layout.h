@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Where a split virtqueue's three parts lie in guest memory, and the checks
 // a layout must pass before the device touches it (virtio 1.2 section 2.7:
 // sizes and alignments; 2.7.2 legacy layout; 4.2.4 QueuePFN/QueueAlign).

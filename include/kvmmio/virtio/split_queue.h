@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // SplitQueue: the device side of one split virtqueue (virtio 1.2 section
 // 2.7): pops descriptor chains from the available ring, validated, and
 // publishes used elements, with VIRTIO_F_EVENT_IDX notification suppression

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // VirtioDevice: what a device model (virtio-console, virtio-net, ...) gives
 // the transport, and what it gets back when the driver sets DRIVER_OK.
 //

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # L2 side of the arm64 scenarios that boot L2 under kvmmio (vmm-boot.sh).
 # L2's /init runs this hook after printing KVMMIO-L2-READY, then powers off
 # (poweroff -f: PSCI SYSTEM_OFF, which ends kvmmio with status 0).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # L2 side of the main job's benchmark (bench/net-compare.sh drives it from
 # L1, or from an arm64 host): with kvmmio.l2test=serve, L2 becomes a
 # passive endpoint the host measures against, and stays up until told to

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-kvm: the KVM-layer cost benchmark on real KVM/ARM in L1 (used by
 # scripts/main.sh). Under TCG only the ratios carry over to hardware.
 # shellcheck source=tests/arm64/lib.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # hostile-guest: L2 as the guest of issue #13. kvmmio runs L2 (2 vCPUs,
 # --mem 384M, L2 told mem=160M) with two virtio-nets on the userspace
 # backend (kvmh0 floods; kvmh1 storms: with vhost-net each activation

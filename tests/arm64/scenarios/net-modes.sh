@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # net-modes: kvmmio's virtio-net in L2 over a tap in L1, one L2 boot per
 # mode, checked from both sides:
 #   vhost-irqfd   vhost-net, interrupts straight from vhost to the vGIC
@@ -21,7 +22,7 @@ scenario_name=net-modes
 require_dev /dev/kvm /dev/vhost-net /dev/net/tun
 R=$KVMMIO_RESULTS
 TAP=kvmtap0 HOST=10.0.0.1 GUEST=10.0.0.2
-modes=${KVMMIO_NET_MODES:-"vhost-irqfd vhost-relay user-ioeventfd user-trap vhost-irqfd-v1"}
+modes=${KVMMIO_NET_MODES:-"vhost-irqfd vhost-irqfd-mirror vhost-relay user-ioeventfd user-trap vhost-irqfd-v1"}
 
 mkdir -p /tmp/www
 dd if=/dev/urandom of=/tmp/www/to-guest bs=64k count=16 2>/dev/null

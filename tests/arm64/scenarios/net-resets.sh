@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # net-resets: virtio-net with two queue pairs in an L2 guest with two vCPUs,
 # one L2 boot per backend, checked from both sides:
 #   vhost-mq  vhost-net (one kernel worker per queue pair), irq=irqfd

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # smoke: the arm64 test platform itself. Checks inside L1 that KVM, vhost-net,
 # tun and the L2 payload are there, and writes smoke.txt to the results.
 # shellcheck source=tests/arm64/lib.sh

@@ -1,6 +1,8 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # suites: the arm64 builds of the GoogleTest suites, run on real KVM/ARM and
-# real vhost-net in L1: unit tests; the KVM layer (vGIC creation and the
+# real vhost-net in L1: unit tests; the embedding example
+# (examples/entropy_device, docs/embedding.md); the KVM layer (vGIC creation and the
 # clear error for the version L1 does not offer, PSCI vCPU init and CPU_ON,
 # ioeventfd with zero exits, irqfd SPIs the guest acknowledges through the
 # GIC); tap, vhost-net and virtio-net with every backend; of the program's
@@ -11,10 +13,11 @@
 # Suites run by their full path: a death test ("threadsafe" style) runs
 # its child by executing argv[0] again.
 #
-# Each KVM test runs in a process of its own, as KVM selftests do: on the
-# nested Debian 6.1 L1, once a vCPU has been kicked out of WFI by a signal,
-# later VMs of the same process can lose the PC advance of in-kernel MMIO
-# (docs/arm64-platform.md, "Known L1 issues").
+# Each KVM test runs in a process of its own, as KVM selftests do. (This
+# was once a mitigation for guests that "lost the PC advance" on the nested
+# L1; they were running stale QEMU translations of the previous guest's
+# code, which run.sh's sve=off removes: docs/arm64-platform.md, "Known L1
+# issues".)
 # shellcheck source=tests/arm64/lib.sh
 . /kvmmio/lib.sh
 
@@ -36,6 +39,8 @@ run_each() {
 }
 
 run_each unit_tests
+step "examples/entropy_device: a VMM embedding libkvmmio, on real KVM/ARM"
+entropy_device || { echo "KVMMIO-FAIL: examples/entropy_device exited $?"; status=1; }
 run_each kvm_tests
 run_each net_tests
 run_each vmm_tests 'Seccomp*:Privileges*:OutputFileDeathTest*'

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # vmm-boot: kvmmio boots the Debian arm64 kernel (/l2/Image, /l2/initramfs)
 # as an L2 guest on the vGIC this L1 offers (--gic auto), on the PL011
 # console, and stops the way its documentation says:
@@ -48,25 +49,22 @@ R=$KVMMIO_RESULTS
 check_stats() {
     f=$1
     [ -s "$f" ] || { echo "no stats file $f"; return 1; }
-    grep -q "^  \"cpus\": $2,\$" "$f" || { echo "stats: cpus is not $2"; return 1; }
-    grep -q "^  \"gic\": \"$want_gic\",\$" "$f" || { echo "stats: gic is not $want_gic"; return 1; }
-    grep -q "^  \"exit_status\": $3,\$" "$f" || { echo "stats: exit_status is not $3"; return 1; }
-    grep -q "^  \"stop_reason\": \"$4\",\$" "$f" || { echo "stats: stop_reason is not '$4'"; return 1; }
-    grep -q '^  "unclaimed_mmio": 0,$' "$f" || { echo "stats: unclaimed MMIO accesses"; return 1; }
+    jq -e . "$f" >/dev/null || { echo "stats: $f is not JSON"; return 1; }
+    [ "$(jq .cpus "$f")" = "$2" ] || { echo "stats: cpus is not $2"; return 1; }
+    [ "$(jq -r .gic "$f")" = "$want_gic" ] || { echo "stats: gic is not $want_gic"; return 1; }
+    [ "$(jq .exit_status "$f")" = "$3" ] || { echo "stats: exit_status is not $3"; return 1; }
+    [ "$(jq -r .stop_reason "$f")" = "$4" ] || { echo "stats: stop_reason is not '$4'"; return 1; }
+    [ "$(jq .unclaimed_mmio "$f")" = 0 ] || { echo "stats: unclaimed MMIO accesses"; return 1; }
     # Every vCPU recorded exits (secondaries at least the kick that stopped them).
-    totals=$(sed -n 's/^ *"total_exits": \([0-9]*\),$/\1/p' "$f")
-    [ "$(echo "$totals" | wc -l)" = "$2" ] || { echo "stats: not $2 vCPU entries"; return 1; }
-    for t in $totals; do [ "$t" -gt 0 ] || { echo "stats: a vCPU with no exits"; return 1; }; done
+    [ "$(jq '.vcpus | length' "$f")" = "$2" ] || { echo "stats: not $2 vCPU entries"; return 1; }
+    [ "$(jq '[.vcpus[] | select(.total_exits == 0)] | length' "$f")" = 0 ] ||
+        { echo "stats: a vCPU with no exits"; return 1; }
     # No device saw a guest error on a clean boot.
-    if grep '"guest_errors": ' "$f" | grep -vqE '"guest_errors": 0,?$'; then
-        echo "stats: guest errors"; return 1
-    fi
+    [ "$(guest_errors_total "$f")" = 0 ] || { echo "stats: guest errors"; return 1; }
     # The console device (the UART, or virtio-console: arg 5) printed.
     tx=$(device_counter "$f" "${5:-uart0}" tx_bytes)
     [ "${tx:-0}" -gt 0 ] || { echo "stats: ${5:-uart0} sent nothing"; return 1; }
 }
-
-
 
 # boot NAME CPUS L2TEST [STDIN [CONSOLE]]: runs kvmmio in the background
 # (stdin from STDIN, default the scenario's /dev/null; --console CONSOLE,
@@ -308,8 +306,8 @@ run_bad_guest() {
     if [ "$status" != 1 ]; then msg="kvmmio exit status $status, not 1"
     elif ! grep -q 'vCPU 0 registers: pc=0x40000044 ' "$R/bad-guest.stderr"; then
         msg="no register dump at the LDP (pc=0x40000044): $(tr '\n"' ' _' <"$R/bad-guest.stderr")"
-    elif ! grep -q '^  "exit_status": 1,$' "$R/bad-guest.json"; then msg="stats: exit_status is not 1"
-    elif ! grep -q '^  "stop_reason": "vCPU 0: ' "$R/bad-guest.json"; then msg="stats: stop_reason does not name vCPU 0"
+    elif [ "$(jq .exit_status "$R/bad-guest.json")" != 1 ]; then msg="stats: exit_status is not 1"
+    elif ! jq -e '.stop_reason | startswith("vCPU 0: ")' "$R/bad-guest.json" >/dev/null; then msg="stats: stop_reason does not name vCPU 0"
     fi
     record bad-guest "$t" "$msg"
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* arm64 guest taking an SPI through a vGICv2 (GIC-400 style).
  * In: x0 = GICD base, x1 = GICC base, x2 = report base, w3 = INTID.
  * Configures the SPI (edge, enabled, targeted at CPU 0), enables the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* arm64 guest taking an SPI through a vGICv3.
  * In: x0 = GICD base, x1 = this CPU's GICR (RD_base), x2 = report base,
  *     w3 = INTID of the SPI.

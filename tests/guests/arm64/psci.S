@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* arm64 guest exercising PSCI through KVM (hvc conduit).
  * In: x3 = report address, x4 = MPIDR of the secondary to start.
  * Reports PSCI_VERSION, then CPU_ON's return code (both 32-bit stores to

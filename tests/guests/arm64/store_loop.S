@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* arm64 guest (EL1, MMU off): x2 stores of w1 to [x0] (a notify-like MMIO
  * register), then a store to [x3] to report "done". */
 	.section .rodata.arm64_guest_store_loop, "a"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Real-mode guest that takes PIC interrupts.
  * In: SI = master-PIC IRQ line (0-7) to unmask. Loaded at CS:IP = 0:0x1000.
  * Installs one handler at vectors 0x20-0x27, programs the 8259 (base 0x20,

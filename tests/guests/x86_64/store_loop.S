@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Real-mode guest: ECX stores of EAX to ES:DI (a notify-like MMIO
  * register), then reports "done" with an OUT to port 0xf4 and halts.
  * Loaded and started by tests/guests/test_machine_x86_64.cc. */

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// --net specifications: every check that needs no system call is made at
+// parse time, and every refusal starts with "--net" and the key.
+#include "kvmmio/net/net_options.h"
+
+#include <gtest/gtest.h>
+
+#include "kvmmio/base/error.h"
+
+namespace kvmmio::net {
+namespace {
+
+std::string refusal(const std::string& spec) {
+  try {
+    NetOptions::parse(spec);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+void expect_refused(const std::string& spec, const std::string& starts, const std::string& says) {
+  const std::string msg = refusal(spec);
+  EXPECT_EQ(msg.rfind(starts, 0), 0u) << spec << ": " << msg;
+  EXPECT_NE(msg.find(says), std::string::npos) << spec << ": " << msg;
+}
+
+TEST(NetOptionsStrict, EachKeyOnce) {
+  expect_refused("tap=a,tap=b", "--net tap=a,tap=b", "tap= is given twice");
+  expect_refused("tap=a,vhost=on,vhost=off", "--net tap=a,vhost=on,vhost=off", "vhost= is given twice");
+  expect_refused("tap=a,irq=relay,irq=irqfd", "--net", "irq= is given twice");
+}
+
+TEST(NetOptionsStrict, NoEmptyItems) {
+  expect_refused("tap=a,", "--net tap=a,", "a comma at the end");
+  expect_refused("tap=a,,mtu=1500", "--net", "empty item");
+  expect_refused(",tap=a", "--net", "empty item");
+  expect_refused("", "--net", "empty");
+  expect_refused("tap", "--net tap", "is not KEY=VALUE");
+}
+
+TEST(NetOptionsStrict, TapNamesFollowTheKernelsRules) {
+  EXPECT_EQ(NetOptions::parse("tap=" + std::string(15, 'a')).tap, std::string(15, 'a'));
+  expect_refused("tap=" + std::string(16, 'a'), "--net tap=", "1 to 15 characters");
+  expect_refused("tap=" + std::string(17, 'a'), "--net tap=", "1 to 15 characters");
+  expect_refused("tap=", "--net tap=:", "1 to 15 characters");
+  expect_refused("tap=a/b", "--net tap=a/b:", "no '/', ':' or white space");
+  expect_refused("tap=a:b", "--net tap=a:b:", "no '/', ':' or white space");
+  expect_refused("tap=a b", "--net tap=a b:", "no '/', ':' or white space");
+  expect_refused("tap=a\tb", "--net tap=a\tb:", "white space");
+  expect_refused("tap=.", "--net tap=.:", "'.' and '..'");
+  expect_refused("tap=..", "--net tap=..:", "'.' and '..'");
+  EXPECT_EQ(NetOptions::parse("tap=kvm-tap.0_x").tap, "kvm-tap.0_x");
+}
+
+TEST(NetOptionsStrict, MacsAreUnicastNonZeroAndProperHex) {
+  const auto mac = NetOptions::parse("tap=a,mac=02:6B:76:0a:Ff:01").mac;
+  ASSERT_TRUE(mac);
+  EXPECT_EQ(*mac, (std::array<uint8_t, 6>{0x02, 0x6b, 0x76, 0x0a, 0xff, 0x01}));
+  expect_refused("tap=a,mac=00:00:00:00:00:00", "--net mac=00:00:00:00:00:00:", "all-zero");
+  expect_refused("tap=a,mac=01:00:5e:00:00:01", "--net mac=01:00:5e:00:00:01:", "multicast");
+  expect_refused("tap=a,mac=ff:ff:ff:ff:ff:ff", "--net mac=", "multicast");
+  // Not hex at all: said so, not called multicast.
+  for (const char* bad : {"-1:00:00:00:00:01", "2:6b:76:00:00:01", "02:6b:76:00:00:1", "02:6b:76:00:00:01:",
+                          "02-6b-76-00-00-01", "02:6b:76:00:00:0g", "+2:6b:76:00:00:01", " 2:6b:76:00:00:01",
+                          "zz"}) {
+    const std::string msg = refusal(std::string("tap=a,mac=") + bad);
+    EXPECT_EQ(msg.rfind(std::string("--net mac=") + bad + ": expected six hex bytes", 0), 0u) << msg;
+    EXPECT_EQ(msg.find("multicast"), std::string::npos) << msg;
+  }
+}
+
+TEST(NetOptionsStrict, NumbersAreDigitsOnly) {
+  expect_refused("tap=a,queues= 2", "--net queues= 2:", "not a whole number");
+  expect_refused("tap=a,queues=+2", "--net queues=+2:", "not a whole number");
+  expect_refused("tap=a,queues=2 ", "--net queues=2 :", "not a whole number");
+  expect_refused("tap=a,mtu=+1500", "--net mtu=+1500:", "not a whole number");
+  expect_refused("tap=a,mtu=-1500", "--net mtu=-1500:", "not a whole number");
+  expect_refused("tap=a,mtu=0x5dc", "--net mtu=0x5dc:", "not a whole number");
+  expect_refused("tap=a,mtu=65536", "--net mtu=65536:", "from 68 to 65535");
+  expect_refused("tap=a,queues=17", "--net queues=17:", "from 1 to 16");
+  expect_refused("tap=a,queues=4294967297", "--net queues=4294967297:", "too large");
+  EXPECT_EQ(NetOptions::parse("tap=a,mtu=1500,queues=16").mtu, 1500);
+}
+
+TEST(NetOptionsStrict, TransportKeysAndUnknownKeysNameNet) {
+  expect_refused("tap=t0,irq=msi", "--net irq=msi:", "irq=irqfd or irq=relay");
+  expect_refused("tap=t0,notify=poll", "--net notify=poll:", "notify=ioeventfd or notify=trap");
+  expect_refused("tap=t0,version=3", "--net version=3:", "version=1");
+  expect_refused("tap=t0,version= 2", "--net version= 2:", "version=1");
+  expect_refused("tap=t0,color=blue", "--net color=blue:", "unknown");
+  expect_refused("tap=t0,color=blue", "--net color=blue:", "tap, vhost, mac, queues, mtu");
+  expect_refused("vhost=on", "--net vhost=on:", "needs tap=NAME");
+  expect_refused("tap=t0,vhost=yes", "--net vhost=yes:", "on, off or auto");
+}
+
+TEST(InterfaceName, TheSameRulesForTapsOpenedLater) {
+  EXPECT_NO_THROW(check_interface_name("kvmtap0", "tap 'kvmtap0'"));
+  try {
+    check_interface_name("a/b", "tap 'a/b'");
+    ADD_FAILURE() << "accepted a/b";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("tap 'a/b': ", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvmmio::net
