@@ -36,10 +36,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "vmm/memory_map_arm64.h"
+
 namespace {
 
-constexpr uint64_t kSlotBase = 0x0a000000;
-constexpr uint64_t kSlotSize = 0x200;
+// kvmmio's virtio-mmio slots: a register window at the start of each 64
+// KiB (each has a host page of its own for the register mirror).
+constexpr uint64_t kSlotBase = kvmmio::vmm::layout::kVirtioMmioBase;
+constexpr uint64_t kSlotStride = kvmmio::vmm::layout::kVirtioMmioSlotStride;
 constexpr unsigned kSlots = 8;
 
 // virtio-mmio registers (virtio 1.2, 4.2.2).
@@ -148,7 +152,7 @@ int main(int argc, char** argv) {
   }
   const int mem = ::open("/dev/mem", O_RDWR | O_SYNC);
   if (mem < 0) return std::perror("/dev/mem"), 1;
-  void* m = ::mmap(nullptr, kSlots * kSlotSize, PROT_READ | PROT_WRITE, MAP_SHARED, mem, kSlotBase);
+  void* m = ::mmap(nullptr, kSlots * kSlotStride, PROT_READ | PROT_WRITE, MAP_SHARED, mem, kSlotBase);
   void* r = ::mmap(nullptr, ram_size, PROT_READ | PROT_WRITE, MAP_SHARED, mem, static_cast<off_t>(g_ram_gpa));
   if (m == MAP_FAILED || r == MAP_FAILED) return std::perror("mmap /dev/mem"), 1;
   g_mmio = static_cast<volatile uint8_t*>(m);
@@ -158,7 +162,7 @@ int main(int argc, char** argv) {
   // storms, the console floods.
   Device net{}, storm{}, console{};
   for (unsigned s = 0; s < kSlots; ++s) {
-    Device d{g_mmio + s * kSlotSize};
+    Device d{g_mmio + s * kSlotStride};
     if (d.read(kMagic) != 0x74726976 || d.read(kVersion) != 2) continue;
     const uint32_t id = d.read(kDeviceId);
     if (id == 1 && !net.regs) net = d;
