@@ -72,7 +72,7 @@ class Machine::Impl {
   EventLoop loop_;  // its thread starts here; devices' watches must go before it
   // The control thread: signals and console input (Ctrl-A x), nothing
   // else, so no device work, however long, delays a stop (machine.h).
-  EventLoop control_;
+  EventLoop control_{"control"};
   Seccomp seccomp_;  // log mode: its logging thread exists before any filter
   ConsoleOutput console_out_;
   std::unique_ptr<console::Pl011> uart_;

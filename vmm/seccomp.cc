@@ -280,7 +280,7 @@ Seccomp::Seccomp(SeccompMode mode) : mode_(mode) {
     sigemptyset(&sa.sa_mask);
     if (::sigaction(SIGSYS, &sa, nullptr) != 0) throw_errno("sigaction SIGSYS");
   } else {
-    logger_ = std::make_unique<EventLoop>();
+    logger_ = std::make_unique<EventLoop>("seccomp-log");
   }
 }
 
