@@ -37,7 +37,7 @@ EventLoop::Registration::~Registration() {
   if (loop_) loop_->remove(id_);
 }
 
-EventLoop::EventLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
+EventLoop::EventLoop(std::string_view thread_name) : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
   if (!epoll_) throw_errno("epoll_create1");
   for (const auto& [fd, id] : {std::pair{stop_.fd(), kStopId}, std::pair{flush_.fd(), kFlushId}}) {
     epoll_event ev{};
@@ -46,8 +46,8 @@ EventLoop::EventLoop() : epoll_(::epoll_create1(EPOLL_CLOEXEC)) {
     if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
       throw_errno("epoll_ctl add (event loop stop or flush fd)");
   }
-  thread_ = std::thread([this] {
-    name_this_thread("evloop");
+  thread_ = std::thread([this, name = std::string(thread_name)] {
+    name_this_thread(name);
     run();
   });
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "../tests/virtio/mmio_driver.h"
+#include "fuzz_input.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/virtio/mmio_regs.h"
@@ -138,21 +139,7 @@ class FuzzDevice final : public VirtioDevice {
   uint64_t chains_ = 0;
 };
 
-// Reads the input front to back; past its end, zeros.
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool done() const { return pos_ >= size_; }
-  uint8_t u8() { return pos_ < size_ ? data_[pos_++] : 0; }
-  uint16_t u16() { return static_cast<uint16_t>(u8() | u8() << 8); }
-  uint32_t u32() { return u16() | static_cast<uint32_t>(u16()) << 16; }
-  uint64_t u64() { return u32() | static_cast<uint64_t>(u32()) << 32; }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
+using fuzz::Input;
 
 enum Op : uint8_t {
   kWriteRegister,   // 32-bit write to a register-file offset

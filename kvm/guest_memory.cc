@@ -21,6 +21,8 @@ RamRegion::RamRegion(uint64_t gpa, uint64_t size) : gpa_(gpa), size_(size) {
                    memfd_.get(), 0);
   if (p == MAP_FAILED) throw_errno("mmap guest RAM");
   host_ = static_cast<uint8_t*>(p);
+  // Guest memory stays out of any core file of the VMM (docs/security.md).
+  if (::madvise(p, size, MADV_DONTDUMP) != 0) throw_errno("madvise MADV_DONTDUMP for guest RAM");
 }
 
 RamRegion::~RamRegion() {

@@ -12,6 +12,7 @@ set -euo pipefail
 native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         nlohmann-json3-dev  # every JSON kvmmio writes or reads (header-only)
         jq                  # the scripts read JSON with jq
+        libseccomp-dev      # the VMM's per-thread system call filters
         device-tree-compiler libgtest-dev libgmock-dev
         gcovr               # scripts/coverage.sh: line coverage of the host tests
         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
@@ -28,7 +29,7 @@ case $(dpkg --print-architecture) in
     # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
-    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64)
+    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
     platform=(qemu-system-arm cpio kmod) ;;
 esac
 

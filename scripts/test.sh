@@ -9,8 +9,9 @@
 #   4. line coverage of the host tests (scripts/coverage.sh: a --coverage
 #      build, gcovr; fails below the project's floor),
 #   5. make distcheck (tarball, VPATH build, install, uninstall),
-#   6. fuzzes the virtio-mmio transport for a bounded time (scripts/fuzz.sh,
-#      clang with ASan/UBSan; $KVMMIO_FUZZ_SECONDS, default 60),
+#   6. fuzzes the virtio-mmio transport and the real devices for a bounded
+#      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
+#      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
 #   7. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #

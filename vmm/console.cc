@@ -72,17 +72,23 @@ void ConsoleInput::on_readable() {
 void ConsoleInput::on_sink_space() {
   flush();
   // A regular file is always "readable": refill until the sink refuses
-  // (its space callback brings us back) or the file ends.
-  while (!pollable_ && !eof_ && pending_.empty()) {
+  // (its space callback brings us back), the file ends, or this turn's
+  // share is read (then the next turn continues).
+  for (size_t turn = 0; !pollable_ && !eof_ && pending_.empty(); turn += 512) {
+    if (turn >= kFileBytesPerDispatch) {
+      space_.signal();
+      return;
+    }
     read_some();
     flush();
   }
 }
 
 void ConsoleInput::read_some() {
-  if (eof_ || pending_.size() >= kMaxPending) return;
+  // A terminal is read even with a full buffer: Ctrl-A x must get through.
+  if (eof_ || (pending_.size() >= kMaxPending && !escapes_)) return;
   uint8_t buf[512];
-  const size_t want = std::min(sizeof buf, kMaxPending - pending_.size());
+  const size_t want = escapes_ ? sizeof buf : std::min(sizeof buf, kMaxPending - pending_.size());
   const ssize_t r = ::read(fd_, buf, want);
   if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
   if (r <= 0) {
@@ -100,21 +106,32 @@ void ConsoleInput::take(const uint8_t* data, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const uint8_t c = data[i];
     if (!escapes_) {
-      pending_.push_back(c);
+      put(c);
     } else if (after_escape_) {
       after_escape_ = false;
       if (c == 'x' || c == 'X') {
         if (on_quit_) on_quit_();
         return;
       }
-      if (c != kEscape) pending_.push_back(kEscape);  // not an escape: pass both on
-      pending_.push_back(c);
+      if (c != kEscape) put(kEscape);  // not an escape: pass both on
+      put(c);
     } else if (c == kEscape) {
       after_escape_ = true;
     } else {
-      pending_.push_back(c);
+      put(c);
     }
   }
+}
+
+void ConsoleInput::put(uint8_t c) {
+  if (pending_.size() < kMaxPending) {
+    pending_.push_back(c);
+    return;
+  }
+  // Only a terminal gets here (read_some() stops reading anything else).
+  if (dropped_.fetch_add(1, std::memory_order_relaxed) == 0)
+    KVMMIO_LOG_WARN("console input: the guest is not reading; %zu typed bytes wait, further keys "
+                    "are dropped until it reads (Ctrl-A x still stops the VM)", kMaxPending);
 }
 
 void ConsoleInput::flush() {
@@ -122,9 +139,9 @@ void ConsoleInput::flush() {
     const size_t n = sink_.receive(pending_);
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(n));
   }
-  // Stop reading while a full buffer waits for the guest; the sink's space
-  // callback resumes it.
-  watch_input(pending_.size() < kMaxPending);
+  // Stop reading a pipe or file while a full buffer waits for the guest;
+  // the sink's space callback resumes it. A terminal stays watched.
+  watch_input(escapes_ || pending_.size() < kMaxPending);
 }
 
 }  // namespace kvmmio::vmm

@@ -23,7 +23,18 @@ Counters virtio_counters(const virtio::TransportCounters& transport, const SlotK
   return c;
 }
 
-void add_net_counters(Counters& out, bool vhost, const net::NetCounters& counters) {
+namespace {
+
+void add_guest_errors(Counters& out, uint64_t device_guest_errors) {
+  for (auto& [key, value] : out)
+    if (key == "guest_errors") value += device_guest_errors;
+}
+
+}  // namespace
+
+void add_net_counters(Counters& out, bool vhost, uint64_t device_guest_errors,
+                      const net::NetCounters& counters) {
+  add_guest_errors(out, device_guest_errors);
   NetSettings settings;
   settings.vhost = vhost;
   append_counters(out, settings);
@@ -32,8 +43,7 @@ void add_net_counters(Counters& out, bool vhost, const net::NetCounters& counter
 
 void add_console_counters(Counters& out, uint64_t device_guest_errors,
                           const console::ConsoleCounters& counters) {
-  for (auto& [key, value] : out)
-    if (key == "guest_errors") value += device_guest_errors;
+  add_guest_errors(out, device_guest_errors);
   append_counters(out, counters);
 }
 

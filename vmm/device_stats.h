@@ -55,8 +55,10 @@ SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::Noti
 // A virtio-mmio slot: its transport's counters, the kernel's, then its settings.
 Counters virtio_counters(const virtio::TransportCounters& transport, const SlotKernelCounters& kernel,
                          const SlotSettings& settings);
-// virtio-net adds its backend choice and its counters.
-void add_net_counters(Counters& out, bool vhost, const net::NetCounters& counters);
+// virtio-net adds its backend choice and its counters; the guest errors it
+// found itself count in the slot's guest_errors, as virtio-console's do.
+void add_net_counters(Counters& out, bool vhost, uint64_t device_guest_errors,
+                      const net::NetCounters& counters);
 // virtio-console adds its counters; the chains it refused itself count in
 // the slot's guest_errors (one guest_errors per device).
 void add_console_counters(Counters& out, uint64_t device_guest_errors,

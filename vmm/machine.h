@@ -5,6 +5,19 @@
 // virtio-mmio devices in their slots, the event-loop thread
 // for userspace backends, and the orderly stop.
 //
+// Confinement: once everything is set up and before the first guest
+// instruction, the machine drops to --user/--group and each thread installs
+// its seccomp filter (vmm/seccomp.h); a failure there stops it.
+//
+// Threads: one per vCPU; the event loop, which runs every device callback
+// (polled notifies, the tap, the relay, console output, re-queued work),
+// each within its work budget; and the control loop, which runs only the
+// signal fd (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1) and the console
+// input with its Ctrl-A x. A stop never waits behind device work: the
+// control loop decides it at once, and the orderly stop then waits for
+// each vCPU to leave KVM_RUN and for at most one budget of work per device
+// (docs/security.md, "Budgets and bounds").
+//
 // Life cycle (one Machine per process, so a reboot is a new process and
 // starts from a fresh machine: nothing of an earlier VM is left to reuse):
 //   Machine m(config);           // everything set up, no guest code run;
@@ -18,8 +31,11 @@
 // a UserError that says where kvmmio can run.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kvmmio/console/input_sink.h"
@@ -30,6 +46,7 @@
 #include "vmm/image_loader.h"
 #include "vmm/memory_map_arm64.h"
 #include "vmm/options.h"
+#include "vmm/seccomp.h"
 #include "vmm/stats.h"
 
 namespace kvmmio::vmm {
@@ -45,9 +62,14 @@ struct MachineConfig {
   int console_in = 0;                   // stdin
   int console_out = 1;                  // stdout
   bool console_escapes = false;         // Ctrl-A x etc. (stdin is a terminal)
-  // SIGUSR1 while the guest runs: called on the event-loop thread with the
+  // SIGUSR1 while the guest runs: called on the control thread with the
   // statistics so far (run_command writes them to --stats). Empty: ignored.
   std::function<void(const MachineStats&)> on_stats_request;
+  // Once set up, before the guest runs: become this user and group
+  // (drop_privileges()), then confine every thread (Seccomp).
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  SeccompMode seccomp = SeccompMode::kOn;
 };
 
 // What a virtio-mmio device factory gets: the VM (for ioeventfds, irqfds,

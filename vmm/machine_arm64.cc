@@ -15,6 +15,7 @@
 #include "vmm/device_stats.h"
 #include "vmm/device_tree.h"
 #include "vmm/machine.h"
+#include "vmm/privileges.h"
 #include "vmm/signals.h"
 #include "vmm/stop_request.h"
 #include "vmm/vcpu_runner_arm64.h"
@@ -59,6 +60,7 @@ class Machine::Impl {
   arm64::GicVersion choose_gic();
   void check_resources();
   void load_guest();
+  void confine();
   void shutdown();
 
   MachineConfig config_;
@@ -68,6 +70,10 @@ class Machine::Impl {
   std::unique_ptr<Vm> vm_;
   arm64::GicVersion gic_ = arm64::GicVersion::kV3;
   EventLoop loop_;  // its thread starts here; devices' watches must go before it
+  // The control thread: signals and console input (Ctrl-A x), nothing
+  // else, so no device work, however long, delays a stop (machine.h).
+  EventLoop control_{"control"};
+  Seccomp seccomp_;  // log mode: its logging thread exists before any filter
   ConsoleOutput console_out_;
   std::unique_ptr<console::Pl011> uart_;
   std::vector<Device> devices_;  // [0] is the UART, then virtio-mmio in slot order
@@ -83,7 +89,7 @@ class Machine::Impl {
 };
 
 Machine::Impl::Impl(const MachineConfig& config)
-    : config_(config), console_out_(config.console_out) {
+    : config_(config), seccomp_(config.seccomp), console_out_(config.console_out) {
   vm_ = std::make_unique<Vm>(kvm_);
   gic_ = choose_gic();
   check_resources();
@@ -203,9 +209,9 @@ RunResult Machine::Impl::run() {
   // still prints (earlycon) when it is not the console.
   ConsoleInputSink& sink = console_sink_ ? *console_sink_ : *uart_;
   console_in_ =
-      std::make_unique<ConsoleInput>(loop_, config_.console_in, sink, config_.console_escapes,
+      std::make_unique<ConsoleInput>(control_, config_.console_in, sink, config_.console_escapes,
                                      [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
-  signal_watch_ = loop_.watch(signals_.fd(), [this] {
+  signal_watch_ = control_.watch(signals_.fd(), [this] {
     while (auto sig = signals_.take()) {
       if (*sig == SIGUSR1) {
         if (config_.on_stats_request) config_.on_stats_request(stats());
@@ -215,17 +221,43 @@ RunResult Machine::Impl::run() {
     }
   });
 
+  confine();
   started_ = Clock::now();
   for (auto& r : runners_)
     r->start(&r == &runners_.front()
                  ? std::optional<BootEntry>(BootEntry{config_.boot.kernel_entry, config_.boot.dtb})
-                 : std::nullopt);
+                 : std::nullopt,
+             [this] { seccomp_.confine_this_thread(ThreadClass::kVcpu); });
+  seccomp_.confine_this_thread(ThreadClass::kMain);
   stop_.wait();
   shutdown();
   stopped_ = Clock::now();
 
   RunResult result{stop_.exit_status(), stop_.reason()};
   return result;
+}
+
+// Everything is set up: drop to --user/--group (every thread at once),
+// then each loop thread installs its filter; the vCPUs install theirs
+// before their first KVM_RUN, the main thread once they are started.
+void Machine::Impl::confine() {
+  if (config_.uid || config_.gid)
+    drop_privileges(config_.uid.value_or(::getuid()), config_.gid.value_or(::getgid()));
+  for (auto [loop, thread_class] : {std::pair{&control_, ThreadClass::kControl},
+                                    std::pair{&loop_, ThreadClass::kDevice}}) {
+    std::exception_ptr error;
+    EventFd go;
+    auto once = loop->watch_eventfd(go.fd(), [&, thread_class](uint64_t) {
+      try {
+        seccomp_.confine_this_thread(thread_class);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    go.signal();
+    loop->flush();  // the callback has run on the loop's thread
+    if (error) std::rethrow_exception(error);
+  }
 }
 
 void Machine::Impl::shutdown() {

@@ -84,6 +84,15 @@ void parse_console(RunOptions& o, const std::string& value) {
   }
 }
 
+SeccompMode parse_seccomp(const std::string& value) {
+  if (value == "on") return SeccompMode::kOn;
+  if (value == "log") return SeccompMode::kLog;
+  if (value == "off") return SeccompMode::kOff;
+  throw UsageError("--seccomp " + value +
+                   ": choose on (a call outside a thread's allow-list stops kvmmio), log (it is "
+                   "allowed and named) or off");
+}
+
 std::string non_empty(const std::string& option, const std::string& value, const char* what) {
   if (value.empty()) throw UsageError(option + " needs " + what + ", not an empty string");
   return value;
@@ -129,6 +138,12 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
          o.nets.push_back(std::move(n));
        },
        /*repeatable=*/true},
+      {"--seccomp", "on, log or off",
+       [&o](const std::string& v) { o.seccomp = parse_seccomp(v); }},
+      {"--user", "a user name or number, e.g. --user kvmmio",
+       [&o](const std::string& v) { o.user = non_empty("--user", v, "a user"); }},
+      {"--group", "a group name or number, e.g. --group kvm",
+       [&o](const std::string& v) { o.group = non_empty("--group", v, "a group"); }},
       {"--log-level", "debug, info, warn or error",
        [&o](const std::string& v) { o.log_level = parse_log_level(v, "--log-level " + v); }},
       {"--help", "", [&help](const std::string&) { help = true; }},
@@ -240,6 +255,16 @@ Options of `run`:
   --stats FILE        at exit, write a JSON document with vCPU exits by reason,
                       device counters and wall time to FILE (- for stdout);
                       SIGUSR1 writes a snapshot while the guest runs
+  --seccomp on|log|off
+                      system call filters per thread, installed once the
+                      machine is set up (default on: a call outside a
+                      thread's allow-list stops kvmmio, naming it; log: the
+                      call is made and named once)
+  --user USER, --group GROUP
+                      after set-up, become USER (and GROUP, else USER's
+                      primary group) for good: no capabilities, no
+                      supplementary groups; /dev/vhost-net must be openable
+                      by USER (docs/security.md)
   --log-level LEVEL   debug, info (default), warn or error: kvmmio's messages
                       on stderr below LEVEL are left out; each line starts
                       with the seconds since kvmmio started

@@ -16,6 +16,7 @@
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
+#include "vmm/seccomp.h"
 
 namespace kvmmio::vmm {
 
@@ -42,6 +43,8 @@ struct RunOptions {
   std::optional<std::string> dump_dtb;
   std::optional<std::string> stats;
   std::vector<net::NetOptions> nets;  // one per --net, in order
+  SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
+  std::optional<std::string> user, group;  // --user, --group: dropped to after set-up
   LogLevel log_level = LogLevel::kInfo;
 
   RunOptions();

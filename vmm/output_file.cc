@@ -67,14 +67,9 @@ void OutputFile::write(std::span<const uint8_t> content) {
   const std::string tmp = path_ + ".kvmmio-tmp";
   UniqueFd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!out) {
-    // A writable file in a directory we cannot create files in: replace
-    // the content in place (a reader may then see a partial document).
+    // A writable file in a directory we cannot create files in.
     if (errno != EACCES && errno != EPERM && errno != EROFS) fail("cannot create " + tmp);
-    if (::ftruncate(fd_.get(), 0) != 0) fail("cannot truncate");
-    if (::lseek(fd_.get(), 0, SEEK_SET) < 0) fail("cannot seek");
-    if (!write_all(fd_.get(), content)) fail("cannot write");
-    written_ = true;
-    return;
+    return write_in_place(content);
   }
   if (!write_all(out.get(), content)) {
     const int err = errno;
@@ -85,9 +80,22 @@ void OutputFile::write(std::span<const uint8_t> content) {
   if (::rename(tmp.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
+    // A file we may not replace (another user's in a sticky directory such
+    // as /tmp, after --user dropped the identity that made it): its fd,
+    // opened at the start, still writes.
+    if (err == EPERM || err == EACCES) return write_in_place(content);
     errno = err;
     fail("cannot rename " + tmp + " over it");
   }
+  written_ = true;
+}
+
+// Replaces the content through the fd opened at the start (a reader may
+// then see a partial document).
+void OutputFile::write_in_place(std::span<const uint8_t> content) {
+  if (::ftruncate(fd_.get(), 0) != 0) fail("cannot truncate");
+  if (::lseek(fd_.get(), 0, SEEK_SET) < 0) fail("cannot seek");
+  if (!write_all(fd_.get(), content)) fail("cannot write");
   written_ = true;
 }
 

@@ -7,7 +7,11 @@
 // A regular file is replaced whole on each write (a sibling temporary file
 // renamed over it), so a reader polling it (--stats snapshots on SIGUSR1)
 // never sees half a document. Anything else (a pipe, /dev/stdout) is
-// written to in place. "-" is standard output, written to in place.
+// written to in place, and so is a regular file that can no longer be
+// replaced (a directory kvmmio cannot create in, or, after --user, a file
+// the old identity made in a sticky directory): through the fd opened at
+// the start, which still writes whatever the identity. "-" is standard
+// output, written to in place.
 //
 // Every failure, opening or writing, is a UserError naming the option and
 // the path: kvmmio exits 2 for it, as for any output the user asked for
@@ -37,6 +41,7 @@ class OutputFile {
   const std::string& path() const { return path_; }
 
  private:
+  void write_in_place(std::span<const uint8_t> content);
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;

@@ -27,6 +27,10 @@ void restore_and_reraise(int sig) {
 
 }  // namespace
 
+void restore_terminal_now() {
+  if (g_fd >= 0) ::tcsetattr(g_fd, TCSANOW, &g_saved);
+}
+
 RawTerminal::RawTerminal(int fd) : fd_(fd) {
   if (!::isatty(fd) || ::tcgetattr(fd, &saved_) != 0) return;
   g_saved = saved_;

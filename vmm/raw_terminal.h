@@ -14,6 +14,10 @@
 
 namespace kvmmio::vmm {
 
+// Puts the saved settings of the terminal in raw mode now, if one is:
+// async-signal-safe, for fatal-signal paths of others (a seccomp kill).
+void restore_terminal_now();
+
 class RawTerminal {
  public:
   explicit RawTerminal(int fd);

@@ -15,6 +15,7 @@
 #include "vmm/image_loader.h"
 #include "vmm/machine.h"
 #include "vmm/output_file.h"
+#include "vmm/privileges.h"
 #include "vmm/raw_terminal.h"
 
 namespace kvmmio::vmm {
@@ -87,6 +88,13 @@ int run_command(const RunOptions& options) {
   config.console_in = STDIN_FILENO;
   config.console_out = STDOUT_FILENO;
   config.console_escapes = ::isatty(STDIN_FILENO);
+  config.seccomp = options.seccomp;
+  if (options.user) {
+    const Identity id = resolve_user(*options.user);
+    config.uid = id.uid;
+    config.gid = id.gid;
+  }
+  if (options.group) config.gid = resolve_group(*options.group);
   if (stats_file) {
     // kill -USR1: the counters so far, e.g. before and after a benchmark run.
     config.on_stats_request = [&stats_file](const MachineStats& stats) {
@@ -98,6 +106,8 @@ int run_command(const RunOptions& options) {
     };
   }
 
+  // Before anything holds guest memory: no core dumps, no ptrace by peers.
+  harden_process();
   Machine machine(config);
   // In plan order, so the slots match the device tree --dump-dtb shows.
   for (const VirtioDevicePlan& d : plan) machine.add_virtio_mmio(d.name, d.type, d.make);

@@ -92,11 +92,12 @@ uint64_t VcpuRunner::wait_initialised() {
   return mpidr_;
 }
 
-void VcpuRunner::start(std::optional<BootEntry> entry) {
+void VcpuRunner::start(std::optional<BootEntry> entry, std::function<void()> before_run) {
   {
     std::lock_guard lock(mutex_);
     if (phase_ != Phase::kInitialised) return;
     entry_ = entry;
+    before_run_ = std::move(before_run);
     phase_ = Phase::kRunning;
   }
   cv_.notify_all();
@@ -133,6 +134,7 @@ void VcpuRunner::thread_main() {
       vcpu_->set_one_reg(arm64::reg_pstate(), arm64::kPstateEl1hMasked);
       vcpu_->set_one_reg(arm64::reg_pc(), entry_->pc);
     }
+    if (before_run_) before_run_();
     run_loop();
   } catch (const std::system_error& e) {
     // KVM_RUN answers ENOSYS when the guest touched an address that is

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,8 +46,10 @@ class VcpuRunner {
   // Waits for the vCPU's initialisation; rethrows its error. Returns the
   // vCPU's MPIDR affinity, for its cpu node.
   uint64_t wait_initialised();
-  // Lets the vCPU run; the boot vCPU gets `entry`.
-  void start(std::optional<BootEntry> entry);
+  // Lets the vCPU run; the boot vCPU gets `entry`. `before_run` runs on
+  // the vCPU's thread right before its first KVM_RUN (the thread's seccomp
+  // filter); if it throws, the vCPU fails as a KVM_RUN error would.
+  void start(std::optional<BootEntry> entry, std::function<void()> before_run = {});
   // Ends the thread: before start() it gives up waiting; after, the vCPU
   // is kicked out of KVM_RUN and the loop, seeing the StopRequest the
   // caller made first, ends. Then join().
@@ -72,6 +75,7 @@ class VcpuRunner {
   std::exception_ptr init_error_;
   uint64_t mpidr_ = 0;
   std::optional<BootEntry> entry_;
+  std::function<void()> before_run_;
   std::thread thread_;  // last: starts once the members above exist
 };
 

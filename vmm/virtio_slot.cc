@@ -72,7 +72,7 @@ DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index)
     attached.device = std::move(slot);
     attached.counters = [s, net] {
       Counters c = s->counters();
-      add_net_counters(c, net->uses_vhost(), net->counters());
+      add_net_counters(c, net->uses_vhost(), net->guest_errors(), net->counters());
       return c;
     };
     return attached;

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -45,6 +46,12 @@ bool VirtioConsole::activate(const virtio::DeviceActivation& activation) {
   interrupt_ = activation.interrupt;
   failed_ = false;
   tx_pending_ = false;
+  try {
+    tx_resume_ = std::make_unique<DeferredWork>(loop_, *activation.lock, [this] { transmit(); });
+  } catch (const std::exception& e) {
+    KVMMIO_LOG_ERROR("virtio-console: cannot start: %s", e.what());
+    return false;
+  }
   {
     std::lock_guard guard(input_mutex_);
     lock_ = activation.lock;
@@ -59,6 +66,7 @@ bool VirtioConsole::activate(const virtio::DeviceActivation& activation) {
 
 void VirtioConsole::reset() {
   output_watch_.reset();  // its callback, if waiting for our lock, gives up
+  tx_resume_.reset();
   rx_ = tx_ = nullptr;
   interrupt_ = nullptr;
   tx_pending_ = false;
@@ -113,7 +121,17 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
   auto guard = lock->lock();
   size_t taken = 0;
   bool pushed = false;
+  unsigned chains = 0;
   while (taken < bytes.size() && rx_ && !failed_) {
+    if (chains++ == kRxChainsPerDispatch) {
+      // More buffers may be there: the caller comes back on a later turn.
+      ++counters_.budget_yields;
+      if (pushed && rx_->should_interrupt() && interrupt_) interrupt_->signal_used();
+      counters_.rx_bytes += taken;
+      guard.unlock();
+      space_available();
+      return taken;
+    }
     if (rx_->pop(rx_chain_) != SplitQueue::PopResult::kChain) break;  // none, or broken (reported)
     if (rx_chain_.readable_bytes) {
       fail("receiveq chain has device-readable buffers (5.3.6: receive buffers are device-writable)");
@@ -134,16 +152,21 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
   return taken;
 }
 
-// Sends every chain the guest made available, with its notifies suppressed
-// meanwhile (2.7.10), until the ring is empty or the output fd is full.
+// Sends the chains the guest made available, with its notifies suppressed
+// meanwhile (2.7.10), until the ring is empty, the output fd is full, or
+// the budget is used up.
 void VirtioConsole::transmit() {
   if (!tx_ || failed_ || output_watch_) return;  // a full output fd: its watch resumes TX
   bool used = false;
+  uint64_t bytes_left = kTxBytesPerDispatch;
+  unsigned chains = 0;
   for (;;) {
     tx_->disable_notifies();
     for (;;) {
       if (!tx_pending_) {
+        if (chains == kTxChainsPerDispatch) return yield_tx(used);
         if (tx_->pop(tx_chain_) != SplitQueue::PopResult::kChain) break;
+        ++chains;
         if (tx_chain_.writable_bytes) {
           fail("transmitq chain has device-writable buffers (5.3.6: transmit buffers are device-readable)");
           return;
@@ -151,7 +174,9 @@ void VirtioConsole::transmit() {
         tx_pending_ = true;
         tx_offset_ = 0;
       }
-      if (!send_pending_chain()) {
+      const Sent sent = send_pending_chain(bytes_left);
+      if (sent == Sent::kBudget) return yield_tx(used);
+      if (sent == Sent::kFull) {
         // Notifies stay suppressed: the watch resumes TX when the fd has room.
         if (!wait_for_output_room()) continue;  // cannot wait: the rest is dropped
         if (used && tx_->should_interrupt()) interrupt_->signal_used();
@@ -167,17 +192,27 @@ void VirtioConsole::transmit() {
   if (used && tx_->should_interrupt()) interrupt_->signal_used();
 }
 
-// Writes the rest of tx_chain_; false if the output fd is full.
-bool VirtioConsole::send_pending_chain() {
+// TX used up its budget: the rest on a later turn of the loop, notifies
+// still suppressed.
+void VirtioConsole::yield_tx(bool used) {
+  ++counters_.budget_yields;
+  tx_resume_->schedule();
+  if (used && tx_->should_interrupt()) interrupt_->signal_used();
+}
+
+VirtioConsole::Sent VirtioConsole::send_pending_chain(uint64_t& budget) {
   uint8_t buf[kWriteChunk];
   while (tx_offset_ < tx_chain_.readable_bytes) {
-    const size_t n = virtio::read_from_chain(memory_, tx_chain_, tx_offset_, {buf, sizeof buf});
+    if (budget == 0) return Sent::kBudget;
+    const size_t want = std::min<uint64_t>(sizeof buf, budget);
+    const size_t n = virtio::read_from_chain(memory_, tx_chain_, tx_offset_, {buf, want});
     if (n == 0) break;  // nothing more readable (the chain was checked when popped)
     const size_t written = write_output({buf, n});
-    if (written == 0) return false;
+    if (written == 0) return Sent::kFull;
     tx_offset_ += written;
+    budget -= written;
   }
-  return true;
+  return Sent::kAll;
 }
 
 // Writes what the fd takes without waiting: 0 when it is full.

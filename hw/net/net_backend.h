@@ -8,6 +8,8 @@
 
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/log.h"
+#include "kvmmio/base/log_limit.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/virtio/virtio_device.h"
@@ -22,6 +24,12 @@ class NetBackend {
   // The tap works again (device lock held): up again, or re-attached
   // after it was removed (`reattached`: the tap fds were detached meanwhile).
   virtual void tap_restored(bool reattached) { (void)reattached; }
+  // The driver stopped a queue while DRIVER_OK (QueueReady = 0, QueuePFN
+  // = 0): from now on nothing may touch its ring (2.6.1, 4.2.2). Its fds
+  // stay open until this returns.
+  virtual void reset_queue(uint32_t queue) { (void)queue; }
+  // ... and made it ready again, maybe elsewhere, with fresh indices.
+  virtual void enable_queue(const virtio::ActiveQueue& queue) { (void)queue; }
 };
 
 struct BackendContext {
@@ -29,6 +37,8 @@ struct BackendContext {
   EventLoop& loop;
   Tap& tap;
   NetCounters& counters;
+  GuestErrorLog& errors;  // the device's: guest mistakes the backend finds
+  LogLimit& repeats;      // the device's: host-side messages that repeat per activation
   DeviceLock& lock;  // the device lock, for the backend's own watches
   uint16_t queue_pairs;
 };

@@ -69,35 +69,70 @@ Tap::Tap(const std::string& name, unsigned queues) : name_(name) {
   }
 }
 
+Tap Tap::socketpair(const std::string& name, unsigned queues, std::vector<UniqueFd>& wire) {
+  if (queues == 0) throw UserError("a tap needs at least one queue");
+  Tap tap;
+  tap.name_ = name;
+  tap.socketpair_ = true;
+  for (unsigned q = 0; q < queues; ++q) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, fds) != 0)
+      throw_errno("socketpair for a tap stand-in");
+    tap.fds_.emplace_back(fds[0]);
+    wire.emplace_back(fds[1]);
+  }
+  return tap;
+}
+
 void Tap::reattach() {
+  if (socketpair_) return;
   for (auto& fd : fds_) set_iff(fd.get(), name_, fds_.size() > 1);
 }
 
 bool Tap::attached(unsigned queue) const {
+  if (socketpair_) return queue < fds_.size();
   ifreq ifr{};
   return ::ioctl(fd(queue), TUNGETIFF, &ifr) == 0;
 }
 
 void Tap::set_vnet_hdr_size(int bytes) {
+  vnet_hdr_size_ = bytes;
+  if (socketpair_) return;
   for (auto& fd : fds_)
     if (::ioctl(fd.get(), TUNSETVNETHDRSZ, &bytes) != 0) throw_errno("TUNSETVNETHDRSZ");
 }
 
 void Tap::set_offload(unsigned tun_flags) {
+  offload_ = tun_flags;
+  if (socketpair_) return;
   for (auto& fd : fds_)
     if (::ioctl(fd.get(), TUNSETOFFLOAD, static_cast<unsigned long>(tun_flags)) != 0)
       throw_errno("TUNSETOFFLOAD");
 }
 
 void Tap::set_link(bool up) {
+  if (socketpair_) {
+    link_up_ = up;
+    return;
+  }
   UniqueFd s = control_socket();
   ifreq ifr = make_ifreq(name_);
   if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) throw_errno("SIOCGIFFLAGS " + name_);
+  // Already so: nothing to change, and no privilege needed (an unprivileged
+  // kvmmio on a tap its administrator brought up; docs/security.md).
+  if (((ifr.ifr_flags & IFF_UP) != 0) == up) return;
   ifr.ifr_flags = static_cast<short>(up ? (ifr.ifr_flags | IFF_UP) : (ifr.ifr_flags & ~IFF_UP));
-  if (::ioctl(s.get(), SIOCSIFFLAGS, &ifr) != 0) throw_errno("SIOCSIFFLAGS " + name_);
+  if (::ioctl(s.get(), SIOCSIFFLAGS, &ifr) != 0) {
+    if (errno == EPERM)
+      throw UserError("cannot bring tap " + name_ + (up ? " up" : " down") +
+                      ": permission denied (run kvmmio as root, or bring it up beforehand: "
+                      "ip link set " + name_ + " up)");
+    throw_errno("SIOCSIFFLAGS " + name_);
+  }
 }
 
 bool Tap::link_up() const {
+  if (socketpair_) return link_up_;
   UniqueFd s = control_socket();
   ifreq ifr = make_ifreq(name_);
   if (::ioctl(s.get(), SIOCGIFFLAGS, &ifr) != 0) throw_errno("SIOCGIFFLAGS " + name_);
@@ -105,6 +140,7 @@ bool Tap::link_up() const {
 }
 
 int Tap::ifindex() const {
+  if (socketpair_) return 0;
   UniqueFd s = control_socket();
   ifreq ifr = make_ifreq(name_);
   if (::ioctl(s.get(), SIOCGIFINDEX, &ifr) != 0) throw_errno("SIOCGIFINDEX " + name_);

@@ -12,11 +12,30 @@
 // tap_errors and logged once per run of failures; TX drops the frames and
 // returns the buffers, RX stops watching the fd, so nothing spins, until
 // the device reports the tap restored (tap_restored()).
+//
+// Work per dispatch is bounded (VirtioNet::kTx*PerDispatch,
+// kRxFramesPerDispatch): TX that stops at its budget keeps the guest's
+// notifies suppressed and re-queues itself on the event loop (DeferredWork);
+// RX simply returns, and the still-readable tap (level-triggered) brings it
+// back after the other ready fds had their turn.
+//
+// Host memory per queue pair is fixed whatever the guest does: one frame
+// buffer (header + kMaxFrame), the first descriptor chain of the frame being
+// placed (at most the queue size in segments), and for every further
+// buffer the frame filled only its head and length (UsedSlot, 8 bytes), at
+// most the queue size of them. A driver cannot have more buffers in flight
+// than its queue has entries; a frame that would need more (tiny buffers,
+// or heads made available again while still in flight) is dropped, its
+// buffers returned with length 0, counted in rx_dropped and reported as a
+// guest error. So num_buffers (a 16-bit field) never exceeds the queue
+// size (at most 256 here, 32768 by the spec): it cannot be truncated.
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/descriptor_chain.h"
@@ -28,9 +47,11 @@ namespace {
 using virtio::DescriptorChain;
 using virtio::SplitQueue;
 
-constexpr size_t kHdr = sizeof(spec::NetHdrV1);
+constexpr size_t kMaxHdr = sizeof(spec::NetHdrV1);
 constexpr size_t kMaxFrame = 65536 + 14 + 4;  // GSO super-frame plus Ethernet header and VLAN
 constexpr size_t kNumBuffersOffset = offsetof(spec::NetHdrV1, num_buffers);
+// Buffers one frame may take: num_buffers must be able to count them.
+static_assert(VirtioNet::kQueueSize <= UINT16_MAX);
 
 class UserBackend final : public NetBackend {
  public:
@@ -38,7 +59,9 @@ class UserBackend final : public NetBackend {
       : ctx_(ctx),
         interrupt_(act.interrupt),
         mergeable_(act.features & (1ull << spec::kFMrgRxbuf)),
-        pairs_(ctx.queue_pairs) {
+        hdr_(spec::net_hdr_size(act.features)),
+        pairs_(ctx.queue_pairs),
+        tx_resume_(ctx.loop, ctx.lock, [this] { resume_tx(); }) {
     for (const auto& q : act.queues) {
       if (q.index >= 2u * ctx.queue_pairs || !q.ring) continue;
       Pair& p = pairs_[q.index / 2];
@@ -46,7 +69,8 @@ class UserBackend final : public NetBackend {
     }
     for (uint16_t i = 0; i < ctx.queue_pairs; ++i) {
       pairs_[i].index = i;
-      pairs_[i].frame.resize(kHdr + kMaxFrame);
+      pairs_[i].frame.resize(hdr_ + kMaxFrame);
+      pairs_[i].held.reserve(VirtioNet::kQueueSize);  // its bound: it never grows past this
       if (pairs_[i].rx) watch_tap(pairs_[i]);
     }
   }
@@ -69,6 +93,26 @@ class UserBackend final : public NetBackend {
     }
   }
 
+  // QueueReady = 0 while DRIVER_OK: the ring is stopped (pops nothing,
+  // takes no used entries). The buffers held for a frame belong to it: the
+  // frame is dropped, so they are never pushed into the ring that replaces
+  // it.
+  void reset_queue(uint32_t queue) override {
+    if (queue >= 2u * pairs_.size() || queue % 2) return;
+    Pair& p = pairs_[queue / 2];
+    if (p.held.empty()) return;  // a frame that placed nothing yet waits for the new ring
+    p.held.clear();
+    p.frame_len = 0;
+    ++ctx_.counters.rx_dropped;
+  }
+
+  void enable_queue(const virtio::ActiveQueue& q) override {
+    if (q.index >= 2u * pairs_.size() || !q.ring) return;
+    Pair& p = pairs_[q.index / 2];
+    (q.index % 2 ? p.tx : p.rx) = q.ring;
+    if (q.index % 2 == 0 && !p.tap_watch && !p.rx_paused && !p.tap_failed) watch_tap(p);
+  }
+
   void tap_restored(bool reattached) override {
     (void)reattached;  // same fds either way: listen on them again
     for (auto& p : pairs_) {
@@ -80,6 +124,13 @@ class UserBackend final : public NetBackend {
   }
 
  private:
+  // A buffer filled for the waiting frame: what push_used() will need.
+  struct UsedSlot {
+    uint16_t head;
+    uint32_t len;
+  };
+  static_assert(sizeof(UsedSlot) == 8);
+
   struct Pair {
     uint16_t index = 0;
     SplitQueue* rx = nullptr;
@@ -87,11 +138,12 @@ class UserBackend final : public NetBackend {
     DeviceLock::Watch tap_watch;
     bool rx_paused = false;
     bool tap_failed = false;          // reads failed: not watched until restored
+    bool tx_more = false;             // TX stopped at its budget: tx_resume_ continues
     std::vector<uint8_t> frame;       // header + frame read from the tap
     size_t frame_len = 0;             // 0: none waiting
     size_t placed = 0;                // bytes of it already in guest buffers
-    std::vector<DescriptorChain> held;  // chains filled for it, not yet used
-    std::vector<uint32_t> held_len;
+    DescriptorChain first;            // the frame's first buffer: num_buffers goes there
+    std::vector<UsedSlot> held;       // buffers filled for it, not yet used (<= queue size)
     DescriptorChain scratch;
   };
 
@@ -110,12 +162,17 @@ class UserBackend final : public NetBackend {
     }
   }
 
-  // Moves frames from the tap into RX buffers until the tap is drained
-  // (true) or the guest's buffers run out (false; the frame waits).
+  // Moves frames from the tap into RX buffers until the tap is drained or
+  // the budget is used up (true), or the guest's buffers run out (false;
+  // the frame waits).
   bool receive(Pair& p) {
     bool delivered = false;
     bool ok = true;
-    for (;;) {
+    for (unsigned frames = 0;; ++frames) {
+      if (p.frame_len == 0 && frames == VirtioNet::kRxFramesPerDispatch) {
+        ++ctx_.counters.budget_yields;  // the tap is still readable: the loop comes back
+        break;
+      }
       if (p.frame_len == 0) {
         const ssize_t n = ::read(ctx_.tap.fd(p.index), p.frame.data(), p.frame.size());
         if (n < 0) {
@@ -129,7 +186,7 @@ class UserBackend final : public NetBackend {
           }
           break;
         }
-        if (static_cast<size_t>(n) <= kHdr) continue;  // nothing but a header: ignore
+        if (static_cast<size_t>(n) <= hdr_) continue;  // nothing but a header: ignore
         p.frame_len = static_cast<size_t>(n);
         p.placed = 0;
       }
@@ -144,10 +201,20 @@ class UserBackend final : public NetBackend {
   }
 
   // Puts the waiting frame into guest buffers: one chain, or with
-  // MRG_RXBUF as many as it takes (num_buffers says how many, 5.1.6.4).
+  // MRG_RXBUF as many as it takes (num_buffers says how many, 5.1.6.4), at
+  // most as many as the queue has entries (see the top of this file).
   bool place(Pair& p) {
+    const size_t limit = p.rx->layout().size;
     while (p.placed < p.frame_len) {
-      DescriptorChain& chain = p.scratch;
+      if (p.held.size() >= limit) {
+        ctx_.errors.report("RX queue %u: a %zu-byte frame filled %zu buffers, as many as the queue "
+                           "has entries, and is still not complete (buffers too small, or made "
+                           "available again while in use); the frame is dropped",
+                           2u * p.index, p.frame_len - hdr_, p.held.size());
+        drop(p);
+        return true;
+      }
+      DescriptorChain& chain = p.held.empty() ? p.first : p.scratch;
       const auto r = p.rx->pop(chain);
       if (r == SplitQueue::PopResult::kEmpty) return false;
       if (r == SplitQueue::PopResult::kBroken) {  // the transport reported it
@@ -156,13 +223,12 @@ class UserBackend final : public NetBackend {
       }
       const std::span<const uint8_t> rest(p.frame.data() + p.placed, p.frame_len - p.placed);
       const size_t n = virtio::write_to_chain(ctx_.memory, chain, 0, rest);
-      p.held.push_back(chain);
-      p.held_len.push_back(static_cast<uint32_t>(n));
+      p.held.push_back({chain.head, static_cast<uint32_t>(n)});
       p.placed += n;
       if (!mergeable_ && p.placed < p.frame_len) {
         // 5.1.6.3.1: without MRG_RXBUF one buffer must hold the frame.
         ++ctx_.counters.rx_dropped;
-        p.held_len.back() = 0;
+        p.held.back().len = 0;
         break;
       }
       if (n == 0 && chain.writable_bytes == 0) {  // a buffer with no room: useless
@@ -170,68 +236,89 @@ class UserBackend final : public NetBackend {
         break;
       }
     }
-    const bool complete = p.placed >= p.frame_len;
-    const uint16_t buffers = static_cast<uint16_t>(p.held.size());
-    if (complete) {
-      virtio::write_to_chain(ctx_.memory, p.held.front(), kNumBuffersOffset,
-                             {reinterpret_cast<const uint8_t*>(&buffers), sizeof(buffers)});
+    if (p.placed >= p.frame_len) {
+      // num_buffers, where the header has it (not the legacy 10-byte one).
+      const uint16_t buffers = static_cast<uint16_t>(p.held.size());  // <= limit: exact
+      if (hdr_ > kNumBuffersOffset)
+        virtio::write_to_chain(ctx_.memory, p.first, kNumBuffersOffset,
+                               {reinterpret_cast<const uint8_t*>(&buffers), sizeof(buffers)});
       ++ctx_.counters.rx_packets;
-      ctx_.counters.rx_bytes += p.frame_len - kHdr;
+      ctx_.counters.rx_bytes += p.frame_len - hdr_;
     }
-    for (size_t i = 0; i < p.held.size(); ++i) p.rx->push_used(p.held[i].head, p.held_len[i]);
+    for (const UsedSlot& u : p.held) p.rx->push_used(u.head, u.len);
     p.held.clear();
-    p.held_len.clear();
     p.frame_len = 0;
     return true;
   }
 
   void drop(Pair& p) {
-    for (size_t i = 0; i < p.held.size(); ++i) p.rx->push_used(p.held[i].head, 0);
+    for (const UsedSlot& u : p.held) p.rx->push_used(u.head, 0);
     p.held.clear();
-    p.held_len.clear();
     p.frame_len = 0;
     ++ctx_.counters.rx_dropped;
   }
 
-  // Sends every chain the guest made available, with notifications from the
-  // guest suppressed while doing so (2.7.10).
+  // Sends the chains the guest made available, with notifies from the
+  // guest suppressed meanwhile (2.7.10), up to the budget; the rest waits
+  // for tx_resume_, notifies still suppressed.
   void transmit(Pair& p) {
     if (!p.tx) return;
+    p.tx_more = false;
     DescriptorChain& chain = p.scratch;
-    bool sent = false;
+    unsigned chains = 0;
+    uint64_t bytes = 0;
     for (;;) {
       p.tx->disable_notifies();
-      while (p.tx->pop(chain) == SplitQueue::PopResult::kChain) {
-        const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
-        if (n > kHdr && chain.readable_bytes <= sizeof(tx_buf_)) {
-          if (::write(ctx_.tap.fd(p.index), tx_buf_, n) == static_cast<ssize_t>(n)) {
-            ++ctx_.counters.tx_packets;
-            ctx_.counters.tx_bytes += n - kHdr;
-            tx_failing_ = false;
-          } else {
-            // Link down (EIO) or tap removed (EBADFD): the frame is dropped,
-            // as a cable would drop it; logged once per run of failures.
-            ++ctx_.counters.tap_errors;
-            if (!tx_failing_)
-              KVMMIO_LOG_WARN("net %s: writing to the tap failed (%s): guest frames are dropped "
-                              "until it works again", ctx_.tap.name().c_str(), std::strerror(errno));
-            tx_failing_ = true;
-          }
+      for (;;) {
+        if (chains == VirtioNet::kTxChainsPerDispatch || bytes >= VirtioNet::kTxBytesPerDispatch) {
+          p.tx_more = true;
+          ++ctx_.counters.budget_yields;
+          tx_resume_.schedule();
+          break;
         }
+        if (p.tx->pop(chain) != SplitQueue::PopResult::kChain) break;
+        send_chain(p, chain);
         p.tx->push_used(chain.head, 0);
-        sent = true;
+        ++chains;
+        bytes += chain.readable_bytes;
       }
-      if (!p.tx->enable_notifies()) break;
+      if (p.tx_more || !p.tx->enable_notifies()) break;
     }
-    if (sent && p.tx->should_interrupt()) interrupt_->signal_used();
+    if (chains && p.tx->should_interrupt()) interrupt_->signal_used();
+  }
+
+  void send_chain(Pair& p, const DescriptorChain& chain) {
+    const size_t n = virtio::read_from_chain(ctx_.memory, chain, 0, {tx_buf_, sizeof(tx_buf_)});
+    if (n <= hdr_ || chain.readable_bytes > hdr_ + kMaxFrame) return;
+    if (::write(ctx_.tap.fd(p.index), tx_buf_, n) == static_cast<ssize_t>(n)) {
+      ++ctx_.counters.tx_packets;
+      ctx_.counters.tx_bytes += n - hdr_;
+      tx_failing_ = false;
+      return;
+    }
+    // Link down (EIO) or tap removed (EBADFD): the frame is dropped, as a
+    // cable would drop it; logged once per run of failures.
+    ++ctx_.counters.tap_errors;
+    if (!tx_failing_)
+      KVMMIO_LOG_WARN("net %s: writing to the tap failed (%s): guest frames are dropped "
+                      "until it works again", ctx_.tap.name().c_str(), std::strerror(errno));
+    tx_failing_ = true;
+  }
+
+  // The event loop, holding the device lock: TX that stopped at its budget.
+  void resume_tx() {
+    for (auto& p : pairs_)
+      if (p.tx_more) transmit(p);
   }
 
   BackendContext ctx_;
   virtio::VirtioInterrupt* interrupt_;
   bool mergeable_;
+  size_t hdr_;  // the virtio-net header's size: 12, or 10 (legacy without MRG_RXBUF)
   std::vector<Pair> pairs_;
   bool tx_failing_ = false;  // the last tap write failed (logging state)
-  uint8_t tx_buf_[kHdr + kMaxFrame];
+  uint8_t tx_buf_[kMaxHdr + kMaxFrame];
+  DeferredWork tx_resume_;  // last: dropped first, its work uses the above
 };
 
 }  // namespace

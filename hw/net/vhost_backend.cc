@@ -37,16 +37,46 @@ class VhostBackend final : public NetBackend {
       p.vhost->set_mem_table(ctx.memory);
       for (unsigned vring : {VhostNet::kRxVring, VhostNet::kTxVring}) {
         const uint32_t queue = 2u * pair + vring;
-        const virtio::ActiveQueue* q = find(act, queue);
-        if (!q) continue;  // the driver did not set this queue up (e.g. fewer pairs)
-        p.vhost->setup_vring(ctx.memory, {vring, static_cast<uint16_t>(q->layout.size), 0,
-                                          q->layout.desc, q->layout.avail, q->layout.used,
-                                          q->notify_fd, q->interrupt_fd, p.err[vring].fd()});
         p.errors[vring] = ctx.loop.watch_eventfd(p.err[vring].fd(),
                                                  [this, queue](uint64_t n) { ring_error(queue, n); });
-        p.vhost->set_backend(vring, ctx.tap.fd(pair));
-        p.running[vring] = true;
+        const virtio::ActiveQueue* q = find(act, queue);
+        if (!q) continue;  // the driver did not set this queue up (e.g. fewer pairs)
+        start(pair, vring, *q);
       }
+    }
+  }
+
+  // QueueReady = 0 (QueuePFN = 0) while DRIVER_OK: the kernel must stop
+  // using the ring now (2.6.1, 4.2.2), and let go of the queue's
+  // ioeventfd, which the transport closes next.
+  void reset_queue(uint32_t queue) override {
+    const unsigned pair = queue / 2, vring = queue % 2;
+    if (pair >= pairs_.size() || !pairs_[pair].running[vring]) return;
+    pairs_[pair].running[vring] = false;
+    try {
+      pairs_[pair].vhost->stop_vring(vring);
+      pairs_[pair].vhost->set_vring_kick(vring, -1);
+    } catch (const std::exception& e) {
+      // The instance is in an unknown state: it must not go on with the ring.
+      if (const uint64_t n = ctx_.repeats.next())
+        KVMMIO_LOG_ERROR("net %s: stopping vhost vring %u of pair %u: %s (#%llu)", ctx_.tap.name().c_str(),
+                         vring, pair, e.what(), static_cast<unsigned long long>(n));
+      if (interrupt_) interrupt_->needs_reset("vhost-net could not stop a queue");
+    }
+  }
+
+  // ... and QueueReady = 1 again: a fresh ring (indices 0), maybe elsewhere.
+  void enable_queue(const virtio::ActiveQueue& queue) override {
+    const unsigned pair = queue.index / 2, vring = queue.index % 2;
+    if (pair >= pairs_.size() || pairs_[pair].running[vring]) return;
+    if (queue.notify_fd < 0 || queue.interrupt_fd < 0) return;
+    try {
+      start(pair, vring, queue);
+    } catch (const std::exception& e) {
+      if (const uint64_t n = ctx_.repeats.next())
+        KVMMIO_LOG_ERROR("net %s: restarting vhost vring %u of pair %u: %s (#%llu)",
+                         ctx_.tap.name().c_str(), vring, pair, e.what(), static_cast<unsigned long long>(n));
+      if (interrupt_) interrupt_->needs_reset("vhost-net could not restart a queue");
     }
   }
 
@@ -76,7 +106,9 @@ class VhostBackend final : public NetBackend {
         try {
           p.vhost->stop_vring(vring);
         } catch (const std::exception& e) {
-          KVMMIO_LOG_WARN("net %s: stopping vhost vring %u: %s", ctx_.tap.name().c_str(), vring, e.what());
+          if (const uint64_t n = ctx_.repeats.next())  // at every reset while it fails
+            KVMMIO_LOG_WARN("net %s: stopping vhost vring %u: %s (#%llu)", ctx_.tap.name().c_str(),
+                            vring, e.what(), static_cast<unsigned long long>(n));
         }
       }
   }
@@ -95,9 +127,21 @@ class VhostBackend final : public NetBackend {
       return;
     }
     if (reported_.exchange(true)) return;
-    KVMMIO_LOG_WARN("net %s: guest error: vhost-net cannot use queue %u (a descriptor or ring "
-                    "outside guest RAM?); the device needs a reset", ctx_.tap.name().c_str(), queue);
+    // Once per activation: a guest that breaks its ring after every reset
+    // repeats it, so it is a counted, rate-limited guest error.
+    ctx_.errors.report("vhost-net cannot use queue %u (a descriptor or ring outside guest RAM?); "
+                       "the device needs a reset", queue);
     if (interrupt_) interrupt_->needs_reset("vhost-net reported a vring error");
+  }
+
+  // Hands one queue's ring, kick and call fds to vhost, then the tap.
+  void start(unsigned pair, unsigned vring, const virtio::ActiveQueue& q) {
+    Pair& p = pairs_[pair];
+    p.vhost->setup_vring(ctx_.memory, {vring, static_cast<uint16_t>(q.layout.size), 0, q.layout.desc,
+                                       q.layout.avail, q.layout.used, q.notify_fd, q.interrupt_fd,
+                                       p.err[vring].fd()});
+    p.vhost->set_backend(vring, ctx_.tap.fd(pair));
+    p.running[vring] = true;
   }
 
   static const virtio::ActiveQueue* find(const virtio::DeviceActivation& act, uint32_t index) {

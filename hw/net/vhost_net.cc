@@ -108,4 +108,9 @@ uint16_t VhostNet::stop_vring(unsigned index) {
   return static_cast<uint16_t>(state.num);
 }
 
+void VhostNet::set_vring_kick(unsigned index, int kick_fd) {
+  vhost_vring_file kick{index, kick_fd};
+  vhost_ioctl(fd_.get(), VHOST_SET_VRING_KICK, &kick, "VHOST_SET_VRING_KICK");
+}
+
 }  // namespace kvmmio::net

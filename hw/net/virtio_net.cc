@@ -6,7 +6,10 @@
 #include <net/if.h>
 
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
@@ -37,13 +40,23 @@ unsigned tap_offloads(uint64_t f) {
 
 VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
                      EventLoop& loop)
+    : VirtioNet(options, index, memory, loop, Tap(options.tap, options.queue_pairs)) {}
+
+VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
+                     EventLoop& loop, Tap tap)
     : options_(options),
       mac_(options.mac.value_or(default_mac(index))),
       memory_(memory),
       loop_(loop),
-      tap_(options.tap, options.queue_pairs) {
+      tap_(std::move(tap)),
+      log_name_("net " + tap_.name()) {
+  if (tap_.queues() != options.queue_pairs)
+    throw std::invalid_argument("VirtioNet: the tap has " + std::to_string(tap_.queues()) +
+                                " queues for " + std::to_string(options.queue_pairs) + " queue pairs");
   switch (options.vhost) {
     case VhostMode::kOn:
+      if (tap_.is_socketpair())
+        throw UserError("net " + tap_.name() + ": vhost=on needs a real tap, not a socketpair");
       { VhostNet probe; }  // throws UserError naming the module when missing
       use_vhost_ = true;
       break;
@@ -51,6 +64,7 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemor
       use_vhost_ = false;
       break;
     case VhostMode::kAuto:
+      if (tap_.is_socketpair()) break;
       use_vhost_ = VhostNet::available();
       if (!use_vhost_)
         KVMMIO_LOG_WARN("net %s: %s cannot be opened, using the userspace backend "
@@ -102,7 +116,8 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   ctrl_ring_ = nullptr;
   for (const auto& q : activation.queues)
     if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring_ = q.ring;
-  const BackendContext ctx{memory_, loop_, tap_, counters_, *activation.lock, options_.queue_pairs};
+  const BackendContext ctx{memory_, loop_, tap_, counters_, errors_, repeats_, *activation.lock,
+                           options_.queue_pairs};
   // Removed and created again while the device was reset (no monitor then
   // to notice): attach now, or the fds would stay dead. Gone for good: the
   // monitor attaches when the name returns.
@@ -112,33 +127,53 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
       tap_.set_link(true);
       ++counters_.tap_reattached;
     } catch (const std::exception& e) {
-      KVMMIO_LOG_WARN("net %s: cannot attach to the interface of that name: %s", tap_.name().c_str(),
-                      e.what());
+      if (const uint64_t n = repeats_.next())  // at every DRIVER_OK while it fails
+        KVMMIO_LOG_WARN("net %s: cannot attach to the interface of that name: %s (#%llu)",
+                        tap_.name().c_str(), e.what(), static_cast<unsigned long long>(n));
     }
   }
   try {
-    tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
+    tap_.set_vnet_hdr_size(static_cast<int>(spec::net_hdr_size(activation.features)));
     tap_.set_offload(tap_offloads(activation.features));
     backend_ = use_vhost_ ? make_vhost_backend(ctx, activation) : make_user_backend(ctx, activation);
   } catch (const std::exception& e) {
-    KVMMIO_LOG_ERROR("net %s: cannot start the %s backend: %s", options_.tap.c_str(),
-                     use_vhost_ ? "vhost-net" : "userspace", e.what());
+    // At every DRIVER_OK while it fails (a reset storm repeats it); the
+    // transport counts the resulting needs_reset.
+    if (const uint64_t n = repeats_.next())
+      KVMMIO_LOG_ERROR("net %s: cannot start the %s backend: %s (#%llu)", options_.tap.c_str(),
+                       use_vhost_ ? "vhost-net" : "userspace", e.what(), static_cast<unsigned long long>(n));
     backend_.reset();
     return false;
   }
+  if (has_ctrl_queue()) {
+    try {
+      ctrl_resume_ = std::make_unique<DeferredWork>(loop_, *activation.lock, [this] {
+        if (ctrl_ring_) process_ctrl(*ctrl_ring_);
+      });
+    } catch (const std::exception& e) {
+      if (const uint64_t n = repeats_.next())
+        KVMMIO_LOG_ERROR("net %s: cannot start the control queue: %s (#%llu)", options_.tap.c_str(),
+                         e.what(), static_cast<unsigned long long>(n));
+      backend_.reset();
+      return false;
+    }
+  }
   ++counters_.activations;
   tap_offloads_ = tap_offloads(activation.features);
+  vnet_hdr_size_ = static_cast<int>(spec::net_hdr_size(activation.features));
   try {
     link_up_ = tap_.link_up();
   } catch (const std::exception&) {
     link_up_ = false;  // the interface is gone
   }
+  if (tap_.is_socketpair()) return true;  // no interface to watch
   try {
     monitor_ = std::make_unique<TapMonitor>(loop_, *activation.lock, tap_.name(),
                                             [this](TapMonitor::Event e) { on_tap_event(e); });
   } catch (const std::exception& e) {
-    KVMMIO_LOG_WARN("net %s: cannot watch the tap's link (%s): its faults will only show as "
-                    "tap_errors", tap_.name().c_str(), e.what());
+    if (const uint64_t n = repeats_.next())
+      KVMMIO_LOG_WARN("net %s: cannot watch the tap's link (%s): its faults will only show as "
+                      "tap_errors (#%llu)", tap_.name().c_str(), e.what(), static_cast<unsigned long long>(n));
   }
   return true;
 }
@@ -151,7 +186,20 @@ void VirtioNet::queue_notify(uint32_t queue) {
   if (backend_) backend_->queue_notify(queue);
 }
 
+void VirtioNet::reset_queue(uint32_t queue) {
+  if (backend_) backend_->reset_queue(queue);
+}
+
+void VirtioNet::enable_queue(const virtio::ActiveQueue& queue) {
+  if (has_ctrl_queue() && queue.index == ctrl_queue_index()) {
+    ctrl_ring_ = queue.ring;  // the transport's ring object: the same pointer, configured afresh
+    return;
+  }
+  if (backend_) backend_->enable_queue(queue);
+}
+
 void VirtioNet::reset() {
+  ctrl_resume_.reset();
   monitor_.reset();
   backend_.reset();
   ctrl_ring_ = nullptr;
@@ -161,10 +209,17 @@ void VirtioNet::reset() {
 // Control queue (5.1.6.5): a command is a readable CtrlHdr and data, then
 // one writable ack byte. kvmmio accepts the receive-mode, MAC-filter and
 // queue-pair commands (the tap delivers every frame anyway; all pairs are
-// always served) and answers anything else with VIRTIO_NET_ERR.
+// always served) and answers anything else with VIRTIO_NET_ERR. At most
+// kCtrlCommandsPerDispatch per call; the rest on a later turn of the loop.
 void VirtioNet::process_ctrl(virtio::SplitQueue& ring) {
   virtio::DescriptorChain chain;
-  while (ring.pop(chain) == virtio::SplitQueue::PopResult::kChain) {
+  for (unsigned n = 0;; ++n) {
+    if (n == kCtrlCommandsPerDispatch) {
+      ++counters_.budget_yields;
+      if (ctrl_resume_) ctrl_resume_->schedule();
+      break;
+    }
+    if (ring.pop(chain) != virtio::SplitQueue::PopResult::kChain) break;
     ++counters_.ctrl_commands;
     spec::CtrlHdr hdr{};
     uint8_t ack = spec::kCtrlErr;
@@ -219,7 +274,7 @@ void VirtioNet::on_tap_event(TapMonitor::Event event) {
     case TapMonitor::Event::kAppeared:
       try {
         tap_.reattach();
-        tap_.set_vnet_hdr_size(sizeof(spec::NetHdrV1));
+        tap_.set_vnet_hdr_size(vnet_hdr_size_);
         tap_.set_offload(tap_offloads_);
         tap_.set_link(true);
       } catch (const std::exception& e) {

@@ -62,7 +62,10 @@ void MmioTransport::signal_config_change() {
 void MmioTransport::needs_reset(const char* why) {
   if (status_.fetch_or(status::kDeviceNeedsReset) & status::kDeviceNeedsReset) return;  // once
   counters_.needs_reset.fetch_add(1, std::memory_order_relaxed);
-  KVMMIO_LOG_WARN("%s: device needs reset: %s", log_name_.c_str(), why);
+  // Once per reset; a guest that keeps breaking and resetting repeats it.
+  if (const uint64_t n = repeats_.next())
+    KVMMIO_LOG_WARN("%s: device needs reset: %s (#%llu)", log_name_.c_str(), why,
+                    static_cast<unsigned long long>(n));
   publish_status_mirror();
   if (!(status_.load() & status::kDriverOk)) return;  // activate() notifies then
   counters_.config_interrupts.fetch_add(1, std::memory_order_relaxed);

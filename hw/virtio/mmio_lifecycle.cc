@@ -31,6 +31,14 @@ void MmioTransport::write_status(uint32_t value) {
           guest_error("driver accepted features 0x%" PRIx64 " that were not offered; ignored", unoffered);
           driver_features_ &= ~unoffered;
         }
+        // The device's own rules (a feature without one it depends on) hold
+        // in legacy too; with no FEATURES_OK to clear, the device refuses to
+        // start instead: DEVICE_NEEDS_RESET, announced once DRIVER_OK is set.
+        if (!device_.accept_features(driver_features_)) {
+          guest_error("DRIVER_OK refused: the device does not accept features 0x%" PRIx64
+                      " together (a feature without one it depends on)", driver_features_);
+          needs_reset("features refused");
+        }
       }
       status_.fetch_or(status::kDriverOk);
       return activate();
@@ -52,8 +60,8 @@ bool MmioTransport::features_acceptable(uint64_t features) {
     return false;
   }
   if (!device_.accept_features(features)) {
-    KVMMIO_LOG_WARN("%s: FEATURES_OK refused by the device for features 0x%" PRIx64, log_name_.c_str(),
-                    features);
+    guest_error("FEATURES_OK refused: the device does not accept features 0x%" PRIx64
+                " together (a feature without one it depends on)", features);
     return false;
   }
   return true;
@@ -65,6 +73,11 @@ void MmioTransport::activate() {
     // driver gets the notification 2.1.2 asks for.
     counters_.config_interrupts.fetch_add(1, std::memory_order_relaxed);
     return raise(interrupt::kConfigChange);
+  }
+  if (!activations_.take()) {
+    guest_error("DRIVER_OK refused: more than %.0f activations at once or %.0f per second (a reset storm)",
+                kActivationBurst, kActivationsPerSecond);
+    return needs_reset("activation rate limit");
   }
   DeviceActivation activation;
   activation.features = driver_features_;

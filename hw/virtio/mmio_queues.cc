@@ -10,6 +10,11 @@
 namespace kvmmio::virtio {
 
 void MmioTransport::set_queue_ready(uint32_t index, const QueueLayout& layout) {
+  if (!queue_starts_.take()) {
+    guest_error("queue %u cannot go live: more than %.0f queue set-ups at once or %.0f per second",
+                index, kQueueStartBurst, kQueueStartsPerSecond);
+    return needs_reset("queue set-up rate limit");
+  }
   QueueState& q = queues_[index];
   q.layout = layout;
   q.ready = true;
@@ -68,8 +73,9 @@ void MmioTransport::attach_notify_fd(uint32_t index) {
     try {
       q.ioeventfd = env_.notify_fds->attach(notify_address(), index);
     } catch (const std::exception& e) {
-      KVMMIO_LOG_WARN("%s: queue %u: no ioeventfd (%s); its notifications trap", log_name_.c_str(),
-                      index, e.what());
+      if (const uint64_t n = repeats_.next())  // at every QueueReady the guest writes
+        KVMMIO_LOG_WARN("%s: queue %u: no ioeventfd (%s); its notifications trap (#%llu)",
+                        log_name_.c_str(), index, e.what(), static_cast<unsigned long long>(n));
     }
   }
   if (q.backend_owned) {
@@ -84,8 +90,9 @@ void MmioTransport::attach_notify_fd(uint32_t index) {
     q.poll = lock_.watch_eventfd(*env_.loop, q.ioeventfd->fd(), [this, index](uint64_t) { notify_polled(index); });
   } catch (const std::exception& e) {
     // Unpolled, the ioeventfd would swallow the guest's notifies: trap instead.
-    KVMMIO_LOG_WARN("%s: queue %u: cannot poll its ioeventfd (%s); its notifications trap",
-                    log_name_.c_str(), index, e.what());
+    if (const uint64_t n = repeats_.next())
+      KVMMIO_LOG_WARN("%s: queue %u: cannot poll its ioeventfd (%s); its notifications trap (#%llu)",
+                      log_name_.c_str(), index, e.what(), static_cast<unsigned long long>(n));
     q.ioeventfd.reset();
   }
 }
@@ -108,8 +115,11 @@ void MmioTransport::notify_trapped(uint32_t value) {
   if (q.backend_owned) {
     const int fd = q.notify_fd();
     const uint64_t one = 1;
-    if (fd >= 0 && ::write(fd, &one, sizeof(one)) != sizeof(one))
-      KVMMIO_LOG_WARN("%s: queue %u: forwarding a trapped notify failed", log_name_.c_str(), value);
+    if (fd >= 0 && ::write(fd, &one, sizeof(one)) != sizeof(one)) {
+      if (const uint64_t n = repeats_.next())
+        KVMMIO_LOG_WARN("%s: queue %u: forwarding a trapped notify failed (#%llu)", log_name_.c_str(),
+                        value, static_cast<unsigned long long>(n));
+    }
     return;
   }
   if (active_) device_.queue_notify(value);

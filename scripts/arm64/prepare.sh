@@ -63,6 +63,8 @@ done
 # host; tcp_rr's and udp_pps's servers run in L2.
 bins+=(--bin "$src/bench/net-compare.sh" --l2-bin "$out/build/bench/tcp_rr"
   --l2-bin "$out/build/bench/udp_pps")
+# The hostile-guest scenario's guest program.
+bins+=(--l2-bin "$out/build/tests/arm64/hostile_guest")
 # L2's side of the scenarios that boot L2 under kvmmio (kvmmio.l2test=...).
 for h in "$src"/tests/arm64/l2-hooks/*.sh; do
   bins+=(--l2-hook "$h")

@@ -106,3 +106,47 @@ finish_l2_net() {
     [ -n "$l2_msg" ] || grep -q KVMMIO-L2-NET-DONE "$1.console" ||
         l2_msg="L2 did not finish ($(grep KVMMIO-L2-ERROR "$1.console" | head -n 3 | tr '\r\n' '  '))"
 }
+
+# Scenarios that stop kvmmio with SIGTERM and read its --stats (vmm-boot,
+# hostile-guest) use the helpers below.
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# device_counter FILE DEVICE KEY: the counter KEY of device DEVICE ("uart0",
+# "console0", "net0") in a --stats document.
+device_counter() {
+    jq -r --arg d "$2" --arg k "$3" '.devices[] | select(.name == $d) | .counters[$k] // empty' "$1"
+}
+
+# running PID: true while PID exists and has not exited (a zombie waiting
+# for `wait` has).
+running() { [ -e "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
+# stop_with_sigterm STATS: SIGTERM to $pid; sets $stopped_s, the seconds
+# until kvmmio had stopped the VM (its final stats, with the exit status,
+# are in STATS), and $exit_s, until the process was gone (after the
+# kernel tore the VM and its memory down), both to /proc/uptime's 0.01 s.
+stop_with_sigterm() {
+    ts=$(uptime_s)
+    kill -TERM "$pid" 2>/dev/null || true
+    stopped_s='' i=0
+    while running "$pid" && [ $i -lt 1000 ]; do
+        [ -n "$stopped_s" ] || ! grep -q '"exit_status"' "$1" 2>/dev/null ||
+            stopped_s=$(awk -v a="$ts" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }')
+        sleep 0.01
+        i=$((i + 1))
+    done
+    exit_s=$(awk -v a="$ts" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }')
+    # Gone before the first look: stopped no later than that.
+    [ -n "$stopped_s" ] || ! grep -q '"exit_status"' "$1" 2>/dev/null || stopped_s=$exit_s
+}
+
+# sigterm_bounds: what the scenarios require of a stop by SIGTERM.
+# kvmmio itself stops the VM within 1 s of SIGTERM (a few ms here, in
+# TCG); the kernel's teardown of the VM afterwards (~0.7 s for 256 MiB in
+# this nested L1, more when the host is busy) is bounded more loosely.
+sigterm_bounds() {
+    if [ -z "$stopped_s" ]; then echo "kvmmio never wrote its final stats after SIGTERM"
+    elif awk -v s="$stopped_s" 'BEGIN { exit !(s > 1) }'; then echo "kvmmio took $stopped_s s to stop after SIGTERM"
+    elif awk -v s="$exit_s" 'BEGIN { exit !(s > 8) }'; then echo "kvmmio took $exit_s s to exit after SIGTERM"
+    fi
+}

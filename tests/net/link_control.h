@@ -50,13 +50,16 @@ inline void delete_link(const std::string& name) {
   if (const unsigned index = ::if_nametoindex(name.c_str())) delete_link(static_cast<int>(index));
 }
 
-inline void create_persistent_tap(const std::string& name) {
+// `owner` >= 0: as `ip tuntap add NAME mode tap vnet_hdr user OWNER`, a
+// tap that user may attach to without privileges (TUNSETOWNER).
+inline void create_persistent_tap(const std::string& name, long owner = -1) {
   UniqueFd fd(::open("/dev/net/tun", O_RDWR | O_CLOEXEC));
   if (!fd) throw std::runtime_error("open /dev/net/tun");
   ifreq ifr{};
   std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
   ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
   if (::ioctl(fd.get(), TUNSETIFF, &ifr) != 0) throw std::runtime_error("TUNSETIFF " + name);
+  if (owner >= 0 && ::ioctl(fd.get(), TUNSETOWNER, owner) != 0) throw std::runtime_error("TUNSETOWNER " + name);
   if (::ioctl(fd.get(), TUNSETPERSIST, 1) != 0) throw std::runtime_error("TUNSETPERSIST " + name);
 }
 

@@ -2,14 +2,24 @@
 // Tap on this machine's real /dev/net/tun: creation, attachment errors,
 // vnet header and offload settings, link state, and frames crossing it.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <linux/if_tun.h>
 #include <net/if.h>
+#include <grp.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net_spec.h"
+#include "link_control.h"
 #include "packet_socket.h"
 
 namespace kvmmio::net {
@@ -53,6 +63,60 @@ TEST(Tap, BadNamesAndBusyInterfacesGiveClearErrors) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("ip link del kvmt3"), std::string::npos) << e.what();
   }
+}
+
+// Running unprivileged from the start (docs/security.md): the
+// administrator made the tap for user 65534 and brought it up; that user
+// attaches to it, sets what the guest negotiated, and finds it up, with no
+// capability. Changing the link is what needs one: a clear error.
+// The administrator's other part, /dev/net/tun usable by the user (udev
+// makes it 0666 on most systems; devtmpfs leaves it 0600): done in a mount
+// namespace of this child only, a bind mount of a 0666 node over it.
+void give_everyone_dev_net_tun() {
+  struct stat st {};
+  if (::stat("/dev/net/tun", &st) != 0) _exit(70);
+  char dir[] = "/tmp/kvmmio-tun-XXXXXX";
+  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      !::mkdtemp(dir))
+    _exit(71);
+  const std::string node = std::string(dir) + "/tun";
+  if (::mknod(node.c_str(), S_IFCHR | 0666, st.st_rdev) != 0 || ::chmod(node.c_str(), 0666) != 0 ||
+      ::mount(node.c_str(), "/dev/net/tun", nullptr, MS_BIND, nullptr) != 0)
+    _exit(72);
+  // The mount holds the node; /tmp is shared with the host: leave nothing.
+  if (::unlink(node.c_str()) != 0 || ::rmdir(dir) != 0) _exit(73);
+}
+
+[[noreturn]] void use_tap_as_nobody(const char* name) {
+  give_everyone_dev_net_tun();
+  if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+      ::setresuid(65534, 65534, 65534) != 0)
+    _exit(60);
+  try {
+    Tap tap(name);
+    tap.set_vnet_hdr_size(10);
+    tap.set_offload(TUN_F_CSUM);
+    if (!tap.link_up()) _exit(61);
+    tap.set_link(true);  // already up: nothing to do, no privilege needed
+    try {
+      tap.set_link(false);
+      _exit(62);
+    } catch (const UserError& e) {
+      if (std::string(e.what()).find("ip link set ") == std::string::npos) _exit(63);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    _exit(64);
+  }
+  _exit(0);
+}
+
+TEST(TapDeathTest, AnUnprivilegedUserAttachesToATapMadeForIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test::LinkCleanup cleanup("kvmt9");
+  test::create_persistent_tap("kvmt9", 65534);
+  Tap(std::string("kvmt9")).set_link(true);  // the administrator, as root
+  EXPECT_EXIT(use_tap_as_nobody("kvmt9"), testing::ExitedWithCode(0), "");
 }
 
 TEST(Tap, FramesWrittenToTheFdArriveOnTheInterfaceIntact) {

@@ -9,6 +9,8 @@
 // eventfd without the VMM: the transport's injected count stays 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -21,6 +23,7 @@
 #include "../virtio/harness.h"
 #include "../virtio/mmio_driver.h"
 #include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net.h"
@@ -145,6 +148,16 @@ bool receive_frames(NetMachine& m, uint32_t size, size_t count, std::vector<std:
   });
 }
 
+// Sends a TX chain whose buffer is outside guest RAM; true once the device
+// reports DEVICE_NEEDS_RESET for it.
+bool break_tx_ring(NetMachine& m) {
+  const Buffer bad[] = {{kRam + (64 << 20), 100, false}};
+  m.tx->add(bad);
+  m.tx->publish();
+  m.notify(1);
+  return eventually([&] { return (m.driver->status() & virtio::status::kDeviceNeedsReset) != 0; });
+}
+
 // One frame each way, checked byte for byte: from the guest out of the tap,
 // then from the tap into the RX buffers post_rx(n, 2048, kBuffers) posted.
 // The packet socket is opened here: one opened before the link went down
@@ -261,6 +274,38 @@ TEST_P(VirtioNetTest, MergeableBuffersCarryALargeFrameAcrossSeveral) {
     }
   }
   FAIL() << "the frame never reached the guest";
+}
+
+// QueueReady = 0 on the RX queue while the device runs: from then on
+// nothing may touch that ring (2.6.1, 4.2.2), though buffers are still
+// posted in it and frames keep coming; vhost's vring is stopped too. Made
+// ready again elsewhere, the queue carries traffic.
+TEST_P(VirtioNetTest, AnRxQueueStoppedWhileRunningIsNotTouchedUntilReadyAgain) {
+  NetMachine m(GetParam(), tap("x"));
+  m.bring_up(kBasic);
+  test::PacketSocket sock(m.device->tap().ifindex());
+  m.post_rx(16, 2048, kBuffers);
+  std::vector<std::vector<uint8_t>> got;
+  sock.send(test::test_frame(1, 300));
+  ASSERT_TRUE(receive_frames(m, 2048, 1, got));
+  const uint16_t used_before = m.rx->used_idx();
+  ASSERT_TRUE(m.driver->del_queue(0));
+  for (int i = 0; i < 3; ++i) sock.send(test::test_frame(static_cast<uint8_t>(2 + i), 300));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // vhost's worker is not ours to flush
+  m.loop.flush();
+  EXPECT_EQ(m.rx->used_idx(), used_before) << "a queue that is not ready was written to";
+  constexpr uint64_t kRxRing2 = kRam + 0x40000;
+  const auto layout = m.driver->setup_queue(0, kRxRing2, kQueueSize);
+  ASSERT_TRUE(layout);
+  m.rx = std::make_unique<DriverRing>(m.memory, *layout);
+  m.post_rx(16, 2048, kBuffers);
+  const auto last = test::test_frame(9, 400);
+  sock.send(last);
+  EXPECT_TRUE(eventually([&] {
+    take_received(m, 2048, got);
+    return std::find(got.begin(), got.end(), last) != got.end();
+  })) << "no traffic on the queue made ready again";
+  EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u);
 }
 
 // The userspace backend's own RX flow control (vhost does this in the kernel).
@@ -399,12 +444,7 @@ TEST_P(VirtioNetTest, TapRecreatedDuringAResetIsAttachedAtDriverOk) {
 TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
   NetMachine m(GetParam(), tap("e"));
   m.bring_up(kBasic);
-  const Buffer bad[] = {{kRam + (64 << 20), 100, false}};
-  m.tx->add(bad);
-  m.tx->publish();
-  m.notify(1);
-  ASSERT_TRUE(eventually([&] { return (m.driver->status() & virtio::status::kDeviceNeedsReset) != 0; }))
-      << "a broken ring left the device running";
+  ASSERT_TRUE(break_tx_ring(m)) << "a broken ring left the device running";
   const auto& t = m.transport->counters();
   // With vhost, the event-loop thread sets the status bit first and raises
   // the configuration interrupt right after: wait for that too.
@@ -414,6 +454,7 @@ TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
   EXPECT_EQ(t.needs_reset.load(), 1u);
   if (GetParam() == Mode::kVhost) {
     EXPECT_GE(m.device->counters().vhost_errors.load(), 1u);
+    EXPECT_EQ(m.device->guest_errors(), 1u) << "vhost's vring error is the guest's, counted once";
   } else {
     EXPECT_GE(t.guest_errors.load(), 1u);
   }
@@ -426,6 +467,28 @@ TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
   auto got = sock.receive(5000);
   ASSERT_TRUE(got) << "no traffic after the reset";
   EXPECT_EQ(*got, frame);
+}
+
+// A guest that breaks its TX ring after every reset: each time a counted
+// guest error (the transport's, or with vhost the device's: vhost's vring
+// error) and a DEVICE_NEEDS_RESET, and the log stays rate-limited: at most
+// GuestErrorLog::kBurst lines of each kind.
+TEST_P(VirtioNetTest, ABrokenRingAfterEveryResetIsCountedAndItsLogRateLimited) {
+  NetMachine m(GetParam(), tap("b"));
+  constexpr int kCycles = 30;
+  testing::internal::CaptureStderr();
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    m.driver->reset();
+    m.bring_up(kBasic);
+    ASSERT_TRUE(break_tx_ring(m)) << "cycle " << cycle;
+  }
+  const std::string log = testing::internal::GetCapturedStderr();
+  const uint64_t errors = m.transport->counters().guest_errors.load() + m.device->guest_errors();
+  EXPECT_EQ(errors, static_cast<uint64_t>(kCycles));
+  EXPECT_EQ(m.transport->counters().needs_reset.load(), static_cast<uint64_t>(kCycles));
+  size_t lines = 0;
+  for (char c : log) lines += c == '\n';
+  EXPECT_LE(lines, 2 * GuestErrorLog::kBurst) << log;
 }
 
 TEST_P(VirtioNetTest, ResetAndReinitialiseRepeatedlyWithoutLeakingFds) {

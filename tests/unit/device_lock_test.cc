@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "../virtio/harness.h"
+#include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/event_loop.h"
 
@@ -124,6 +125,48 @@ TEST(DeviceLockWatch, ACallbackMayDropItsOwnWatch) {
   fd.signal();
   ASSERT_TRUE(eventually([&] { return calls == 1; }));
   EXPECT_TRUE(eventually([&] { return !watch; }));
+}
+
+// DeferredWork: a device's work re-queued behind whatever is ready already,
+// under the device lock, and never after it is gone.
+TEST(DeferredWork, RunsUnderTheLockAfterWhatWasReadyBefore) {
+  DeviceLock device;
+  EventLoop loop;
+  std::vector<int> order;  // written on the loop thread only
+  std::atomic<bool> locked_inside{false};
+  EventFd other;
+  auto w = loop.watch_eventfd(other.fd(), [&](uint64_t) { order.push_back(1); });
+  DeferredWork work(loop, device, [&] {
+    // Another thread cannot have the lock while the work runs.
+    std::atomic<bool> stop{false};
+    auto other_thread = std::async(std::launch::async, [&] { return device.lock_unless(stop).owns_lock(); });
+    std::this_thread::sleep_for(20ms);
+    stop = true;
+    locked_inside = !other_thread.get();
+    order.push_back(2);
+  });
+  virtio::test::LoopGate gate(loop);
+  gate.close();
+  other.signal();
+  work.schedule();
+  work.schedule();  // twice before it runs: one run
+  gate.open();
+  loop.flush();
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  EXPECT_TRUE(locked_inside.load());
+}
+
+TEST(DeferredWork, NothingRunsOnceItIsGone) {
+  DeviceLock device;
+  EventLoop loop;
+  std::atomic<int> runs{0};
+  {
+    auto held = device.lock();  // as a reset holds it
+    DeferredWork work(loop, device, [&] { ++runs; });
+    work.schedule();
+  }
+  loop.flush();
+  EXPECT_EQ(runs.load(), 0);
 }
 
 }  // namespace

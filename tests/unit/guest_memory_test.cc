@@ -3,7 +3,10 @@
 // (including ones built to wrap or straddle), plus the edge cases by name.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <random>
+#include <string>
 
 #include "kvmmio/guest_memory.h"
 
@@ -121,6 +124,27 @@ TEST(GuestMemorySetup, RegionsAreSharedMemfds) {
   uint32_t via_fd = 0;
   ASSERT_EQ(::pread(r.memfd(), &via_fd, sizeof(via_fd), 0x10), 4);
   EXPECT_EQ(via_fd, 0xabcdu);
+}
+
+// Guest RAM stays out of the VMM's core files: the mapping is MADV_DONTDUMP
+// ("dd" among its VmFlags in /proc/self/smaps).
+TEST(GuestMemorySetup, RamIsLeftOutOfCoreDumps) {
+  GuestMemory mem;
+  const RamRegion& r = mem.add_ram(0, 4 * kPage);
+  char start[32];
+  std::snprintf(start, sizeof start, "%lx-", reinterpret_cast<unsigned long>(r.host()));
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_region = false, found = false;
+  while (std::getline(smaps, line)) {
+    if (line.rfind(start, 0) == 0) in_region = true;
+    if (in_region && line.rfind("VmFlags:", 0) == 0) {
+      EXPECT_NE((line + " ").find(" dd "), std::string::npos) << line;
+      found = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(found) << "no mapping at " << start << " in /proc/self/smaps";
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "echo_device.h"
@@ -78,6 +80,47 @@ struct TransportHarness {
   std::unique_ptr<EchoDevice> device;
   std::unique_ptr<MmioTransport> transport;
   std::unique_ptr<MmioDriver> driver;
+};
+
+// Parks an EventLoop inside one of its callbacks until opened, so a test
+// can make several fds ready while the loop looks away and know that it
+// will find them together, in the order they became ready (epoll's ready
+// list): then "what had run when X's callback ran" is deterministic.
+class LoopGate {
+ public:
+  explicit LoopGate(EventLoop& loop)
+      : watch_(loop.watch_eventfd(event_.fd(), [this](uint64_t) { park(); })) {}
+  ~LoopGate() { open(); }
+
+  // Returns once the loop is parked.
+  void close() {
+    std::unique_lock lock(mutex_);
+    open_ = false;
+    parked_ = false;
+    event_.signal();
+    changed_.wait(lock, [this] { return parked_; });
+  }
+  void open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  void park() {
+    std::unique_lock lock(mutex_);
+    parked_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return open_; });
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = true, parked_ = false;
+  EventFd event_;
+  EventLoop::Registration watch_;  // last: dropped first
 };
 
 // Polls `condition` until true or timeout (for work done on the event loop).

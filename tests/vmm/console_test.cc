@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include "../virtio/harness.h"
+#include "kvmmio/base/event_fd.h"
 #include "kvmmio/console/pl011.h"
 #include "test_files.h"
 
@@ -107,6 +109,66 @@ TEST_F(ConsoleTest, CtrlAEscapesOnATerminal) {
   while (quits == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(1ms);
   EXPECT_EQ(quits, 1);
+}
+
+// A guest that never reads its input: on a terminal the VMM goes on
+// reading, so Ctrl-A x still stops it; the keys that no longer fit are
+// dropped and counted.
+TEST_F(ConsoleTest, CtrlAXGetsThroughWhenTheGuestReadsNothing) {
+  Pipe in;
+  std::atomic<int> quits{0};
+  ConsoleInput console(loop, in.read_fd(), uart, true, [&] { ++quits; });
+  in.write(std::string(3 * ConsoleInput::kMaxPending, 'k'));
+  in.write("\x01x");
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (quits == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(quits.load(), 1);
+  // The UART's FIFO took 32 bytes, kMaxPending wait, the rest was dropped.
+  EXPECT_EQ(console.input_dropped(), 3 * ConsoleInput::kMaxPending - ConsoleInput::kMaxPending - 32);
+}
+
+// From a pipe (no terminal) nothing is dropped: reading stops while the
+// buffer is full and resumes as the guest reads.
+TEST_F(ConsoleTest, APipeIsNeverDroppedPastTheBuffer) {
+  Pipe in;
+  ConsoleInput console(loop, in.read_fd(), uart, false, nullptr);
+  std::string text;
+  for (size_t i = 0; i < 3 * ConsoleInput::kMaxPending; ++i) text += static_cast<char>('a' + i % 26);
+  in.write(text);
+  EXPECT_EQ(guest_reads(uart, text.size()), text);
+  EXPECT_EQ(console.input_dropped(), 0u);
+}
+
+// A regular file as input is read as the sink drains, one share per turn
+// of the loop: another fd ready meanwhile runs after exactly one share.
+TEST_F(ConsoleTest, ARegularFileIsReadOneSharePerTurnOfTheLoop) {
+  struct TakeAll final : ConsoleInputSink {
+    size_t receive(std::span<const uint8_t> bytes) override { return taken += bytes.size(), bytes.size(); }
+    void set_rx_space_callback(std::function<void()>) override {}
+    std::atomic<size_t> taken{0};
+  } sink;
+  test::TempDir dir;
+  test::write_file(dir.file("input"), std::vector<uint8_t>(4 * ConsoleInput::kFileBytesPerDispatch, 'f'));
+  const int fd = ::open(dir.file("input").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  EventFd other;
+  std::atomic<size_t> seen{0};
+  auto w = loop.watch_eventfd(other.fd(), [&](uint64_t) { seen = sink.taken.load(); });
+  {
+    virtio::test::LoopGate gate(loop);
+    gate.close();
+    ConsoleInput console(loop, fd, sink, false, nullptr);  // starts reading on its first turn
+    other.signal();
+    gate.open();
+    loop.flush();
+    EXPECT_EQ(seen.load(), ConsoleInput::kFileBytesPerDispatch);
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!console.at_eof() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(sink.taken.load(), 4 * ConsoleInput::kFileBytesPerDispatch);
+  }
+  ::close(fd);
 }
 
 TEST_F(ConsoleTest, EscapesAreNotInterpretedWithoutATerminal) {

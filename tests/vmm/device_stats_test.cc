@@ -61,17 +61,20 @@ TEST(DeviceStats, AVirtioSlotReportsItsTransportThenTheKernelsThenItsSettings) {
 
 TEST(DeviceStats, VirtioNetAddsItsBackendAndCounters) {
   virtio::TransportCounters t;
+  t.guest_errors = 1;
   net::NetCounters n;
   n.tx_packets = 7;
   n.activations = 3;
   Counters c = virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false));
-  add_net_counters(c, /*vhost=*/true, n);
+  add_net_counters(c, /*vhost=*/true, /*device_guest_errors=*/4, n);
   std::vector<std::string> want = kVirtioKeys;
   want.insert(want.end(), {"vhost", "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "rx_dropped",
                            "rx_stalls", "tap_errors", "tap_down", "tap_up", "tap_removed",
-                           "tap_reattached", "vhost_errors", "ctrl_commands", "activations"});
+                           "tap_reattached", "vhost_errors", "ctrl_commands", "budget_yields",
+                           "activations"});
   EXPECT_EQ(keys(c), want);
   EXPECT_EQ(value(c, "vhost"), 1u);
+  EXPECT_EQ(value(c, "guest_errors"), 5u) << "one guest_errors per device: the transport's and the device's";
   EXPECT_EQ(value(c, "tx_packets"), 7u);
   EXPECT_EQ(value(c, "activations"), 3u);
 }
@@ -84,7 +87,8 @@ TEST(DeviceStats, VirtioConsoleAddsItsCountersAndItsOwnGuestErrors) {
   Counters c = virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false));
   add_console_counters(c, /*device_guest_errors=*/3, n);
   std::vector<std::string> want = kVirtioKeys;
-  want.insert(want.end(), {"tx_bytes", "rx_bytes", "tx_stalls", "rx_waits", "output_dropped", "activations"});
+  want.insert(want.end(), {"tx_bytes", "rx_bytes", "tx_stalls", "rx_waits", "output_dropped",
+                           "budget_yields", "activations"});
   EXPECT_EQ(keys(c), want);
   EXPECT_EQ(value(c, "guest_errors"), 5u) << "one guest_errors per device: the transport's and the device's";
   EXPECT_EQ(value(c, "rx_waits"), 4u);

@@ -55,8 +55,8 @@ TEST(Options, HelpAndVersion) {
 TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   const std::string help = help_text();
   for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--mem", "--cpus", "--gic",
-                          "--console", "--net", "--dump-dtb", "--stats", "--log-level", "--help",
-                          "--version"})
+                          "--console", "--net", "--dump-dtb", "--stats", "--seccomp", "--user",
+                          "--group", "--log-level", "--help", "--version"})
     EXPECT_TRUE(help.find(std::string("\n  ") + opt + " ") != std::string::npos ||
                 help.find(std::string(", ") + opt + " ") != std::string::npos)
         << opt << " is not in the option list";
@@ -66,6 +66,25 @@ TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap",
                           "regs=mirror|trap"})
     EXPECT_NE(help.find(key), std::string::npos) << key;
+}
+
+TEST(Options, SeccompUserAndGroup) {
+  const RunOptions d = parse({"run", "--kernel", "Image"}).run;
+  EXPECT_EQ(d.seccomp, SeccompMode::kOn) << "confined unless told otherwise";
+  EXPECT_FALSE(d.user || d.group);
+  for (auto [word, mode] : {std::pair{"on", SeccompMode::kOn}, std::pair{"log", SeccompMode::kLog},
+                            std::pair{"off", SeccompMode::kOff}})
+    EXPECT_EQ(parse({"run", "--kernel", "Image", std::string("--seccomp=") + word}).run.seccomp, mode);
+  try {
+    parse({"run", "--kernel", "Image", "--seccomp", "strict"});
+    FAIL() << "--seccomp strict accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("choose on"), std::string::npos) << e.what();
+  }
+  const RunOptions u = parse({"run", "--kernel", "Image", "--user", "kvmmio", "--group=kvm"}).run;
+  EXPECT_EQ(u.user, "kvmmio");
+  EXPECT_EQ(u.group, "kvm");
+  EXPECT_THROW(parse({"run", "--kernel", "Image", "--user="}), UsageError);
 }
 
 TEST(Options, NetMayBeGivenSeveralTimes) {

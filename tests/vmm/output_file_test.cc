@@ -5,6 +5,7 @@
 #include "vmm/output_file.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/unique_fd.h"
+#include "vmm/privileges.h"
 #include "tests/vmm/test_files.h"
 
 namespace kvmmio::vmm {
@@ -107,6 +109,30 @@ TEST(OutputFile, AnUnwritableDirectoryIsAUsageErrorNamingTheOption) {
     EXPECT_NE(std::string(e.what()).find("--stats /nonexistent-dir/stats.json"), std::string::npos)
         << e.what();
   }
+}
+
+// --user: the --stats file was made by root at the start, in a sticky
+// directory such as /tmp; the unprivileged kvmmio may not replace it
+// there, so it writes through the fd it opened as root.
+[[noreturn]] void write_as_nobody(OutputFile& out) {
+  drop_privileges(65534, 65534);
+  out.write(std::string("written by 65534\n"));
+  _exit(0);
+}
+
+TEST(OutputFileDeathTest, AfterDroppingPrivilegesAFileInAStickyDirectoryIsStillWritten) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop from";
+  // Forked, not executed again: the child writes this test's file.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  test::TempDir dir;
+  const std::string sticky = dir.file("sticky");
+  ASSERT_EQ(::mkdir(sticky.c_str(), 01777), 0);
+  ASSERT_EQ(::chmod(sticky.c_str(), 01777), 0);
+  const std::string path = sticky + "/stats.json";
+  OutputFile out(path, "--stats");
+  EXPECT_EXIT(write_as_nobody(out), testing::ExitedWithCode(0), "");
+  EXPECT_EQ(read_text(path), "written by 65534\n");
+  EXPECT_FALSE(std::filesystem::exists(path + ".kvmmio-tmp"));
 }
 
 TEST(OutputFile, AFullDeviceIsAUsageErrorNamingTheOption) {

@@ -257,6 +257,100 @@ TEST_P(VirtioConsoleTest, OutputWaitsForAFullFdWithoutBlockingAndResumes) {
   EXPECT_TRUE(eventually([&] { return m.tx->used_idx() == 3; }));
 }
 
+// Output amplification (issue #13): 64 descriptors that all cover the same
+// 4 MiB of guest RAM make one 256 MiB chain, and 64 avail entries naming it
+// make 16 GiB per notify. The loop serves one budget (64 KiB) of it, then
+// another device's ready fd, then more: never the whole chain at once. The
+// loop is parked while both become ready, so the order is epoll's.
+TEST_P(VirtioConsoleTest, AnAmplifyingChainGetsOneBudgetPerTurnOfTheLoop) {
+  UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  ASSERT_TRUE(null);
+  ConsoleMachine m(opts(/*ioeventfds=*/true), null.get());
+  m.bring_up();
+  for (uint16_t i = 0; i < kQueueSize; ++i)
+    m.tx->write_desc(i, kRam, kRamSize, i + 1u < kQueueSize ? 1 : 0, static_cast<uint16_t>(i + 1));
+  for (uint16_t i = 0; i < kQueueSize; ++i) m.tx->set_avail_entry(i, 0);
+  EventFd other;
+  std::atomic<uint64_t> seen{UINT64_MAX};
+  auto w = m.loop.watch_eventfd(other.fd(), [&](uint64_t) { seen = m.device->counters().tx_bytes.load(); });
+  virtio::test::LoopGate gate(m.loop);
+  gate.close();
+  m.tx->set_avail_idx(kQueueSize);
+  m.notify(VirtioConsole::kTransmitQueue);
+  other.signal();
+  gate.open();
+  m.loop.flush();
+  EXPECT_EQ(seen.load(), VirtioConsole::kTxBytesPerDispatch)
+      << "the other device ran after exactly one output budget";
+  // And the output goes on, a budget per turn.
+  const uint64_t before = m.device->counters().tx_bytes;
+  m.loop.flush();
+  EXPECT_GT(m.device->counters().tx_bytes.load(), before);
+  EXPECT_GE(m.device->counters().budget_yields.load(), 1u);
+  EXPECT_EQ(m.tx->used_idx(), 0u) << "the 256 MiB chain is still being written";
+}
+
+// A trapped notify runs on the vCPU's thread: one budget there, the rest
+// on the loop, so the vCPU goes back to the guest at once.
+TEST_P(VirtioConsoleTest, ATrappedNotifyWritesOneBudgetAndLeavesTheRestToTheLoop) {
+  UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  ConsoleMachine m(opts(/*ioeventfds=*/false), null.get());
+  m.bring_up();
+  for (uint16_t i = 0; i < kQueueSize; ++i)
+    m.tx->write_desc(i, kRam, kRamSize, i + 1u < kQueueSize ? 1 : 0, static_cast<uint16_t>(i + 1));
+  m.tx->set_avail_entry(0, 0);
+  virtio::test::LoopGate gate(m.loop);
+  gate.close();
+  m.tx->set_avail_idx(1);
+  m.notify(VirtioConsole::kTransmitQueue);  // an MMIO exit: this thread is the vCPU
+  EXPECT_EQ(m.device->counters().tx_bytes.load(), VirtioConsole::kTxBytesPerDispatch);
+  gate.open();
+  m.loop.flush();
+  EXPECT_GT(m.device->counters().tx_bytes.load(), VirtioConsole::kTxBytesPerDispatch);
+}
+
+// Input: one receive() fills at most a budget of buffers, then asks the
+// caller to come back (the space callback) instead of looping on a guest
+// that keeps posting.
+TEST_P(VirtioConsoleTest, InputTakesOneBudgetOfBuffersPerCallAndAsksToBeCalledAgain) {
+  Pipe out;
+  ConsoleMachine m(opts(), out.wr.get());
+  m.bring_up(/*rx_buffers=*/kQueueSize, /*rx_size=*/1);
+  std::atomic<int> calls{0};
+  m.device->set_rx_space_callback([&] { ++calls; });
+  const std::string input = pattern(100, 3);
+  const size_t taken = m.device->receive({reinterpret_cast<const uint8_t*>(input.data()), input.size()});
+  EXPECT_EQ(taken, VirtioConsole::kRxChainsPerDispatch);
+  EXPECT_EQ(calls.load(), 1) << "the caller is asked to come back for the rest";
+  EXPECT_EQ(m.device->counters().budget_yields.load(), 1u);
+  m.device->set_rx_space_callback({});
+}
+
+// The stop path against the worst guest: output amplified to 16 GiB per
+// notify, no receive buffers ever posted. Console input (Ctrl-A x) is on
+// the machine's control loop, not the device loop; it still reaches the
+// device (whose lock the flooding loop takes one budget at a time) and is
+// still read when the guest reads nothing.
+TEST_P(VirtioConsoleTest, CtrlAXStopsWhileTheGuestFloodsOutputAndReadsNoInput) {
+  UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  ConsoleMachine m(opts(/*ioeventfds=*/true), null.get());
+  m.bring_up(/*rx_buffers=*/0);
+  for (uint16_t i = 0; i < kQueueSize; ++i)
+    m.tx->write_desc(i, kRam, kRamSize, i + 1u < kQueueSize ? 1 : 0, static_cast<uint16_t>(i + 1));
+  for (uint16_t i = 0; i < kQueueSize; ++i) m.tx->set_avail_entry(i, 0);
+  m.tx->set_avail_idx(kQueueSize);
+  m.notify(VirtioConsole::kTransmitQueue);
+  EventLoop control;
+  Pipe in;
+  std::atomic<int> quits{0};
+  vmm::ConsoleInput input(control, in.rd.get(), *m.device, /*escapes=*/true, [&] { ++quits; });
+  const std::string typed(2 * vmm::ConsoleInput::kMaxPending, 'k');
+  ASSERT_EQ(::write(in.wr.get(), typed.data(), typed.size()), static_cast<ssize_t>(typed.size()));
+  ASSERT_EQ(::write(in.wr.get(), "\x01x", 2), 2);
+  EXPECT_TRUE(eventually([&] { return quits.load() == 1; }));
+  EXPECT_LT(m.device->counters().tx_bytes.load(), uint64_t{16} << 30) << "the flood was still going on";
+}
+
 TEST_P(VirtioConsoleTest, OutputToAClosedReaderIsDroppedAndTheGuestGoesOn) {
   Pipe out;
   out.rd = UniqueFd();  // nobody will ever read

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "kvmmio/base/event_fd.h"
@@ -45,8 +46,9 @@ class EventLoop {
     uint64_t id_ = 0;
   };
 
-  // Starts the loop thread. Throws std::system_error if epoll is unavailable.
-  EventLoop();
+  // Starts the loop thread, named `thread_name` (thread_name.h; at most 15
+  // bytes are kept). Throws std::system_error if epoll is unavailable.
+  explicit EventLoop(std::string_view thread_name = "evloop");
   // Stops and joins the thread. Registrations must be gone by then.
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;

@@ -8,9 +8,18 @@
 //  - TX runs when the guest notifies (queue_notify, device lock held) and
 //    writes each chain's bytes to the output fd without waiting: when the
 //    fd is full, the chain stays unfinished and an EventLoop watch resumes
-//    it once the fd has room. The event-loop thread, which also handles the
-//    VMM's signals, never blocks on a stalled reader; the guest sees its
-//    buffers come back later, as on a slow line.
+//    it once the fd has room. The event-loop thread never blocks on a
+//    stalled reader; the guest sees its buffers come back later, as on a
+//    slow line. Output the fd cannot take is never buffered by the VMM: it
+//    stays in the guest's own buffers (tx_stalls counts the waits), or,
+//    once the fd is gone, is dropped (output_dropped). Per dispatch TX
+//    writes at most kTxBytesPerDispatch bytes and kTxChainsPerDispatch
+//    chains, then re-queues itself on the event loop (DeferredWork), so a
+//    chain whose descriptors repeat the same guest bytes up to 4 GiB costs
+//    the loop one budget per turn, not seconds.
+//  - RX takes at most kRxChainsPerDispatch buffers per receive() call; when
+//    it stops there with input left, it calls the space callback at once,
+//    so the caller comes back on a later turn.
 //  - RX is the ConsoleInputSink side: receive() (any thread but the
 //    transport's callbacks) fills the guest's receiveq buffers in order and
 //    takes only what fits; the rest waits at the caller until the guest
@@ -25,11 +34,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 
 #include "kvmmio/console/input_sink.h"
 #include "kvmmio/base/counters.h"
+#include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
@@ -46,6 +57,8 @@ namespace kvmmio::console {
   C(tx_stalls, "times output waited for room in the output fd")                    \
   C(rx_waits, "times input waited for the guest to post receive buffers")          \
   C(output_dropped, "output bytes dropped because the output fd is gone")          \
+  C(budget_yields, "times TX or RX stopped at its work budget per dispatch and "     \
+                   "left the rest to a later turn of the event loop")               \
   C(activations, "DRIVER_OK count (driver resets + 1)")
 struct ConsoleCounters {
   KVMMIO_CONSOLE_COUNTERS(KVMMIO_ATOMIC_COUNTER)
@@ -60,6 +73,12 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   static constexpr uint16_t kQueueSize = 128;
   // struct virtio_console_config (5.3.4): cols, rows, max_nr_ports, emerg_wr.
   static constexpr uint32_t kConfigSize = 12;
+  // Work budgets: what one dispatch (a notify, room in the output fd, a
+  // resumption, one receive() call) does at most before it yields to the
+  // rest of the event loop (DeferredWork; docs/security.md).
+  static constexpr uint64_t kTxBytesPerDispatch = 64 * 1024;
+  static constexpr unsigned kTxChainsPerDispatch = 64;
+  static constexpr unsigned kRxChainsPerDispatch = 64;
 
   // `output_fd` (not owned) receives the guest's output; `loop` resumes
   // output that had to wait for room.
@@ -91,7 +110,10 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
  private:
   // Everything below is guarded by the device lock.
   void transmit();
-  bool send_pending_chain();
+  enum class Sent { kAll, kFull, kBudget };
+  // Writes the rest of tx_chain_, at most `budget` bytes (taken from it).
+  Sent send_pending_chain(uint64_t& budget);
+  void yield_tx(bool used);
   size_t write_output(std::span<const uint8_t> bytes);
   // Arms the output watch; false if the fd cannot be watched.
   bool wait_for_output_room();
@@ -125,6 +147,7 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   virtio::DescriptorChain tx_chain_;  // popped, not fully written yet when tx_pending_
   bool tx_pending_ = false;
   uint64_t tx_offset_ = 0;            // bytes of tx_chain_ already written
+  std::unique_ptr<DeferredWork> tx_resume_;  // TX past its budget
   DeviceLock::Watch output_watch_;    // last: dropped first
 };
 

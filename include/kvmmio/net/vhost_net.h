@@ -63,6 +63,9 @@ class VhostNet {
   // Detaches the backend and returns where the kernel stopped in the avail
   // ring (VHOST_GET_VRING_BASE), to resume from or to discard on reset.
   uint16_t stop_vring(unsigned index);
+  // VHOST_SET_VRING_KICK alone: -1 unbinds the kick fd (a stopped queue's
+  // ioeventfd is about to go).
+  void set_vring_kick(unsigned index, int kick_fd);
 
   int fd() const { return fd_.get(); }
 

@@ -18,11 +18,15 @@
 #include <vector>
 
 #include "kvmmio/base/counters.h"
+#include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/log.h"
+#include "kvmmio/base/log_limit.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/tap_monitor.h"
+#include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::net {
@@ -42,6 +46,8 @@ namespace kvmmio::net {
   C(tap_reattached, "an interface of the tap's name appeared and was attached")                  \
   C(vhost_errors, "vring errors vhost-net signalled (its ERR eventfd)")                           \
   C(ctrl_commands, "control-queue commands")                                                      \
+  C(budget_yields, "times TX, RX or the control queue stopped at its work budget per dispatch "   \
+                   "and left the rest to a later turn of the event loop")                         \
   C(activations, "DRIVER_OK count (driver resets + 1)")
 struct NetCounters {
   KVMMIO_NET_COUNTERS(KVMMIO_ATOMIC_COUNTER)
@@ -53,16 +59,30 @@ class NetBackend;
 class VirtioNet final : public virtio::VirtioDevice {
  public:
   static constexpr uint16_t kQueueSize = 256;
+  // Work budgets: what one dispatch (a notify, the tap becoming readable, a
+  // resumption) does at most before it yields to the rest of the event loop
+  // and re-queues itself (DeferredWork; docs/security.md).
+  static constexpr unsigned kTxChainsPerDispatch = 64;
+  static constexpr uint64_t kTxBytesPerDispatch = 256 * 1024;
+  static constexpr unsigned kRxFramesPerDispatch = 64;
+  static constexpr unsigned kCtrlCommandsPerDispatch = 64;
 
   // Opens the tap (created if absent) and resolves vhost=auto: vhost-net
   // when /dev/vhost-net opens, else userspace with one warning. vhost=on
   // without /dev/vhost-net is a UserError naming the module.
   VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop);
+  // The same over `tap`, e.g. Tap::socketpair() (tests, the fuzzer): with
+  // that stand-in, vhost=auto means the userspace backend and vhost=on is a
+  // UserError, since vhost-net needs a real tap.
+  VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop,
+            Tap tap);
   ~VirtioNet() override;
 
   bool uses_vhost() const { return use_vhost_; }
   const NetOptions& options() const { return options_; }
   const NetCounters& counters() const { return counters_; }
+  // Guest errors the device and its backend found (the transport counts its own).
+  uint64_t guest_errors() const { return errors_.count(); }
   Tap& tap() { return tap_; }
 
   // VirtioDevice
@@ -77,6 +97,10 @@ class VirtioNet final : public virtio::VirtioDevice {
   bool activate(const virtio::DeviceActivation& activation) override;
   void queue_notify(uint32_t queue) override;
   void reset() override;
+  // A queue stopped and restarted while DRIVER_OK: the backend lets go of
+  // its ring (vhost stops that vring) and takes the new one.
+  void reset_queue(uint32_t queue) override;
+  void enable_queue(const virtio::ActiveQueue& queue) override;
 
  private:
   uint32_t ctrl_queue_index() const { return 2u * options_.queue_pairs; }
@@ -94,6 +118,9 @@ class VirtioNet final : public virtio::VirtioDevice {
   Tap tap_;
   bool use_vhost_ = false;
   NetCounters counters_;
+  std::string log_name_;  // "net TAP": names the device in guest-error messages
+  GuestErrorLog errors_{log_name_.c_str()};
+  LogLimit repeats_;  // host-side messages a guest's resets can make repeat
 
   // The link the guest sees in the config space's status (5.1.4): the tap's.
   std::atomic<bool> link_up_{true};
@@ -101,8 +128,10 @@ class VirtioNet final : public virtio::VirtioDevice {
   // Between activate() and reset():
   std::unique_ptr<NetBackend> backend_;
   virtio::SplitQueue* ctrl_ring_ = nullptr;
+  std::unique_ptr<DeferredWork> ctrl_resume_;  // the control queue past its budget
   virtio::VirtioInterrupt* interrupt_ = nullptr;
   unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
+  int vnet_hdr_size_ = sizeof(spec::NetHdrV1);  // TUNSETVNETHDRSZ, likewise
   bool reattach_failing_ = false;  // logging state: one message per failing run
   std::unique_ptr<TapMonitor> monitor_;  // last: its callback uses the above
 };

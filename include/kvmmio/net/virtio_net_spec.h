@@ -4,6 +4,7 @@
 // the constants and layouts kvmmio needs are stated here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace kvmmio::net::spec {
@@ -38,6 +39,17 @@ struct NetHdrV1 {
   uint16_t num_buffers;
 };
 static_assert(sizeof(NetHdrV1) == 12);
+// A legacy driver without MRG_RXBUF uses the header without num_buffers
+// (5.1.6.1 legacy interface): 10 bytes.
+constexpr size_t kNetHdrLegacySize = offsetof(NetHdrV1, num_buffers);
+static_assert(kNetHdrLegacySize == 10);
+
+// The header size for negotiated `features` (5.1.6.1): 12 bytes with
+// VERSION_1 or MRG_RXBUF, else 10.
+constexpr size_t net_hdr_size(uint64_t features) {
+  return features & ((uint64_t{1} << kFVersion1) | (uint64_t{1} << kFMrgRxbuf)) ? sizeof(NetHdrV1)
+                                                                                : kNetHdrLegacySize;
+}
 
 constexpr uint8_t kHdrFNeedsCsum = 1;
 constexpr uint8_t kGsoNone = 0;

@@ -40,6 +40,8 @@
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/log_limit.h"
+#include "kvmmio/base/token_bucket.h"
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
@@ -85,6 +87,14 @@ struct TransportEnv {
 
 class MmioTransport final : public MmioDevice, private VirtioInterrupt, private QueueFaultSink {
  public:
+  // Set-up storms (docs/security.md): each activation (DRIVER_OK: vhost
+  // instances opened, watches made) and each queue going live (an ioeventfd
+  // assigned, a watch made) costs the host work. Beyond these rates the
+  // driver's write is refused as a guest error with DEVICE_NEEDS_RESET; a
+  // reset after the storm works again.
+  static constexpr double kActivationBurst = 64, kActivationsPerSecond = 16;
+  static constexpr double kQueueStartBurst = 1024, kQueueStartsPerSecond = 256;
+
   // Throws std::invalid_argument for a device the transport cannot present
   // (too many queues, bad queue sizes, config larger than 256 bytes) or
   // irq=relay without an EventLoop. `device` must outlive the transport.
@@ -171,6 +181,9 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   NotifyMode notify_mode_;
   std::string log_name_;
   GuestErrorLog errors_;
+  LogLimit repeats_;  // host-side messages a guest can make repeat (needs reset, notify fds)
+  TokenBucket activations_{kActivationsPerSecond, kActivationBurst};
+  TokenBucket queue_starts_{kQueueStartsPerSecond, kQueueStartBurst};
   TransportCounters counters_;
 
   // Registers, queues, device callbacks; handed to the device at

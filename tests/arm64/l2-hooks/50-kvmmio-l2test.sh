@@ -18,17 +18,23 @@
 #   net-resets  multiqueue traffic, driver reload and link cycles, a tap
 #           outage (net-resets.sh is the L1 side, which it meets at TCP
 #           ports 5002-5005 to take its counts in between)
+#   hostile the hostile guest of issue #13 (hostile-guest.sh is the L1
+#           side): unbinds every virtio-mmio device from its driver, then
+#           hostile_guest drives them by hand from the RAM kernel.reserved=
+#           BASE,SIZE names (below kvmmio's --mem, above L2's mem=), until
+#           killed
 #   serve   the main job's benchmark endpoint: 60-kvmmio-serve.sh's
 #   shell   an interactive shell on the console (the host types into it)
 #   (none)  the same shell: what L2's /init gives when it has no hooks
 read -r cmdline </proc/cmdline
-test='' ip='' host='' secs=3
+test='' ip='' host='' secs=3 reserved=
 for arg in $cmdline; do
     case $arg in
     kvmmio.l2test=*) test=${arg#*=} ;;
     kvmmio.ip=*) ip=${arg#*=} ;;
     kvmmio.host=*) host=${arg#*=} ;;
     kvmmio.secs=*) secs=${arg#*=} ;;
+    kvmmio.reserved=*) reserved=${arg#*=} ;;
     esac
 done
 
@@ -173,6 +179,14 @@ net)
     ;;
 net-resets)
     net_resets_test
+    ;;
+hostile)
+    drivers=/sys/bus/platform/drivers/virtio-mmio
+    for d in "$drivers"/*.virtio; do
+        [ -e "$d" ] && echo "${d##*/}" >"$drivers/unbind"
+    done
+    echo "KVMMIO-L2-UNBOUND: $(ls -d "$drivers"/*.virtio 2>/dev/null | wc -l) left bound"
+    hostile_guest "${reserved%,*}" "${reserved#*,}" || echo "KVMMIO-L2-ERROR: hostile_guest exited $?"
     ;;
 wait)
     echo "KVMMIO-L2-WAITING"

@@ -5,7 +5,13 @@
 # (examples/entropy_device, docs/embedding.md); the KVM layer (vGIC creation and the
 # clear error for the version L1 does not offer, PSCI vCPU init and CPU_ON,
 # ioeventfd with zero exits, irqfd SPIs the guest acknowledges through the
-# GIC); tap, vhost-net and virtio-net with every backend. Nothing may skip.
+# GIC); tap, vhost-net and virtio-net with every backend; of the program's
+# parts, its confinement: the seccomp filters with arm64's system calls,
+# the privilege drop (the rest of vmm_tests needs host tools such as dtc).
+# Nothing may skip.
+#
+# Suites run by their full path: a death test ("threadsafe" style) runs
+# its child by executing argv[0] again.
 #
 # Each KVM test runs in a process of its own, as KVM selftests do. (This
 # was once a mitigation for guests that "lost the PC advance" on the nested
@@ -16,17 +22,18 @@
 . /kvmmio/lib.sh
 
 status=0
+# run_each SUITE [FILTER]
 run_each() {
-    suite=$1
-    step "$suite on vGICv$KVMMIO_L1_GIC, one process per test"
-    mkdir -p "$KVMMIO_RESULTS/$suite"
-    for t in $("$suite" --gtest_list_tests | awk '/^[^ ]/ {s=$1} /^  [^ ]/ {print s $1}'); do
+    suite=$(command -v "$1")
+    step "$1 on vGICv$KVMMIO_L1_GIC, one process per test"
+    mkdir -p "$KVMMIO_RESULTS/$1"
+    for t in $("$suite" --gtest_list_tests --gtest_filter="${2:-*}" | awk '/^[^ ]/ {s=$1} /^  [^ ]/ {print s $1}'); do
         KVMMIO_REQUIRE_KVM=1 KVMMIO_REQUIRE_VHOST=1 KVMMIO_EXPECT_GIC=$KVMMIO_L1_GIC \
-            "$suite" --gtest_filter="$t" --gtest_output="json:$KVMMIO_RESULTS/$suite/$t.json" ||
+            "$suite" --gtest_filter="$t" --gtest_output="json:$KVMMIO_RESULTS/$1/$t.json" ||
             { echo "KVMMIO-FAIL: $t"; status=1; }
     done
-    if grep -l '"result": "SKIPPED"' "$KVMMIO_RESULTS/$suite"/*.json; then
-        echo "KVMMIO-FAIL: $suite skipped tests on the arm64 platform, where everything must run"
+    if grep -l '"result": "SKIPPED"' "$KVMMIO_RESULTS/$1"/*.json; then
+        echo "KVMMIO-FAIL: $1 skipped tests on the arm64 platform, where everything must run"
         status=1
     fi
 }
@@ -36,4 +43,5 @@ step "examples/entropy_device: a VMM embedding libkvmmio, on real KVM/ARM"
 entropy_device || { echo "KVMMIO-FAIL: examples/entropy_device exited $?"; status=1; }
 run_each kvm_tests
 run_each net_tests
+run_each vmm_tests 'Seccomp*:Privileges*:OutputFileDeathTest*'
 exit $status

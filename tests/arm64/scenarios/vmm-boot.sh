@@ -7,7 +7,11 @@
 #                 reports its CPU count and GIC, powers off (poweroff -f:
 #                 PSCI SYSTEM_OFF); kvmmio exits 0
 #   reset         L2 runs reboot -f (PSCI SYSTEM_RESET); kvmmio exits 3
-#   sigterm       kvmmio gets SIGTERM while L2 runs; it exits 143
+#   sigterm       kvmmio gets SIGTERM while L2 runs; it has stopped the VM
+#                 (final stats written) within 1 s and exits 143
+#   unprivileged  --user 65534 --group 65534: while L2 runs, kvmmio's real,
+#                 effective, saved and filesystem IDs are 65534 and it has
+#                 no capability; SIGTERM still stops it (143, stats written)
 #   console-input commands typed into kvmmio's stdin reach L2's shell
 #                 through the PL011 (RX FIFO, level interrupt) and run there;
 #                 the last one is poweroff -f
@@ -40,7 +44,6 @@ case $KVMMIO_L1_GIC in
 esac
 
 R=$KVMMIO_RESULTS
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
 
 # check_stats FILE CPUS STATUS REASON: the --stats document of one run.
 check_stats() {
@@ -63,24 +66,18 @@ check_stats() {
     [ "${tx:-0}" -gt 0 ] || { echo "stats: ${5:-uart0} sent nothing"; return 1; }
 }
 
-# device_counter FILE DEVICE KEY: the counter KEY of device DEVICE ("uart0",
-# "console0") in a --stats document.
-device_counter() {
-    jq -r --arg d "$2" --arg k "$3" '.devices[] | select(.name == $d) | .counters[$k] // empty' "$1"
-}
-
-
 # boot NAME CPUS L2TEST [STDIN [CONSOLE]]: runs kvmmio in the background
 # (stdin from STDIN, default the scenario's /dev/null; --console CONSOLE,
 # default serial, with L2's console on ttyAMA0, or hvc0 for virtio...),
-# output in $R/NAME.*; sets $pid.
+# output in $R/NAME.* (stats in $STATS if set), more options in $EXTRA;
+# sets $pid.
 boot() {
     : >"$R/$1.console"
     case ${5:-serial} in serial) tty=ttyAMA0 ;; *) tty=hvc0 ;; esac
     kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 256M --cpus "$2" --gic auto \
         --console "${5:-serial}" \
-        --cmdline "console=$tty earlycon quiet panic=-1 kvmmio.l2test=$3" --stats "$R/$1.json" \
-        <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
+        --cmdline "console=$tty earlycon quiet panic=-1 kvmmio.l2test=$3" --stats "${STATS:-$R/$1.json}" \
+        ${EXTRA:-} <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
     pid=$!
 }
 
@@ -157,19 +154,57 @@ run_reset() {
 }
 
 run_sigterm() {
-    step "SIGTERM stops kvmmio while L2 runs: exit 143"
+    step "SIGTERM stops kvmmio while L2 runs: exit 143 within 1 s"
     t0=$(uptime_s)
     boot sigterm 2 wait
     wait_for "$R/sigterm.console" KVMMIO-L2-WAITING 180 || true
-    kill -TERM "$pid" 2>/dev/null || true
+    stop_with_sigterm "$R/sigterm.json"
     finish 60
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    echo "sigterm: kvmmio stopped the VM ${stopped_s:-?} s after SIGTERM and exited after $exit_s s"
     msg=''
     if ! grep -q KVMMIO-L2-WAITING "$R/sigterm.console"; then msg="L2 never got to its hook (exit status $status)"
     elif [ "$status" != 143 ]; then msg="kvmmio exit status $status, not 143"
+    elif err=$(sigterm_bounds) && [ -n "$err" ]; then msg=$err
     elif ! err=$(check_stats "$R/sigterm.json" 2 143 "signal SIGTERM"); then msg=$err
     fi
     record sigterm "$t" "$msg"
+}
+
+# What kvmmio holds once set up with --user/--group: read from /proc while
+# L2 runs, as root.
+run_unprivileged() {
+    step "--user 65534 --group 65534: L2 runs under an unprivileged kvmmio, which still stops on SIGTERM"
+    t0=$(uptime_s)
+    d=/tmp/kvmmio-unprivileged
+    mkdir -p "$d" && chmod 1777 "$d"  # the --stats file's directory: the user writes it
+    STATS=$d/unprivileged.json EXTRA="--user 65534 --group 65534" boot unprivileged 1 wait
+    uids='' gids='' caps='' groups='' prm=''
+    if wait_for "$R/unprivileged.console" KVMMIO-L2-WAITING 180; then
+        st=$(cat "/proc/$pid/status" 2>/dev/null || true)
+        uids=$(echo "$st" | awk '/^Uid:/ { print $2, $3, $4, $5 }')
+        gids=$(echo "$st" | awk '/^Gid:/ { print $2, $3, $4, $5 }')
+        groups=$(echo "$st" | awk '/^Groups:/ { $1 = ""; print }' | tr -d ' ')
+        caps=$(echo "$st" | awk '/^CapEff:/ { print $2 }')
+        prm=$(echo "$st" | awk '/^CapPrm:/ { print $2 }')
+    fi
+    stop_with_sigterm "$d/unprivileged.json"
+    finish 60
+    cp "$d/unprivileged.json" "$R/unprivileged.json" 2>/dev/null || true
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    echo "unprivileged: uids '$uids' gids '$gids' groups '$groups' CapEff $caps CapPrm $prm; stopped ${stopped_s:-?} s after SIGTERM, exited after $exit_s s"
+    msg=''
+    if ! grep -q KVMMIO-L2-WAITING "$R/unprivileged.console"; then
+        msg="L2 never got to its hook (exit status $status: $(tail -n 2 "$R/unprivileged.stderr" | tr '\n"' ' _'))"
+    elif [ "$uids" != "65534 65534 65534 65534" ] || [ "$gids" != "65534 65534 65534 65534" ]; then
+        msg="kvmmio runs as uids '$uids', gids '$gids', not 65534"
+    elif [ -n "$groups" ]; then msg="supplementary groups kept: $groups"
+    elif [ "$caps" != 0000000000000000 ] || [ "$prm" != 0000000000000000 ]; then msg="capabilities kept: CapEff $caps CapPrm $prm"
+    elif [ "$status" != 143 ]; then msg="kvmmio exit status $status, not 143 ($(tail -n 1 "$R/unprivileged.stderr"))"
+    elif err=$(sigterm_bounds) && [ -n "$err" ]; then msg=$err
+    elif ! err=$(check_stats "$R/unprivileged.json" 1 143 "signal SIGTERM"); then msg=$err
+    fi
+    record unprivileged "$t" "$msg"
 }
 
 # type_into_shell NAME CONSOLE LINE: boots L2's shell (1 vCPU, --console
@@ -307,6 +342,7 @@ run_poweroff 1
 run_poweroff 2
 run_reset
 run_sigterm
+run_unprivileged
 run_console_input
 run_bad_guest
 run_setup_errors

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// libFuzzer target: a hostile guest against kvmmio's real devices, all on
+// one MMIO bus as the VMM puts them: the PL011, a VirtioNet with the
+// userspace backend, whose tap is the socketpair stand-in
+// (Tap::socketpair(): the target holds the wire end, delivers frames into
+// it and drains what the guest sends), and a VirtioConsole writing to a
+// small pipe nobody reads unless the input says so. Both virtio devices sit
+// behind their MmioTransport with trapped notifies on a real EventLoop.
+//
+// The input drives bus accesses of any address, width and direction
+// (claimed or not), guest RAM and the rings of both devices, bring-ups with
+// any features in either register layout, frames from the tap, host
+// console input into either console device, and loop flushes. The checks:
+// ASan and UBSan; Status and InterruptStatus hold only defined bits; and,
+// run by scripts/fuzz.sh with -rss_limit_mb and -timeout, no input may
+// make kvmmio's memory or time per input grow without bound.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "../tests/virtio/mmio_driver.h"
+#include "fuzz_input.h"
+#include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/unique_fd.h"
+#include "kvmmio/console/pl011.h"
+#include "kvmmio/console/virtio_console.h"
+#include "kvmmio/guest_memory.h"
+#include "kvmmio/mmio_bus.h"
+#include "kvmmio/net/net_options.h"
+#include "kvmmio/net/tap.h"
+#include "kvmmio/net/virtio_net.h"
+#include "kvmmio/virtio/mmio_regs.h"
+#include "kvmmio/virtio/mmio_transport.h"
+
+namespace kvmmio {
+namespace {
+
+constexpr uint64_t kRam = 0x40000000;
+constexpr uint64_t kRamSize = 1 << 20;
+constexpr uint64_t kUart = 0x09000000;
+constexpr uint64_t kNet = 0x0a000000;
+constexpr uint64_t kConsole = 0x0a000200;
+// Ring memory per queue (net RX, TX, ctrl; console RX, TX): 16 KiB each,
+// room for 256 entries in Linux's layout.
+constexpr uint64_t kRings = kRam + 0x10000;
+constexpr uint64_t kRingStride = 0x4000;
+constexpr unsigned kNetQueues = 3, kQueues = 5;
+constexpr uint64_t kBuffers = kRam + 0x40000;
+
+int g_report_fd = 2;
+
+[[noreturn]] void violated(const char* what) {
+  dprintf(g_report_fd, "fuzz invariant violated: %s\n", what);
+  std::abort();
+}
+
+using fuzz::Input;
+
+enum Op : uint8_t {
+  kBusAccess,       // any address near a device (or none), width 1-8, read or write
+  kRegisterWrite,   // 32-bit write to a virtio register of either device
+  kWriteRam,        // bytes into guest RAM
+  kWriteDescriptor, // a descriptor of one of the five rings
+  kExposeHead,      // an avail entry of one ring, then move its idx
+  kNotify,          // QueueNotify of either device
+  kBringUpNet,      // Linux's virtio_net probe with fuzzed features
+  kBringUpConsole,  // Linux's virtio_console probe
+  kTapFrame,        // the tap delivers a frame into the net device
+  kDrainWire,       // read what the guest sent out of the tap
+  kHostInput,       // host console input into the PL011 or virtio-console
+  kDrainOutput,     // the console output's reader reads
+  kFlush,           // the event loop serves what is ready
+  kOpCount,
+};
+
+struct Machine {
+  explicit Machine(uint8_t setup) {
+    memory.add_ram(kRam, kRamSize);
+    uart = std::make_unique<console::Pl011>([this](uint8_t) { ++uart_tx; }, [](bool) {});
+    bus.claim(kUart, 0x1000, *uart, "uart");
+
+    net::NetOptions o = net::NetOptions::parse("tap=fuzz,vhost=off,queues=2");
+    o.transport.version = setup & 1 ? virtio::kVersionLegacy : virtio::kVersionModern;
+    o.transport.notify = virtio::NotifyMode::kTrap;
+    o.mtu = setup & 4 ? 1500 : 0;
+    net = std::make_unique<net::VirtioNet>(o, 0, memory, loop, net::Tap::socketpair("fuzz", 2, wire));
+    net_transport = std::make_unique<virtio::MmioTransport>(
+        *net, virtio::TransportEnv{.memory = memory, .irq = net_irq, .base = kNet, .loop = &loop, .name = "fuzz-net"},
+        o.transport);
+    bus.claim(kNet, virtio::MmioTransport::window_size(), *net_transport, "net");
+
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) violated("pipe2");
+    out_rd = UniqueFd(fds[0]);
+    out_wr = UniqueFd(fds[1]);
+    ::fcntl(out_wr.get(), F_SETPIPE_SZ, 4096);
+    con = std::make_unique<console::VirtioConsole>(memory, loop, out_wr.get());
+    virtio::TransportOptions c;
+    c.version = setup & 2 ? virtio::kVersionLegacy : virtio::kVersionModern;
+    c.notify = virtio::NotifyMode::kTrap;
+    con_transport = std::make_unique<virtio::MmioTransport>(
+        *con, virtio::TransportEnv{.memory = memory, .irq = con_irq, .base = kConsole, .loop = &loop, .name = "fuzz-console"},
+        c);
+    bus.claim(kConsole, virtio::MmioTransport::window_size(), *con_transport, "console");
+    net_driver = std::make_unique<virtio::test::MmioDriver>(*net_transport);
+    con_driver = std::make_unique<virtio::test::MmioDriver>(*con_transport);
+  }
+  ~Machine() {
+    net_transport.reset();  // devices reset, watches gone, before the loop
+    con_transport.reset();
+  }
+
+  void check() {
+    for (auto* t : {net_transport.get(), con_transport.get()}) {
+      if (t->device_status() & ~0xcfu) violated("Status holds undefined bits");
+    }
+    for (auto* d : {net_driver.get(), con_driver.get()})
+      if (d->read(virtio::reg::kInterruptStatus) & ~virtio::interrupt::kAll)
+        violated("InterruptStatus holds undefined bits");
+  }
+
+  GuestMemory memory;
+  MmioBus bus;
+  EventLoop loop;
+  EventFd net_irq, con_irq;
+  std::vector<UniqueFd> wire;
+  UniqueFd out_rd, out_wr;
+  uint64_t uart_tx = 0;
+  uint32_t ring_size[kQueues] = {256, 256, 256, 256, 256};  // as last set up
+  std::unique_ptr<console::Pl011> uart;
+  std::unique_ptr<net::VirtioNet> net;
+  std::unique_ptr<virtio::MmioTransport> net_transport;
+  std::unique_ptr<console::VirtioConsole> con;
+  std::unique_ptr<virtio::MmioTransport> con_transport;
+  std::unique_ptr<virtio::test::MmioDriver> net_driver, con_driver;
+};
+
+uint64_t ring_base(unsigned ring) { return kRings + kRingStride * (ring % kQueues); }
+
+void run(const uint8_t* data, size_t size) {
+  Input in(data, size);
+  Machine m(in.u8());
+  std::vector<uint8_t> buf(70 * 1024);
+  for (int steps = 0; !in.done() && steps < 2048; ++steps) {
+    switch (in.u8() % kOpCount) {
+      case kBusAccess: {
+        static constexpr uint64_t kNear[] = {kUart, kNet, kConsole, 0x0b000000};
+        const uint64_t near = kNear[in.u8() % 4];
+        const uint64_t addr = near + in.u16() % 0x1100;
+        const size_t width = size_t{1} << (in.u8() % 4);
+        uint8_t bytes[8];
+        const uint64_t value = in.u64();
+        std::memcpy(bytes, &value, sizeof bytes);
+        if (in.u8() & 1) m.bus.write(addr, {bytes, width});
+        else m.bus.read(addr, {bytes, width});
+        break;
+      }
+      case kRegisterWrite: {
+        auto& d = in.u8() & 1 ? *m.con_driver : *m.net_driver;
+        const uint32_t offset = (in.u8() % 0x40) * 4;
+        d.write(offset, in.u32());
+        break;
+      }
+      case kWriteRam: {
+        const uint64_t gpa = kRam + in.u32() % kRamSize;
+        uint8_t bytes[16];
+        const size_t len = in.u8() % sizeof bytes;
+        for (size_t i = 0; i < len; ++i) bytes[i] = in.u8();
+        m.memory.write(gpa, bytes, len);
+        break;
+      }
+      case kWriteDescriptor: {
+        const uint64_t table = ring_base(in.u8());
+        const uint16_t index = in.u8();
+        const uint8_t where = in.u8();
+        // Mostly buffers in RAM, repeated or overlapping; sometimes anywhere.
+        const uint64_t addr = where < 230 ? kBuffers + in.u16() * 8u : in.u64();
+        const uint32_t len = where & 1 ? in.u32() % (kRamSize + 1) : in.u16();
+        const uint64_t at = table + 16ull * index;
+        m.memory.store(at, addr);
+        m.memory.store(at + 8, len);
+        m.memory.store<uint16_t>(at + 12, in.u8() & 7);
+        m.memory.store<uint16_t>(at + 14, in.u8());
+        break;
+      }
+      case kExposeHead: {
+        // The avail ring in Linux's layout for the size the ring was set
+        // up with (256 before any bring-up).
+        const unsigned ring = in.u8() % kQueues;
+        const uint32_t size = m.ring_size[ring];
+        const uint64_t avail = ring_base(ring) + 16ull * size;
+        const uint16_t idx = m.memory.load<uint16_t>(avail + 2).value_or(0);
+        const uint8_t count = 1 + in.u8() % 64;
+        const uint16_t head = in.u8();
+        for (uint8_t i = 0; i < count; ++i)
+          m.memory.store<uint16_t>(avail + 4 + 2 * ((idx + i) % size), head);
+        m.memory.store<uint16_t>(avail + 2, static_cast<uint16_t>(idx + count));
+        break;
+      }
+      case kNotify: {
+        if (in.u8() & 1) m.con_driver->notify(in.u8() % 3);
+        else m.net_driver->notify(in.u8() % (kNetQueues + 2));
+        break;
+      }
+      case kBringUpNet: {
+        auto& d = *m.net_driver;
+        const uint64_t features = in.u64() | (d.version() == virtio::kVersionModern ? virtio::feature::bit(virtio::feature::kVersion1) : 0);
+        if (d.probe() && d.initialize(features)) {
+          for (unsigned q = 0; q < kNetQueues; ++q) {
+            const uint32_t sizes[] = {256, 64, 16, 1};
+            m.ring_size[q] = sizes[in.u8() % 4];
+            d.setup_queue(q == 2 ? 4 : q, ring_base(q), m.ring_size[q]);
+          }
+          d.driver_ok();
+        }
+        break;
+      }
+      case kBringUpConsole: {
+        auto& d = *m.con_driver;
+        if (d.probe() && d.initialize(in.u64() | virtio::feature::bit(virtio::feature::kVersion1))) {
+          m.ring_size[3] = 128;
+          m.ring_size[4] = 1u << (in.u8() % 8);
+          d.setup_queue(0, ring_base(3), m.ring_size[3]);
+          d.setup_queue(1, ring_base(4), m.ring_size[4]);
+          d.driver_ok();
+        }
+        break;
+      }
+      case kTapFrame: {
+        const size_t len = in.u8() & 1 ? in.u16() + 4 * 1024u : in.u8();
+        const uint8_t seed = in.u8();
+        for (size_t i = 0; i < len && i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(seed + i);
+        (void)::send(m.wire[in.u8() & 1].get(), buf.data(), std::min(len, buf.size()), MSG_DONTWAIT);
+        break;
+      }
+      case kDrainWire:
+        for (auto& w : m.wire)
+          while (::recv(w.get(), buf.data(), buf.size(), MSG_DONTWAIT) > 0) {}
+        break;
+      case kHostInput: {
+        uint8_t bytes[64];
+        const size_t len = in.u8() % sizeof bytes;
+        for (size_t i = 0; i < len; ++i) bytes[i] = in.u8();
+        if (in.u8() & 1) m.con->receive({bytes, len});
+        else m.uart->receive({bytes, len});
+        break;
+      }
+      case kDrainOutput:
+        while (::read(m.out_rd.get(), buf.data(), buf.size()) > 0) {}
+        break;
+      case kFlush: m.loop.flush(); break;
+    }
+    m.check();
+  }
+  m.loop.flush();
+  if (std::getenv("KVMMIO_FUZZ_TRACE")) {
+    const auto& n = m.net->counters();
+    const auto& c = m.con->counters();
+    dprintf(g_report_fd,
+            "net: status 0x%x tx %llu rx %llu dropped %llu yields %llu guest errors %llu+%llu; "
+            "console: status 0x%x tx_bytes %llu stalls %llu yields %llu; uart tx %llu; unclaimed %llu\n",
+            m.net_transport->device_status(), (unsigned long long)n.tx_packets.load(),
+            (unsigned long long)n.rx_packets.load(), (unsigned long long)n.rx_dropped.load(),
+            (unsigned long long)n.budget_yields.load(), (unsigned long long)m.net_transport->counters().guest_errors.load(),
+            (unsigned long long)m.net->guest_errors(), m.con_transport->device_status(),
+            (unsigned long long)c.tx_bytes.load(), (unsigned long long)c.tx_stalls.load(),
+            (unsigned long long)c.budget_yields.load(), (unsigned long long)m.uart_tx,
+            (unsigned long long)m.bus.unclaimed_accesses());
+  }
+}
+
+}  // namespace
+}  // namespace kvmmio
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  kvmmio::g_report_fd = ::dup(2);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  kvmmio::run(data, size);
+  return 0;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Writes the seed corpus of fuzz/device_fuzz.cc into fuzz/corpus/device/.
+
+Each seed is a short program in the target's input language (the Op enum in
+device_fuzz.cc): a setup byte (bit 0: legacy net, bit 1: legacy console,
+bit 2: net MTU), then operations. They give the fuzzer what real guests do
+(virtio-net RX and TX in both layouts, the control queue, virtio-console
+output and input, the PL011) and what the hostile guest of issue #13 did
+(one RX head repeated with one writable byte per chain under a 64 KiB
+frame, a console chain repeating the same bytes), to mutate from.
+"""
+import os
+import struct
+
+(BUS, REG, RAM, DESC, EXPOSE, NOTIFY, NET_UP, CON_UP, TAP, DRAIN_WIRE, HOST_IN, DRAIN_OUT,
+ FLUSH) = range(13)
+NEXT, WRITE = 1, 2
+NET_RX, NET_TX, NET_CTRL, CON_RX, CON_TX = range(5)
+MRG_RXBUF, CTRL_VQ, MQ, MAC, STATUS, VERSION_1 = 1 << 15, 1 << 17, 1 << 22, 1 << 5, 1 << 16, 1 << 32
+
+def u8(v): return struct.pack('<B', v)
+def u16(v): return struct.pack('<H', v)
+def u32(v): return struct.pack('<I', v)
+def u64(v): return struct.pack('<Q', v)
+
+def net_up(features, sizes=(0, 0, 0)):  # size selectors: 0 = 256 entries
+    return u8(NET_UP) + u64(features) + b''.join(u8(s) for s in sizes)
+def con_up(tx_log2=7): return u8(CON_UP) + u64(VERSION_1) + u8(tx_log2)
+def desc(ring, index, offset, length, flags, nxt):
+    """A descriptor of `ring` whose buffer is kBuffers + 8 * offset."""
+    return u8(DESC) + u8(ring) + u8(index) + u8(0) + u16(offset) + u16(length) + u8(flags) + u8(nxt)
+def desc_long(ring, index, offset, length, flags, nxt):
+    return u8(DESC) + u8(ring) + u8(index) + u8(1) + u16(offset) + u32(length) + u8(flags) + u8(nxt)
+def expose(ring, head, count=1): return u8(EXPOSE) + u8(ring) + u8(count - 1) + u8(head)
+def notify_net(q): return u8(NOTIFY) + u8(0) + u8(q)
+def notify_con(q): return u8(NOTIFY) + u8(1) + u8(q)
+def tap(length, seed=1, wire=0):
+    if length < 256:
+        return u8(TAP) + u8(0) + u8(length) + u8(seed) + u8(wire)
+    return u8(TAP) + u8(1) + u16(length - 4096) + u8(seed) + u8(wire)
+def host_in(data, console): return u8(HOST_IN) + u8(len(data)) + data + u8(1 if console else 0)
+def bus(sel, offset, width_log2, value, write): return u8(BUS) + u8(sel) + u16(offset) + u8(width_log2) + u64(value) + u8(write)
+
+modern = VERSION_1 | MAC | STATUS
+rx_buffers = b''.join(desc(NET_RX, i, i * 256, 2048, WRITE, 0) + expose(NET_RX, i) for i in range(8))
+tx_frame = desc(NET_TX, 0, 0x4000, 72, 0, 0) + expose(NET_TX, 0, 16) + notify_net(1) + u8(FLUSH) + u8(DRAIN_WIRE)
+repeated_one_byte = (b''.join(desc(NET_RX, i, 0x100, 1, NEXT, i + 1) for i in range(15))
+                     + desc(NET_RX, 15, 0x200, 1, WRITE, 0))
+
+seeds = {
+    'net-modern-rx': u8(0) + net_up(modern | MRG_RXBUF) + rx_buffers + notify_net(0) + tap(5000) + u8(FLUSH),
+    'net-legacy-rx-10-byte-header': u8(1) + net_up(MAC | STATUS) + rx_buffers + notify_net(0) + tap(200) + u8(FLUSH),
+    'net-modern-tx': u8(0) + net_up(modern) + tx_frame,
+    'net-ctrl': u8(0) + net_up(modern | CTRL_VQ | MQ, (0, 0, 1)) +
+                desc(NET_CTRL, 0, 0x5000, 4, NEXT, 1) + desc(NET_CTRL, 1, 0x5100, 1, WRITE, 0) +
+                expose(NET_CTRL, 0, 64) + notify_net(4) + u8(FLUSH),
+    'net-held-chains': u8(0) + net_up(modern | MRG_RXBUF) + repeated_one_byte + tap(65566) + u8(FLUSH) +
+                       b''.join(expose(NET_RX, 0, 64) + notify_net(0) + u8(FLUSH) for _ in range(6)),
+    'net-legacy-mq-without-ctrl': u8(1) + net_up(MAC | MQ),
+    'console-output': u8(0) + con_up() + desc(CON_TX, 0, 0x8000, 100, 0, 0) + expose(CON_TX, 0, 4) +
+                      notify_con(1) + u8(DRAIN_OUT) + u8(FLUSH),
+    'console-amplified-output': u8(2) + con_up() +
+                      b''.join(desc_long(CON_TX, i, 0, 0x80000, NEXT if i < 63 else 0, i + 1) for i in range(64)) +
+                      expose(CON_TX, 0, 64) + notify_con(1) + u8(FLUSH) + u8(DRAIN_OUT) + u8(FLUSH),
+    'console-input': u8(0) + con_up() + desc(CON_RX, 0, 0x9000, 64, WRITE, 0) + expose(CON_RX, 0) +
+                     notify_con(0) + host_in(b'hello from the host\r', True) + u8(FLUSH),
+    'uart': u8(0) + bus(0, 0x30, 2, 0x301, 1) + bus(0, 0x2c, 2, 0x70, 1) + bus(0, 0, 0, ord('x'), 1) +
+            host_in(b'abc', False) + bus(0, 0x18, 2, 0, 0) + bus(0, 0, 2, 0, 0) + bus(3, 0x10, 3, 0, 0),
+}
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus', 'device')
+os.makedirs(out, exist_ok=True)
+for name, data in seeds.items():
+    with open(os.path.join(out, name), 'wb') as f:
+        f.write(data)
+print(f'{len(seeds)} seeds in {out}')

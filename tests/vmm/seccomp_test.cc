@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Confinement, proved in child processes (a filter cannot be taken back):
+// each thread class's filter loads; a call outside it stops the process as
+// killed by SIGSYS with a message naming the thread class and the call;
+// in log mode the call is made and named; the privilege drop leaves no
+// capability and no way back; the process is not dumpable.
+#include "vmm/seccomp.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "kvmmio/base/event_fd.h"
+#include "vmm/options.h"
+#include "vmm/privileges.h"
+#include "test_files.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+constexpr ThreadClass kClasses[] = {ThreadClass::kMain, ThreadClass::kVcpu, ThreadClass::kDevice,
+                                    ThreadClass::kControl};
+
+TEST(SeccompDeathTest, EveryThreadClassLoadsAndAllowsItsEverydayCalls) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (ThreadClass c : kClasses) {
+    SCOPED_TRACE(to_string(c));
+    EXPECT_EXIT(
+        {
+          Seccomp s(SeccompMode::kOn);
+          EventFd e;  // made before the filter, as every fd is
+          std::vector<char> big(8 << 20, 'x');  // mmap and munmap under the filter below
+          s.confine_this_thread(c);
+          e.signal(2);
+          if (e.take() != 2u) _exit(10);
+          std::vector<char> more(8 << 20, 'y');
+          if (more[12345] != 'y' || big[1] != 'x') _exit(11);
+          if (::write(STDERR_FILENO, "confined\n", 9) != 9) _exit(12);
+          _exit(0);
+        },
+        testing::ExitedWithCode(0), "confined");
+  }
+}
+
+TEST(SeccompDeathTest, AForbiddenCallStopsKvmmioNamingTheThreadAndTheCall) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kDevice);
+        ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+        _exit(0);  // not reached
+      },
+      testing::KilledBySignal(SIGSYS), "seccomp: the device thread made system call ptrace \\([0-9]+\\)");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kVcpu);
+        ::syscall(SYS_execve, "/bin/true", nullptr, nullptr);
+        _exit(0);
+      },
+      testing::KilledBySignal(SIGSYS), "the vcpu thread made system call execve");
+}
+
+TEST(SeccompDeathTest, ArgumentsAreFilteredToo) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // No thread maps executable memory after set-up.
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kVcpu);
+        ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        _exit(0);
+      },
+      testing::KilledBySignal(SIGSYS), "the vcpu thread made system call mmap");
+  // ioctl only with the requests of the thread's class: the event loop
+  // creates no VM.
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kDevice);
+        ::ioctl(STDERR_FILENO, KVM_CREATE_VM, 0);
+        _exit(0);
+      },
+      testing::KilledBySignal(SIGSYS), "the device thread made system call ioctl");
+  // socket() for the listed domains only, and only where sockets are made.
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kVcpu);
+        ::socket(AF_PACKET, SOCK_RAW, 0);
+        _exit(0);
+      },
+      testing::KilledBySignal(SIGSYS), "the vcpu thread made system call socket");
+}
+
+// Log mode: the call is made (with its real result) and named, once.
+TEST(SeccompDeathTest, LogModeMakesTheCallAndNamesIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const pid_t parent = ::getppid();
+        Seccomp s(SeccompMode::kLog);
+        s.confine_this_thread(ThreadClass::kControl);
+        const pid_t seen = static_cast<pid_t>(::syscall(SYS_getppid));
+        ::syscall(SYS_getppid);  // a second time: counted, not printed again
+        if (seen != parent) _exit(20);
+        if (s.logged_calls() != 2) _exit(21);
+        _exit(0);
+      },
+      testing::ExitedWithCode(0),
+      "seccomp \\(log mode\\): the control thread made system call getppid \\([0-9]+\\), which its "
+      "allow-list does not have; allowed");
+}
+
+TEST(SeccompDeathTest, OffInstallsNothing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOff);
+        s.confine_this_thread(ThreadClass::kDevice);
+        if (::syscall(SYS_getppid) <= 0) _exit(30);
+        _exit(0);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+[[noreturn]] void drop_to_nobody_and_check() {
+  drop_privileges(65534, 65534);
+  uid_t r = 0, e = 0, saved = 0;
+  ::getresuid(&r, &e, &saved);
+  if (r != 65534 || e != 65534 || saved != 65534) _exit(40);
+  if (::getegid() != 65534) _exit(41);
+  if (::getgroups(0, nullptr) != 0) _exit(42);
+  if (effective_capabilities() != 0) _exit(43);
+  if (::setuid(0) == 0) _exit(44);
+  if (::prctl(PR_GET_DUMPABLE) != 0) _exit(45);
+  _exit(0);
+}
+
+TEST(PrivilegesDeathTest, DroppingToAUserLeavesNoCapabilityAndNoWayBack) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to drop from";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      drop_to_nobody_and_check(),
+      testing::ExitedWithCode(0), "");
+}
+
+TEST(PrivilegesDeathTest, TheProcessIsNotDumpable) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        harden_process();
+        _exit(::prctl(PR_GET_DUMPABLE) == 0 ? 0 : 50);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// From passwd and group files as the system has them (the arm64
+// platform's L1 has none: its own files here).
+TEST(Privileges, UsersAndGroupsResolveByNameOrNumber) {
+  test::TempDir dir;
+  const std::string passwd = dir.file("passwd"), group = dir.file("group");
+  const std::string p = "root:x:0:0:root:/root:/bin/sh\nkvmmio:x:990:991::/nonexistent:/usr/sbin/nologin\n";
+  const std::string g = "root:x:0:\nkvm:x:992:kvmmio\n";
+  test::write_file(passwd, std::vector<uint8_t>(p.begin(), p.end()));
+  test::write_file(group, std::vector<uint8_t>(g.begin(), g.end()));
+  EXPECT_EQ(resolve_user("root", passwd.c_str()).uid, 0u);
+  const Identity k = resolve_user("kvmmio", passwd.c_str());
+  EXPECT_EQ(k.uid, 990u);
+  EXPECT_EQ(k.gid, 991u) << "the primary group from the passwd entry";
+  EXPECT_EQ(resolve_user("990", passwd.c_str()).gid, 991u);
+  EXPECT_EQ(resolve_user("4242", passwd.c_str()).uid, 4242u);
+  EXPECT_EQ(resolve_user("4242", passwd.c_str()).gid, 4242u) << "no entry: the group is the number";
+  EXPECT_EQ(resolve_group("kvm", group.c_str()), 992u);
+  EXPECT_EQ(resolve_group("4243", group.c_str()), 4243u);
+  EXPECT_THROW(resolve_user("no-such-user-kvmmio", passwd.c_str()), UsageError);
+  EXPECT_THROW(resolve_group("no-such-group-kvmmio", group.c_str()), UsageError);
+}
+
+}  // namespace
+}  // namespace kvmmio::vmm

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Seccomp: the allow-lists of kvmmio's thread classes and their
+// installation (see the header; docs/security.md says why each is there).
+#include "vmm/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/kvm.h>
+#include <linux/if_tun.h>
+#include <linux/seccomp.h>
+#include <linux/sockios.h>
+#include <linux/vhost.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/log.h"
+#include "kvmmio/base/unique_fd.h"
+#include "vmm/raw_terminal.h"
+
+namespace kvmmio::vmm {
+namespace {
+
+// --- The allow-lists -------------------------------------------------------
+// Names, not numbers: libseccomp resolves them for the architecture it
+// builds for, and skips those the architecture does not have (arm64 has
+// no open, poll, epoll_wait...), so each list names both spellings.
+
+// Every thread: memory (no executable mappings), futexes, clocks, signal
+// return, exit, and the fatal-signal path (RawTerminal restores the
+// terminal, then the signal is raised again).
+constexpr const char* kEveryThread[] = {
+    "read", "write", "readv", "writev", "close", "lseek",
+    "futex", "get_robust_list", "set_robust_list",
+    "brk", "munmap", "mremap", "madvise",
+    "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "restart_syscall", "sigaltstack",
+    "exit", "exit_group", "getpid", "gettid", "tgkill",
+    "clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday", "sched_yield",
+    "getrandom", "fstat", "newfstatat", "statx",
+};
+
+// Threads that wait in an event loop, or in poll().
+constexpr const char* kLoop[] = {"epoll_wait", "epoll_pwait", "epoll_ctl", "fcntl", "poll", "ppoll"};
+
+// Device set-up at DRIVER_OK (a trapped register write: vCPU threads):
+// vhost-net instances, eventfds and timers, the tap monitor's netlink
+// socket, interface ioctls through a datagram socket, watches.
+constexpr const char* kDeviceSetUp[] = {"openat", "eventfd2", "timerfd_create", "timerfd_settime",
+                                        "bind", "recvfrom", "recvmsg", "dup", "dup3"};
+
+// The tap monitor on the event loop: netlink messages, its retry timer,
+// interface ioctls through a datagram socket.
+constexpr const char* kTapMonitor[] = {"recvfrom", "recvmsg", "timerfd_settime"};
+
+// The --stats file (written whole through a temporary file and a rename).
+constexpr const char* kStatsFile[] = {"openat", "ftruncate", "rename", "renameat", "renameat2",
+                                      "unlink", "unlinkat", "fsync"};
+
+// ioctl requests, by what issues them.
+constexpr unsigned long kTerminalIoctls[] = {TCGETS, TCSETS, TCSETSW, TCSETSF};
+constexpr unsigned long kVcpuIoctls[] = {KVM_RUN, KVM_GET_ONE_REG, KVM_SET_ONE_REG};
+constexpr unsigned long kVmRuntimeIoctls[] = {KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD};
+constexpr unsigned long kTapIoctls[] = {TUNSETIFF, TUNGETIFF, TUNSETVNETHDRSZ, TUNSETOFFLOAD,
+                                        SIOCGIFFLAGS, SIOCSIFFLAGS, SIOCGIFINDEX};
+constexpr unsigned long kVhostIoctls[] = {
+    VHOST_SET_OWNER, VHOST_GET_FEATURES, VHOST_SET_FEATURES, VHOST_SET_MEM_TABLE,
+    VHOST_SET_VRING_NUM, VHOST_SET_VRING_BASE, VHOST_SET_VRING_ADDR, VHOST_SET_VRING_KICK,
+    VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR, VHOST_NET_SET_BACKEND, VHOST_GET_VRING_BASE};
+constexpr int kSocketDomains[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+
+struct ClassList {
+  std::vector<const char*> calls;
+  std::vector<unsigned long> ioctls;
+};
+
+template <typename T, size_t N>
+void append(std::vector<T>& to, const T (&from)[N]) {
+  to.insert(to.end(), from, from + N);
+}
+
+ClassList list_for(ThreadClass c) {
+  ClassList l;
+  append(l.calls, kEveryThread);
+  append(l.ioctls, kTerminalIoctls);
+  switch (c) {
+    case ThreadClass::kVcpu:
+      append(l.calls, kLoop);
+      append(l.calls, kDeviceSetUp);
+      append(l.ioctls, kVcpuIoctls);
+      append(l.ioctls, kVmRuntimeIoctls);
+      append(l.ioctls, kTapIoctls);
+      append(l.ioctls, kVhostIoctls);
+      break;
+    case ThreadClass::kDevice:
+      append(l.calls, kLoop);
+      append(l.calls, kTapMonitor);
+      append(l.ioctls, kTapIoctls);
+      l.ioctls.push_back(VHOST_NET_SET_BACKEND);  // vhost re-attached to a tap that came back
+      break;
+    case ThreadClass::kControl:
+      append(l.calls, kLoop);
+      append(l.calls, kStatsFile);
+      l.ioctls.push_back(KVM_IRQ_LINE);  // console input raises the PL011's line
+      break;
+    case ThreadClass::kMain:
+      append(l.calls, kLoop);
+      append(l.calls, kStatsFile);
+      append(l.ioctls, kVmRuntimeIoctls);  // teardown: ioeventfds and irqfds deassigned
+      // Teardown: memory slots removed (main's regs=mirror maps each virtio
+      // window's register page as a read-only slot and deletes it there).
+      l.ioctls.push_back(KVM_SET_USER_MEMORY_REGION);
+      append(l.ioctls, kVhostIoctls);      // teardown: vhost stopped
+      append(l.ioctls, kTapIoctls);
+      break;
+  }
+  return l;
+}
+
+// --- Reporting a forbidden call (mode on) ------------------------------------
+// The SIGSYS handler runs on the thread that made the call and may only
+// use async-signal-safe means: the names are looked up before any filter
+// is installed, the message is assembled by hand and written with write().
+
+constexpr int kMaxNr = 1024;
+const char* g_names[kMaxNr];
+thread_local const char* t_class = "unconfined";
+
+void append_str(char* buf, size_t& n, size_t cap, const char* s) {
+  while (*s && n + 1 < cap) buf[n++] = *s++;
+}
+void append_int(char* buf, size_t& n, size_t cap, long v) {
+  char digits[24];
+  int d = 0;
+  const bool neg = v < 0;
+  unsigned long u = neg ? static_cast<unsigned long>(-v) : static_cast<unsigned long>(v);
+  do digits[d++] = static_cast<char>('0' + u % 10); while ((u /= 10) && d < 23);
+  if (neg && n + 1 < cap) buf[n++] = '-';
+  while (d > 0 && n + 1 < cap) buf[n++] = digits[--d];
+}
+
+void on_sigsys(int, siginfo_t* info, void*) {
+  const int nr = info->si_syscall;
+  char msg[256];
+  size_t n = 0;
+  append_str(msg, n, sizeof msg, "kvmmio: error: seccomp: the ");
+  append_str(msg, n, sizeof msg, t_class);
+  append_str(msg, n, sizeof msg, " thread made system call ");
+  append_str(msg, n, sizeof msg, nr >= 0 && nr < kMaxNr && g_names[nr] ? g_names[nr] : "?");
+  append_str(msg, n, sizeof msg, " (");
+  append_int(msg, n, sizeof msg, nr);
+  append_str(msg, n, sizeof msg, "), which its allow-list does not have: kvmmio stops "
+                                 "(--seccomp=log lists every such call instead)\n");
+  ssize_t ignored = ::write(STDERR_FILENO, msg, n);
+  (void)ignored;
+  restore_terminal_now();
+  // Killed by SIGSYS: the default action, raised again; it is blocked in
+  // this handler and arrives as it returns.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGSYS, &dfl, nullptr);
+  ::syscall(SYS_tgkill, ::getpid(), ::syscall(SYS_gettid), SIGSYS);
+}
+
+void name_syscalls() {
+  for (int nr = 0; nr < kMaxNr; ++nr) {
+    // The names stay for the process's life (the handler reads them).
+    g_names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+  }
+}
+
+std::string name_of(int nr) {
+  return nr >= 0 && nr < kMaxNr && g_names[nr] ? g_names[nr] : "syscall " + std::to_string(nr);
+}
+
+// --- Building a filter ------------------------------------------------------------
+
+class Filter {
+ public:
+  explicit Filter(uint32_t default_action) : ctx_(seccomp_init(default_action)) {
+    if (!ctx_) throw std::runtime_error("seccomp_init failed");
+  }
+  ~Filter() { seccomp_release(ctx_); }
+  Filter(const Filter&) = delete;
+  Filter& operator=(const Filter&) = delete;
+
+  void allow(const char* name) {
+    const int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) throw std::logic_error(std::string("seccomp: unknown system call ") + name);
+    check(seccomp_rule_add(ctx_, SCMP_ACT_ALLOW, nr, 0), name);
+  }
+  template <typename... Args>
+  void allow_if(const char* name, Args... conditions) {
+    const int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) throw std::logic_error(std::string("seccomp: unknown system call ") + name);
+    check(seccomp_rule_add(ctx_, SCMP_ACT_ALLOW, nr, sizeof...(Args), conditions...), name);
+  }
+  scmp_filter_ctx get() const { return ctx_; }
+
+ private:
+  static void check(int rc, const char* what) {
+    if (rc < 0) throw std::system_error(-rc, std::generic_category(), std::string("seccomp rule for ") + what);
+  }
+  scmp_filter_ctx ctx_;
+};
+
+void build(Filter& f, ThreadClass c) {
+  const ClassList l = list_for(c);
+  for (const char* name : l.calls) f.allow(name);
+  for (unsigned long request : l.ioctls) f.allow_if("ioctl", SCMP_A1(SCMP_CMP_EQ, request));
+  if (c == ThreadClass::kVcpu || c == ThreadClass::kDevice)
+    for (int domain : kSocketDomains)
+      f.allow_if("socket", SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(domain)));
+  // Memory never becomes executable after set-up.
+  f.allow_if("mmap", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  f.allow_if("mprotect", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+}
+
+// Log mode: the filter with a user-notification listener, loaded by hand
+// (libseccomp keeps one listener per process; each thread needs its own).
+UniqueFd load_with_listener(Filter& f) {
+  UniqueFd bpf(::memfd_create("kvmmio-seccomp", MFD_CLOEXEC));
+  if (!bpf) throw_errno("memfd_create for the seccomp filter");
+  if (const int rc = seccomp_export_bpf(f.get(), bpf.get()); rc < 0)
+    throw std::system_error(-rc, std::generic_category(), "seccomp_export_bpf");
+  const off_t size = ::lseek(bpf.get(), 0, SEEK_END);
+  std::vector<sock_filter> prog(static_cast<size_t>(size) / sizeof(sock_filter));
+  if (::pread(bpf.get(), prog.data(), static_cast<size_t>(size), 0) != size) throw_errno("reading the seccomp filter");
+  sock_fprog fprog{static_cast<unsigned short>(prog.size()), prog.data()};
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) throw_errno("PR_SET_NO_NEW_PRIVS");
+  UniqueFd listener(static_cast<int>(
+      ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog)));
+  if (!listener) throw_errno("seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER)");
+  return listener;
+}
+
+}  // namespace
+
+const char* to_string(SeccompMode mode) {
+  switch (mode) {
+    case SeccompMode::kOn: return "on";
+    case SeccompMode::kLog: return "log";
+    case SeccompMode::kOff: return "off";
+  }
+  return "?";
+}
+
+const char* to_string(ThreadClass c) {
+  switch (c) {
+    case ThreadClass::kMain: return "main";
+    case ThreadClass::kVcpu: return "vcpu";
+    case ThreadClass::kDevice: return "device";
+    case ThreadClass::kControl: return "control";
+  }
+  return "?";
+}
+
+Seccomp::Seccomp(SeccompMode mode) : mode_(mode) {
+  if (mode_ == SeccompMode::kOff) return;
+  name_syscalls();
+  if (mode_ == SeccompMode::kOn) {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (::sigaction(SIGSYS, &sa, nullptr) != 0) throw_errno("sigaction SIGSYS");
+  } else {
+    logger_ = std::make_unique<EventLoop>("seccomp-log");
+  }
+}
+
+Seccomp::~Seccomp() {
+  // Before the loop goes; not under the mutex, which a running callback
+  // may be waiting for while the removal waits for it.
+  std::map<int, EventLoop::Registration> listeners;
+  {
+    std::lock_guard lock(mutex_);
+    listeners.swap(listeners_);
+  }
+}
+
+void Seccomp::confine_this_thread(ThreadClass thread_class) {
+  if (mode_ == SeccompMode::kOff) return;
+  t_class = to_string(thread_class);
+  Filter f(mode_ == SeccompMode::kOn ? SCMP_ACT_TRAP : SCMP_ACT_NOTIFY);
+  build(f, thread_class);
+  if (mode_ == SeccompMode::kOn) {
+    if (const int rc = seccomp_load(f.get()); rc < 0)
+      throw std::system_error(-rc, std::generic_category(), "seccomp_load");
+    return;
+  }
+  UniqueFd listener = load_with_listener(f);
+  const int fd = listener.get();
+  std::lock_guard lock(mutex_);
+  listeners_[fd] = logger_->watch(fd, [this, fd, thread_class, owned = std::make_shared<UniqueFd>(
+                                                                   std::move(listener))] {
+    on_notification(fd, thread_class);
+  });
+}
+
+uint64_t Seccomp::logged_calls() const {
+  std::lock_guard lock(mutex_);
+  return logged_;
+}
+
+// The logging thread: a confined thread made a call its list lacks and
+// waits until this lets it go on.
+void Seccomp::on_notification(int listener, ThreadClass thread_class) {
+  pollfd p{listener, POLLIN, 0};
+  if (::poll(&p, 1, 0) != 1 || !(p.revents & POLLIN)) {
+    // The thread is gone (the listener hangs up): stop watching.
+    std::lock_guard lock(mutex_);
+    listeners_.erase(listener);
+    return;
+  }
+  seccomp_notif req;
+  std::memset(&req, 0, sizeof req);
+  if (::ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return;  // the caller went away
+  seccomp_notif_resp resp;
+  std::memset(&resp, 0, sizeof resp);
+  resp.id = req.id;
+  resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  bool first;
+  {
+    std::lock_guard lock(mutex_);
+    ++logged_;
+    first = reported_.emplace(thread_class, req.data.nr).second;
+  }
+  if (first)
+    KVMMIO_LOG_WARN("seccomp (log mode): the %s thread made system call %s (%d), which its allow-list "
+                    "does not have; allowed", to_string(thread_class), name_of(req.data.nr).c_str(),
+                    req.data.nr);
+  ::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+}  // namespace kvmmio::vmm
