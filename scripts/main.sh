@@ -65,7 +65,10 @@ step() { echo "== $*"; }
 
 step "dependencies and the native build ($build)"
 "$src/scripts/install-deps.sh"
-(cd "$src" && autoreconf -fi)
+# configure once; later changes to configure.ac or a Makefile.am are picked
+# up by make's own rebuild rules. (Rerunning autoreconf every time made make
+# rerun configure, minutes on a slow board, even with the build up to date.)
+[ -x "$src/configure" ] || (cd "$src" && autoreconf -fi)
 mkdir -p "$build"
 cd "$build"
 [ -f Makefile ] || "$src/configure" -q
@@ -112,6 +115,9 @@ else
     # An arm64 board: the same driver, directly. The guest is Debian's arm64
     # kernel with the L2 initramfs the test platform builds.
     step "guest versus host on this arm64 host's KVM"
+    # /dev/vhost-net and /dev/net/tun exist before their modules load only
+    # where systemd made the static nodes; load them so any init will do.
+    for m in vhost_net tun; do modprobe -q "$m" 2>/dev/null || true; done
     "$src/scripts/arm64/fetch-packages.sh"
     "$src/scripts/arm64/build-initramfs.sh" --out "$build/arm64-platform/l1-initramfs.cpio.gz" \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
