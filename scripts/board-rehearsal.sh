@@ -36,8 +36,8 @@
 #         needs offline, by running scripts/arm64/fetch-packages.sh in the
 #         root under qemu-user (seeded from this checkout's .cache/arm64, so
 #         only what the root's lists name differently is downloaded); and the
-#         native build, made in the root under qemu-user with the commands
-#         main.sh runs (install-deps.sh, configure, make, make bench; only
+#         native build, made in the root under qemu-user by `scripts/main.sh
+#         --build-only` (install-deps.sh, configure, make, make bench; only
 #         autoreconf -fi runs on the host: same Debian tools, same output) in
 #         main.sh's $KVMMIO_BUILD default, <repo>/build. It is
 #         the board's own native build, made before the board boots (same
@@ -192,14 +192,12 @@ if want carry; then
     cp -L /etc/resolv.conf "$root/etc/resolv.conf"
     in_root 'scripts/arm64/fetch-packages.sh'
     phase_done carry-cache
-    # main.sh's own build steps, in its build directory. autoreconf runs
-    # here on the host: its output does not depend on the architecture, and
+    # main.sh's own build (--build-only: install-deps.sh, configure, make,
+    # make bench), in its build directory. autoreconf runs here on the host: its output does not depend on the architecture, and
     # Debian 12's autoconf, automake and libtool are the root's own versions.
     (cd "$root/root/kvmmio" && autoreconf -fi)
     [[ -x $root/root/kvmmio/configure ]] || die "autoreconf made no configure"
-    in_root 'scripts/install-deps.sh && mkdir -p build && cd build &&
-        { [ -f Makefile ] || ../configure -q; } &&
-        nice -n 10 make -s -j"$(nproc)" && nice -n 10 make -s -j"$(nproc)" bench'
+    in_root 'nice -n 10 scripts/main.sh --build-only'
     rm -f "$root/etc/resolv.conf"
     phase_done carry-build
 fi

@@ -27,6 +27,8 @@ Usage: scripts/main.sh [options]
   --quick          the smallest matrix: every configuration once, 1 repeat
                    of 2 s, 1 stream, MTU 1500 (a check that it all works,
                    not a measurement; what CI runs)
+  --build-only     install what it needs and build, then stop (what
+                   scripts/board-rehearsal.sh carries into its board)
   -h, --help       this text
 Installs what it needs (scripts/install-deps.sh), builds, measures, and
 prints the report; everything lands in the results directory it names.
@@ -36,7 +38,7 @@ EOF
 # shellcheck source=bench/net-modes.sh
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
 repeats=3 seconds=5 configs=$NET_COMPARE_CONFIGS
-streams=1,4 mtus=1500,9000 out=''
+streams=1,4 mtus=1500,9000 out='' build_only=0
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -46,6 +48,7 @@ while (($#)); do
     --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --quick) repeats=1 seconds=2 streams=1 mtus=1500; shift ;;
+    --build-only) build_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -56,8 +59,10 @@ done
 for l in "$configs" "$streams" "$mtus"; do
     [[ $l =~ ^[a-z0-9,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
-out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
-out=$(mkdir -p "$out" && cd "$out" && pwd)
+if ((!build_only)); then
+    out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
+    out=$(mkdir -p "$out" && cd "$out" && pwd)
+fi
 build=${KVMMIO_BUILD:-$src/build}
 arch=$(uname -m)
 started=$SECONDS
@@ -71,9 +76,18 @@ step "dependencies and the native build ($build)"
 [ -x "$src/configure" ] || (cd "$src" && autoreconf -fi)
 mkdir -p "$build"
 cd "$build"
-[ -f Makefile ] || "$src/configure" -q
+# On an arm64 host the guest's initramfs takes bench/tcp_rr from this build
+# (a busybox userland: no libstdc++, no libkvmmio.so, no libtool wrapper),
+# so the programs are linked statically there.
+static=()
+[ "$arch" != aarch64 ] || static=(--enable-static-binaries)
+[ -f Makefile ] || "$src/configure" -q "${static[@]}"
 make -s -j"$(nproc)"
 make -s -j"$(nproc)" bench
+if ((build_only)); then
+    step "built in $build after $((SECONDS - started)) s"
+    exit 0
+fi
 
 # The KVM-layer microbenchmark on this machine: notify by ioeventfd vs MMIO
 # exit, interrupt by irqfd vs a relay thread.
