@@ -148,11 +148,12 @@ in_ns() {
 }
 
 # in_root CMD: runs the shell command CMD as root inside the arm64 root
-# (under qemu-user), with /proc, /sys and /dev, a clean environment, in
-# /root/kvmmio.
+# (under qemu-user), with /proc, /sys, /dev and a /tmp of its own, a clean
+# environment, in /root/kvmmio.
 in_root() {
     in_ns '
         mount -t proc proc "$ROOT/proc"
+        mount -t tmpfs tmpfs "$ROOT/tmp"
         mount --rbind /sys "$ROOT/sys"
         mount --rbind /dev "$ROOT/dev"
         chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
