@@ -42,7 +42,9 @@
 #         main.sh's $KVMMIO_BUILD default, <repo>/build. It is
 #         the board's own native build, made before the board boots (same
 #         compiler, paths and configure), so the board's main.sh finds it up
-#         to date and does not compile under TCG.
+#         to date and does not compile under TCG. A later carry pulls this
+#         checkout's HEAD into the clone and builds on (a board user's
+#         git pull).
 #  image  an ext4 image of the root (mkfs.ext4 -d: no loop mounts; it keeps
 #         the files' times, so make still finds the build up to date) with a
 #         small init, /root/board-rehearsal/init: mounts proc, sys, dev, runs
@@ -181,23 +183,31 @@ fi
 
 # --- carry: clone, the offline arm64 cache, the native build -------------------
 if want carry; then
-    rm -rf "$root/root/kvmmio"
-    git clone -q --no-hardlinks "$src" "$root/root/kvmmio"
-    say "clone at /root/kvmmio: $(git -C "$src" rev-parse --short HEAD)"
-    # Seed the cache with this checkout's downloads; fetch-packages.sh in the
-    # root then fetches what the root's lists resolve to, and unpacks.
-    if [[ -d $src/.cache/arm64/debs ]]; then
-        mkdir -p "$root/root/kvmmio/.cache/arm64"
-        cp -a "$src/.cache/arm64/debs" "$root/root/kvmmio/.cache/arm64/"
+    clone=$root/root/kvmmio
+    if [[ -d $clone/.git ]]; then
+        # A later run: what a board user does after a change, git pull, and
+        # main.sh's build goes on from where it was.
+        git -C "$clone" fetch -q "$src" HEAD
+        git -C "$clone" merge -q --ff-only FETCH_HEAD ||
+            die "$clone cannot fast-forward to $(git -C "$src" rev-parse --short HEAD): remove it"
+    else
+        git clone -q --no-hardlinks "$src" "$clone"
+        # Seed the cache with this checkout's downloads; fetch-packages.sh in
+        # the root then fetches what the root's lists resolve to, and unpacks.
+        if [[ -d $src/.cache/arm64/debs ]]; then
+            mkdir -p "$clone/.cache/arm64"
+            cp -a "$src/.cache/arm64/debs" "$clone/.cache/arm64/"
+        fi
     fi
+    say "clone at /root/kvmmio: $(git -C "$clone" rev-parse --short HEAD)"
     cp -L /etc/resolv.conf "$root/etc/resolv.conf"
     in_root 'scripts/arm64/fetch-packages.sh'
     phase_done carry-cache
     # main.sh's own build (--build-only: install-deps.sh, configure, make,
-    # make bench), in its build directory. autoreconf runs here on the host: its output does not depend on the architecture, and
-    # Debian 12's autoconf, automake and libtool are the root's own versions.
-    (cd "$root/root/kvmmio" && autoreconf -fi)
-    [[ -x $root/root/kvmmio/configure ]] || die "autoreconf made no configure"
+    # make bench), in its build directory. autoreconf (once, as in main.sh)
+    # runs here on the host: its output does not depend on the architecture,
+    # and Debian 12's autoconf, automake and libtool are the root's own.
+    [[ -x $clone/configure ]] || (cd "$clone" && autoreconf -fi)
     in_root 'nice -n 10 scripts/main.sh --build-only'
     rm -f "$root/etc/resolv.conf"
     phase_done carry-build
