@@ -11,6 +11,8 @@
 #                                           e.g. scripts/test.sh) as root in DIR,
 #                                           with /proc, /sys and /dev bound in
 #   scripts/fresh-root.sh destroy DIR       unmount and remove DIR
+#   scripts/fresh-root.sh sources           print the host's apt source files
+#                                           (scripts/board-rehearsal.sh too)
 #
 # The root's apt sources are the host's own (/etc/apt/sources.list.d/*.sources
 # and /etc/apt/sources.list), so it uses whatever Debian mirror the host does.
@@ -21,13 +23,13 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { printf 'fresh-root: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '5,16p' "$0"; }
+usage() { sed -n '5,18p' "$0"; }
 
 [[ $EUID -eq 0 ]] || die "needs root (mmdebstrap, chroot and bind mounts): run it as root or with sudo"
 cmd=${1:-}
 dir=${2:-}
-[[ -n $cmd && -n $dir ]] || { usage >&2; exit 2; }
-shift 2
+[[ -n $cmd && ( -n $dir || $cmd == sources ) ]] || { usage >&2; exit 2; }
+shift $(($# < 2 ? $# : 2))
 
 # Every mount this script makes lies under $dir; list them deepest first.
 mounts_under() {
@@ -105,6 +107,7 @@ destroy)
     # --one-file-system: even a mount missed above cannot take host files along.
     rm -rf --one-file-system "$dir"
     ;;
+sources) host_sources ;;
 -h | --help) usage; exit 0 ;;
 *) usage >&2; exit 2 ;;
 esac

@@ -6,7 +6,12 @@
 #
 #   scripts/install-deps.sh            everything (native + arm64 cross + platform + gnuplot)
 #   scripts/install-deps.sh --native   only the native build and its tests
+#   scripts/install-deps.sh --list [ARCH]  print what --all installs on a
+#                                      Debian ARCH host (default this one's),
+#                                      one a line; installs nothing
 set -euo pipefail
+arch=$(dpkg --print-architecture)
+[ "${1:-}" = --list ] && [ -n "${2:-}" ] && arch=$2
 
 # Each package is here for a named use (docs/arm64-platform.md lists why).
 native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
@@ -18,13 +23,15 @@ native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
-case $(dpkg --print-architecture) in
+case $arch in
   arm64)
     # A board: the guests run on this kernel's KVM and the host baseline on
     # its own stack (iperf3 in network namespaces made with iproute2); cpio,
-    # kmod and binutils build the guest's initramfs. No QEMU, no cross build.
+    # kmod and binutils build the guest's initramfs; wget talks to the
+    # guests' control server (bench/net-compare.sh; minbase has no wget, the
+    # board rehearsal found). No QEMU, no cross build.
     cross=()
-    platform=(cpio kmod binutils iperf3 iproute2) ;;
+    platform=(cpio kmod binutils iperf3 iproute2 wget) ;;
   *)
     # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
@@ -37,21 +44,24 @@ want=("${native[@]}")
 case "${1:-}" in
   --native) ;;
   "" | --all) want+=("${cross[@]}" "${platform[@]}" "${report[@]}") ;;
-  -h | --help) sed -n '2,8p' "$0"; exit 0 ;;
+  --list) printf '%s\n' "${want[@]}" "${cross[@]}" "${platform[@]}" "${report[@]}"; exit 0 ;;
+  -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
   *) echo "install-deps.sh: unknown option $1 (use --native or --all)" >&2; exit 2 ;;
 esac
 
-if [ "$(id -u)" -ne 0 ]; then
-  sudo_cmd=sudo
-  command -v sudo >/dev/null || { echo "install-deps.sh: run as root (or install sudo)" >&2; exit 2; }
-else
-  sudo_cmd=
-fi
+# Root (or sudo) only when something is to change: with everything present
+# nothing runs apt-get, so an offline board or a user without sudo passes.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else echo "install-deps.sh: run as root (or install sudo) to run: $*" >&2; exit 2
+  fi
+}
 
 if printf '%s\n' "${want[@]}" | grep -q ':arm64$' &&
    ! dpkg --print-foreign-architectures | grep -qx arm64; then
   echo "install-deps: enabling the arm64 architecture for multiarch packages"
-  $sudo_cmd dpkg --add-architecture arm64
+  as_root dpkg --add-architecture arm64
   force_update=1
 fi
 
@@ -65,5 +75,5 @@ if [ ${#missing[@]} -eq 0 ] && [ -z "${force_update:-}" ]; then
   exit 0
 fi
 echo "install-deps: installing ${missing[*]:-(none; refreshing lists)}"
-$sudo_cmd apt-get update -q
-[ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
+as_root apt-get update -q
+[ ${#missing[@]} -eq 0 ] || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"

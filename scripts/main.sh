@@ -29,6 +29,8 @@ Usage: scripts/main.sh [options]
   --quick          the smallest matrix: every configuration once, 1 repeat
                    of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s (a
                    check that it all works, not a measurement; what CI runs)
+  --build-only     install what it needs and build, then stop (what
+                   scripts/board-rehearsal.sh carries into its board)
   -h, --help       this text
 Installs what it needs (scripts/install-deps.sh), builds, measures, and
 prints the report; everything lands in the results directory it names.
@@ -38,7 +40,7 @@ EOF
 # shellcheck source=bench/net-modes.sh
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
 repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS
-streams=1,4 mtus=1500,9000 out=''
+streams=1,4 mtus=1500,9000 out='' build_only=0
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -49,6 +51,7 @@ while (($#)); do
     --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500; shift ;;
+    --build-only) build_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -59,8 +62,10 @@ done
 for l in "$configs" "$streams" "$mtus"; do
     [[ $l =~ ^[a-z0-9,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
-out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
-out=$(mkdir -p "$out" && cd "$out" && pwd)
+if ((!build_only)); then
+    out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
+    out=$(mkdir -p "$out" && cd "$out" && pwd)
+fi
 build=${KVMMIO_BUILD:-$src/build}
 arch=$(uname -m)
 started=$SECONDS
@@ -68,12 +73,24 @@ step() { echo "== $*"; }
 
 step "dependencies and the native build ($build)"
 "$src/scripts/install-deps.sh"
-(cd "$src" && autoreconf -fi)
+# configure once; later changes to configure.ac or a Makefile.am are picked
+# up by make's own rebuild rules. (Rerunning autoreconf every time made make
+# rerun configure, minutes on a slow board, even with the build up to date.)
+[ -x "$src/configure" ] || (cd "$src" && autoreconf -fi)
 mkdir -p "$build"
 cd "$build"
-[ -f Makefile ] || "$src/configure" -q
+# On an arm64 host the guest's initramfs takes bench/tcp_rr from this build
+# (a busybox userland: no libstdc++, no libkvmmio.so, no libtool wrapper),
+# so the programs are linked statically there.
+static=()
+[ "$arch" != aarch64 ] || static=(--enable-static-binaries)
+[ -f Makefile ] || "$src/configure" -q "${static[@]}"
 make -s -j"$(nproc)"
 make -s -j"$(nproc)" bench
+if ((build_only)); then
+    step "built in $build after $((SECONDS - started)) s"
+    exit 0
+fi
 
 # The KVM-layer microbenchmark on this machine: notify by ioeventfd vs MMIO
 # exit, interrupt by irqfd vs a relay thread.
@@ -118,6 +135,9 @@ else
     # An arm64 board: the same driver, directly. The guest is Debian's arm64
     # kernel with the L2 initramfs the test platform builds.
     step "guest versus host on this arm64 host's KVM"
+    # /dev/vhost-net and /dev/net/tun exist before their modules load only
+    # where systemd made the static nodes; load them so any init will do.
+    for m in vhost_net tun; do modprobe -q "$m" 2>/dev/null || true; done
     "$src/scripts/arm64/fetch-packages.sh"
     "$src/scripts/arm64/build-initramfs.sh" --out "$build/arm64-platform/l1-initramfs.cpio.gz" \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \

@@ -1,0 +1,312 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# shellcheck disable=SC2016 # scripts run in namespaces expand their own $vars
+# The board path, rehearsed: a Debian 12 arm64 root filesystem booted as an
+# arm64 KVM host (qemu-system-aarch64 -M virt,virtualization=on, TCG) that
+# runs the README's main-job command, `scripts/main.sh --quick`, the way a
+# board user would: as root in a clone of the repository, without network.
+#
+#   scripts/board-rehearsal.sh [--dir DIR] [--gic 3|2]... [--configs LIST]
+#                              [--timeout S] [--phases LIST] [--keep]
+#     --dir DIR      work directory (default <build>/board-rehearsal; ~8 GB)
+#     --gic N        the board's GIC version, repeatable (default 3 then 2)
+#     --configs LIST passed to main.sh --quick as --configs (default: all six)
+#     --timeout S    bound of each board boot (default 3600 s)
+#     --phases LIST  root,carry,image,boot (default all; later phases reuse
+#                    what earlier ones left in DIR)
+#     --keep         keep the booted disk images (DIR/gicN/disk.img)
+# Needs root (mmdebstrap, chroot, namespaces) and network for the first two
+# phases (Debian's archive only: the host's apt sources name the mirror).
+#
+# Phases, each timed (DIR/times.txt):
+#  root   mmdebstrap --arch=arm64 --variant=minbase bookworm DIR/root with
+#         exactly what `scripts/install-deps.sh` installs on arm64 (its
+#         --list arm64) plus linux-image-arm64 (the board's kernel and its
+#         initrd). apt's package lists stay in the root: fetch-packages.sh
+#         resolves versions with them on the offline board.
+#         The second stage (maintainer scripts) runs under qemu-user: a
+#         static qemu-aarch64 from Debian's qemu-user-static .deb, unpacked
+#         into DIR (not installed on the host), registered with binfmt_misc
+#         in a private user namespace (Linux >= 6.7 gives each user namespace
+#         its own binfmt_misc), so the host's binfmt_misc is never touched.
+#         qemu-user rather than qemu-system for this: it runs at about native
+#         speed for the host's syscalls and needs no second boot.
+#  carry  in the root: a clone of this repository (committed state, as a
+#         board user clones it) at /root/kvmmio; the arm64 cache main.sh
+#         needs offline, by running scripts/arm64/fetch-packages.sh in the
+#         root under qemu-user (seeded from this checkout's .cache/arm64, so
+#         only what the root's lists name differently is downloaded); and the
+#         native build, made in the root under qemu-user by `scripts/main.sh
+#         --build-only` (install-deps.sh, configure, make, make bench; only
+#         autoreconf -fi runs on the host: same Debian tools, same output) in
+#         main.sh's $KVMMIO_BUILD default, <repo>/build. It is
+#         the board's own native build, made before the board boots (same
+#         compiler, paths and configure), so the board's main.sh finds it up
+#         to date and does not compile under TCG. A later carry pulls this
+#         checkout's HEAD into the clone and builds on (a board user's
+#         git pull).
+#  image  an ext4 image of the root (mkfs.ext4 -d: no loop mounts; it keeps
+#         the files' times, so make still finds the build up to date) with a
+#         small init, /root/board-rehearsal/init: mounts proc, sys, dev, runs
+#         `scripts/main.sh --quick` as root in /root/kvmmio, writes its log,
+#         status and results under /root/board-rehearsal, powers off.
+#  boot   per --gic: a copy of the image booted with the root's own kernel
+#         and initrd: qemu-system-aarch64 -M virt,virtualization=on,
+#         gic-version=N -cpu max,pauth-impdef=on,sve=off (sve=off: the QEMU
+#         7.2 TCG stale-code bug, docs/arm64-platform.md) -nic none; after
+#         poweroff, debugfs reads /root/board-rehearsal back into DIR/gicN
+#         and the check runs: main.sh's status 0, report.txt/report.json/
+#         throughput.png present, and one completed iperf record per
+#         configuration. QEMU runs under nice -n 10.
+# docs/benchmarks.md ("On a board") has the steps and measured times.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 2; }
+usage() { sed -n '9,18p' "$0"; }
+
+dir='' gics=() configs='' timeout=3600 phases=root,carry,image,boot keep=0
+while (($#)); do
+    case $1 in
+    --dir) dir=${2:?--dir needs DIR}; shift 2 ;;
+    --gic) [[ ${2:-} == [23] ]] || die "--gic takes 2 or 3"; gics+=("$2"); shift 2 ;;
+    --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
+    --timeout) timeout=${2:?--timeout needs S}; shift 2 ;;
+    --phases) phases=${2:?--phases needs a LIST}; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+    esac
+done
+((${#gics[@]})) || gics=(3 2)
+[[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $timeout"
+[[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
+dir=${dir:-$src/build/board-rehearsal}
+[[ $EUID -eq 0 ]] || die "needs root (mmdebstrap, chroot, user namespaces): run it as root or with sudo"
+for p in ${phases//,/ }; do
+    [[ $p == @(root|carry|image|boot) ]] || die "--phases: unknown phase '$p'"
+done
+want() { [[ ,$phases, == *,$1,* ]]; }
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+root=$dir/root
+times=$dir/times.txt
+phase_start=$SECONDS
+phase_done() {
+    local t=$((SECONDS - phase_start))
+    printf '%-14s %4d min %02d s\n' "$1" $((t / 60)) $((t % 60)) | tee -a "$times" >&2
+    phase_start=$SECONDS
+}
+
+need_tool() { command -v "$1" >/dev/null || die "$1 missing: apt-get install $2"; }
+need_tool mmdebstrap mmdebstrap
+need_tool qemu-system-aarch64 qemu-system-arm
+need_tool mkfs.ext4 e2fsprogs
+need_tool debugfs e2fsprogs
+need_tool unshare util-linux
+
+# --- qemu-user, private to this run ------------------------------------------
+# The static qemu-aarch64 from Debian's qemu-user-static, unpacked (never
+# installed: its postinst would register binfmt handlers host-wide).
+qemu_user() {
+    local q=$dir/qemu-user/usr/bin/qemu-aarch64-static deb
+    if [[ ! -x $q ]]; then
+        mkdir -p "$dir/qemu-user"
+        (cd "$dir/qemu-user" && apt-get download -q -o APT::Sandbox::User=root qemu-user-static >&2)
+        deb=$(ls "$dir"/qemu-user/qemu-user-static_*.deb)
+        dpkg-deb -x "$deb" "$dir/qemu-user"
+    fi
+    echo "$q"
+}
+
+# in_ns SCRIPT [ARG]...: runs bash SCRIPT (its $1... the ARGs) in new user,
+# mount and pid namespaces (uids and gids mapped one to one) whose own binfmt_misc runs arm64 ELF files with
+# qemu-user (flag F: the interpreter is opened now, so it works in chroots).
+in_ns() {
+    local q fifo pid status=0
+    q=$(qemu_user)
+    fifo=$(mktemp -u "$dir/.ns.XXXXXX")
+    mkfifo "$fifo"
+    # The user namespace waits on the fifo until its maps are written (as
+    # root here, no newuidmap needed), then makes the others.
+    unshare --user bash -c 'read -r _ <"$1" && exec "${@:2}"' bash "$fifo" \
+        unshare --mount --pid --fork --mount-proc --propagation private \
+        env QEMU="$q" ROOT="$root" bash -c '
+        set -euo pipefail
+        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+            { echo "board-rehearsal: no binfmt_misc of our own (Linux >= 6.7 needed)" >&2; exit 2; }
+        printf "%s" ":qemu-aarch64:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:$QEMU:F" \
+            >/proc/sys/fs/binfmt_misc/register
+        '"$1" bash "${@:2}" &
+    pid=$!
+    while [[ $(readlink "/proc/$pid/ns/user") == "$(readlink /proc/self/ns/user)" ]]; do sleep 0.05; done
+    echo '0 0 65536' >"/proc/$pid/uid_map"
+    echo '0 0 65536' >"/proc/$pid/gid_map"
+    echo go >"$fifo"
+    wait "$pid" || status=$?
+    rm -f "$fifo"
+    return "$status"
+}
+
+# in_root CMD: runs the shell command CMD as root inside the arm64 root
+# (under qemu-user), with /proc, /sys, /dev and a /tmp of its own, a clean
+# environment, in /root/kvmmio.
+in_root() {
+    in_ns '
+        mount -t proc proc "$ROOT/proc"
+        mount -t tmpfs tmpfs "$ROOT/tmp"
+        mount --rbind /sys "$ROOT/sys"
+        mount --rbind /dev "$ROOT/dev"
+        chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+            PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+            /bin/bash -euo pipefail -c "cd /root/kvmmio && $1" bash' "$1"
+}
+
+# --- root ---------------------------------------------------------------------
+if want root; then
+    [[ ! -e $root ]] || rm -rf --one-file-system "$root"
+    mapfile -t sources < <("$src/scripts/fresh-root.sh" sources)
+    mapfile -t deps < <("$src/scripts/install-deps.sh" --list arm64)
+    pkgs=$(printf '%s,' "${deps[@]}" linux-image-arm64 ca-certificates debian-archive-keyring)
+    say "mmdebstrap arm64 bookworm $root: ${pkgs%,}"
+    # --skip=check/qemu: mmdebstrap's check wants arch-test on the host; the
+    # namespace's binfmt handler (flag F) makes arm64 programs just run.
+    in_ns 'mmdebstrap --mode=root --arch=arm64 --variant=minbase \
+        --skip=check/qemu --skip=cleanup/apt/lists \
+        --include="$1" bookworm "$ROOT" "${@:2}"' "${pkgs%,}" "${sources[@]}"
+    echo board >"$root/etc/hostname"
+    say "root: $(du -sh "$root" | cut -f1)"
+    phase_done root
+fi
+[[ -x $root/usr/bin/g++ ]] || die "no arm64 root in $root: run the root phase"
+
+# --- carry: clone, the offline arm64 cache, the native build -------------------
+if want carry; then
+    clone=$root/root/kvmmio
+    if [[ -d $clone/.git ]]; then
+        # A later run: what a board user does after a change, git pull, and
+        # main.sh's build goes on from where it was.
+        git -C "$clone" fetch -q "$src" HEAD
+        git -C "$clone" merge -q --ff-only FETCH_HEAD ||
+            die "$clone cannot fast-forward to $(git -C "$src" rev-parse --short HEAD): remove it"
+    else
+        git clone -q --no-hardlinks "$src" "$clone"
+        # Seed the cache with this checkout's downloads; fetch-packages.sh in
+        # the root then fetches what the root's lists resolve to, and unpacks.
+        if [[ -d $src/.cache/arm64/debs ]]; then
+            mkdir -p "$clone/.cache/arm64"
+            cp -a "$src/.cache/arm64/debs" "$clone/.cache/arm64/"
+        fi
+    fi
+    say "clone at /root/kvmmio: $(git -C "$clone" rev-parse --short HEAD)"
+    cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+    in_root 'scripts/arm64/fetch-packages.sh'
+    phase_done carry-cache
+    # main.sh's own build (--build-only: install-deps.sh, configure, make,
+    # make bench), in its build directory. autoreconf (once, as in main.sh)
+    # runs here on the host: its output does not depend on the architecture,
+    # and Debian 12's autoconf, automake and libtool are the root's own.
+    [[ -x $clone/configure ]] || (cd "$clone" && autoreconf -fi)
+    in_root 'nice -n 10 scripts/main.sh --build-only'
+    rm -f "$root/etc/resolv.conf"
+    phase_done carry-build
+fi
+
+# --- image ---------------------------------------------------------------------
+img=$dir/board.img
+if want image; then
+    [[ -x $root/root/kvmmio/build/vmm/kvmmio ]] || die "no native build in the root: run the carry phase"
+    rm -rf "$root/root/board-rehearsal"
+    mkdir -p "$root/root/board-rehearsal"
+    cat >"$root/root/board-rehearsal/init" <<EOF
+#!/bin/sh
+# The rehearsal's init (scripts/board-rehearsal.sh): what a board user does
+# after logging in as root, then poweroff.
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+hostname board
+ip link set lo up
+export HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+r=/root/board-rehearsal
+cd /root/kvmmio
+echo "BOARD: \$(uname -r), \$(nproc) CPUs, GICv\${kvmmio_board_gic:-?}"
+echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs}"
+start=\$(date +%s)
+{ scripts/main.sh --quick ${configs:+--configs $configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
+status=\$(cat \$r/status)
+echo \$((\$(date +%s) - start)) >\$r/seconds
+echo "BOARD-DONE status=\$status after \$(cat \$r/seconds) s"
+sync
+echo o >/proc/sysrq-trigger
+sleep 60
+EOF
+    chmod +x "$root/root/board-rehearsal/init"
+    kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n1)
+    cp "$root/boot/vmlinuz-$kver" "$dir/vmlinuz"
+    cp "$root/boot/initrd.img-$kver" "$dir/initrd.img"
+    echo "$kver" >"$dir/kernel-version"
+    used=$(du -sm "$root" | cut -f1)
+    size=$((used + 3072))  # room for main.sh's initramfs files and results
+    rm -f "$img"
+    mkfs.ext4 -q -F -L board -d "$root" "$img" "${size}M"
+    say "image: $img, ${size} MB (root ${used} MB), kernel $kver"
+    phase_done image
+fi
+
+# --- boot and check -----------------------------------------------------------
+check() {
+    local out=$1/results ok=1 c cfgs
+    [[ $(cat "$1/status" 2>/dev/null) == 0 ]] || { say "gic$2: main.sh status $(cat "$1/status" 2>/dev/null || echo missing)"; ok=0; }
+    for f in report.txt report.json throughput.png; do
+        [[ -s $out/report/$f ]] || { say "gic$2: no $f"; ok=0; }
+    done
+    # shellcheck source=bench/net-modes.sh
+    cfgs=${configs:-$(. "$src/bench/net-modes.sh" && echo "$NET_COMPARE_CONFIGS")}
+    for c in ${cfgs//,/ }; do
+        grep "^iperf config=$c " "$out/arm64/raw.txt" 2>/dev/null | grep -qv 'failed=' ||
+            { say "gic$2: no completed iperf run of $c"; ok=0; }
+        grep -q "$c" "$out/report/report.txt" 2>/dev/null || { say "gic$2: $c not in report.txt"; ok=0; }
+    done
+    ((ok))
+}
+
+failed=0
+if want boot; then
+    [[ -s $img ]] || die "no image: run the image phase"
+    for g in "${gics[@]}"; do
+        d=$dir/gic$g
+        rm -rf "$d"
+        mkdir -p "$d"
+        cp --sparse=always "$img" "$d/disk.img"
+        say "booting the board, GICv$g (at most $((timeout / 60)) min; console: $d/console.log)"
+        status=0
+        timeout --foreground -k 10 "$timeout" nice -n 10 qemu-system-aarch64 \
+            -M "virt,virtualization=on,gic-version=$g" -cpu max,pauth-impdef=on,sve=off \
+            -smp 2 -m 3072 -accel tcg,thread=multi -nographic -no-reboot -nic none \
+            -kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
+            -append "root=/dev/vda rw console=ttyAMA0 init=/root/board-rehearsal/init panic=-1 kvmmio_board_gic=$g" \
+            -drive "file=$d/disk.img,format=raw,if=virtio" </dev/null >"$d/console.log" 2>&1 || status=$?
+        ((status != 124)) || say "gic$g: the board did not power off within $timeout s"
+        debugfs -R "rdump /root/board-rehearsal $d" "$d/disk.img" >/dev/null 2>&1 ||
+            say "gic$g: debugfs could not read /root/board-rehearsal back"
+        mv "$d/board-rehearsal"/* "$d/" 2>/dev/null || true
+        rmdir "$d/board-rehearsal" 2>/dev/null || true
+        ((keep)) || rm -f "$d/disk.img"
+        phase_done "boot-gic$g"
+        if check "$d" "$g"; then
+            say "gic$g: passed: main.sh --quick in $(cat "$d/seconds") s on the board; report:"
+            sed 's/^/  /' "$d/results/report/report.txt" >&2
+        else
+            say "gic$g: FAILED; see $d/main.log and $d/console.log"
+            failed=1
+        fi
+    done
+fi
+say "times (also in $times):"
+cat "$times" >&2
+exit $failed
