@@ -30,6 +30,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
+# A host has its loopback up (tests talk to 127.0.0.1, e.g. udp_pps's).
+ip link set lo up
 
 # load_module PATH: insmod /lib/modules/PATH. Kernels whose modules are
 # xz-compressed (Debian's 6.12) get them unpacked first: busybox's insmod

@@ -38,11 +38,15 @@ mkdir -p "$(dirname "$results")"
 # One run: no retry. (Failures that once looked intermittent were QEMU
 # running stale guest code, which run.sh's sve=off removes;
 # docs/arm64-platform.md, "Known L1 issues".)
+# The time limit of one L1 boot: 900 s, except suites, which runs every
+# test case of four suites as a process of its own (~400 under TCG).
+default_timeout=900
+[ "$scenario" != suites ] || default_timeout=1800
 run_once() {
   rm -rf "$results" "$results.first-attempt"
   "$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
     --initramfs "$initramfs" --results "$results" \
-    --timeout "${KVMMIO_ARM64_TIMEOUT:-900}" "$@"
+    --timeout "${KVMMIO_ARM64_TIMEOUT:-$default_timeout}" "$@"
 }
 # Live progress: make check keeps a test's output in its .log until the
 # test ends, so a nested scenario would be silent for minutes. Makefile.am's

@@ -3,6 +3,8 @@
 // sequence numbers, and both ends over loopback.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -158,6 +160,10 @@ Result loopback(bool reverse, uint64_t rate) {
   try {
     r = run_client(o);
   } catch (...) {
+    // The server may still wait in accept() (the client never connected,
+    // e.g. with lo down): shutting the listener down makes accept() fail,
+    // so the test fails instead of hanging.
+    ::shutdown(listener.get(), SHUT_RDWR);
     server.join();
     throw;
   }
