@@ -158,6 +158,7 @@ new_tree() {
     mkdir -p "$tree"/{bin,dev,proc,sys,tmp,kvmmio/bin}
     install -m 755 "$ROOT/bin/busybox" "$tree/bin/busybox"
     install -m 755 "$2" "$tree/init"
+    install -m 755 "$here/load-modules.sh" "$tree/bin/load-modules"
     add_program "$tree" "$ROOT/usr/bin/iperf3" usr/bin
 }
 

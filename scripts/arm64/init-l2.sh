@@ -25,23 +25,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 
-# load_module PATH: insmod /lib/modules/PATH. Kernels whose modules are
-# xz-compressed (Debian's 6.12) get them unpacked first: busybox's insmod
-# would try finit_module on the .xz (the kernel logs "Invalid ELF header
-# magic" for each) before decompressing it itself.
-load_module() {
-    case $1 in
-    *.ko.xz)
-        xzcat "/lib/modules/$1" >/tmp/module.ko && insmod /tmp/module.ko
-        rc=$?
-        rm -f /tmp/module.ko
-        return $rc ;;
-    *) insmod "/lib/modules/$1" ;;
-    esac
-}
-while read -r m; do
-    load_module "$m" || echo "KVMMIO-L2-ERROR: insmod $m failed"
-done </lib/modules/load-order
+load-modules KVMMIO-L2-ERROR: || true   # each failure is a KVMMIO-L2-ERROR line
 
 # console=hvc0: hvc0 exists only now that virtio_console (a module) has
 # bound the virtio console, so the kernel found no /dev/console to give
