@@ -8,6 +8,7 @@
 #
 #   scripts/board-rehearsal.sh [--dir DIR] [--gic 3|2]... [--configs LIST]
 #                              [--timeout S] [--phases LIST] [--keep]
+#   scripts/board-rehearsal.sh --check-host
 #     --dir DIR      work directory (default <build>/board-rehearsal; ~8 GB)
 #     --gic N        the board's GIC version, repeatable (default 3 then 2)
 #     --configs LIST passed to main.sh --quick as --configs (default: all six)
@@ -15,6 +16,7 @@
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
 #                    what earlier ones left in DIR)
 #     --keep         keep the booted disk images (DIR/gicN/disk.img)
+#     --check-host   whether this host can rehearse; prints why not, exit 3
 # Needs root (mmdebstrap, chroot, namespaces) and network for the first two
 # phases (Debian's archive only: the host's apt sources name the mirror).
 #
@@ -35,16 +37,15 @@
 #         board user clones it) at /root/kvmmio; the arm64 cache main.sh
 #         needs offline, by running scripts/arm64/fetch-packages.sh in the
 #         root under qemu-user (seeded from this checkout's .cache/arm64, so
-#         only what the root's lists name differently is downloaded); and the
-#         native build, made in the root under qemu-user by `scripts/main.sh
-#         --build-only` (install-deps.sh, configure, make, make bench; only
-#         autoreconf -fi runs on the host: same Debian tools, same output) in
-#         main.sh's $KVMMIO_BUILD default, <repo>/build. It is
-#         the board's own native build, made before the board boots (same
-#         compiler, paths and configure), so the board's main.sh finds it up
-#         to date and does not compile under TCG. A later carry pulls this
-#         checkout's HEAD into the clone and builds on (a board user's
-#         git pull).
+#         only what the root's lists name differently is downloaded); and
+#         main.sh's build (configure, make, make bench in <repo>/build, with
+#         --enable-static-binaries), cross-compiled on the host and carried
+#         in (carry_build below says how it is made the board's own), so the
+#         board's main.sh finds it up to date and compiles nothing under TCG.
+#         The root phase's setup hook gives the board's initramfs
+#         MODULES=list (virtio, ext4): Debian's MODULES=most took 15-20 min
+#         per initramfs under qemu-user. A later carry pulls this checkout's
+#         HEAD into the clone and builds on (a board user's git pull).
 #  image  an ext4 image of the root (mkfs.ext4 -d: no loop mounts; it keeps
 #         the files' times, so make still finds the build up to date) with a
 #         small init, /root/board-rehearsal/init: mounts proc, sys, dev, runs
@@ -56,17 +57,18 @@
 #         7.2 TCG stale-code bug, docs/arm64-platform.md) -nic none; after
 #         poweroff, debugfs reads /root/board-rehearsal back into DIR/gicN
 #         and the check runs: main.sh's status 0, report.txt/report.json/
-#         throughput.png present, and one completed iperf record per
-#         configuration. QEMU runs under nice -n 10.
+#         throughput.png present, one completed iperf record per
+#         configuration, and no compiler line in the board's log (the
+#         carried build was up to date). QEMU runs under nice -n 10.
 # docs/benchmarks.md ("On a board") has the steps and measured times.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '9,18p' "$0"; }
+usage() { sed -n '9,20p' "$0"; }
 
-dir='' gics=() configs='' timeout=3600 phases=root,carry,image,boot keep=0
+dir='' gics=() configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
 while (($#)); do
     case $1 in
     --dir) dir=${2:?--dir needs DIR}; shift 2 ;;
@@ -75,15 +77,32 @@ while (($#)); do
     --timeout) timeout=${2:?--timeout needs S}; shift 2 ;;
     --phases) phases=${2:?--phases needs a LIST}; shift 2 ;;
     --keep) keep=1; shift ;;
+    --check-host) check_host=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
     esac
 done
+# What the host must give, checked before anything is made: root, and a
+# binfmt_misc of a user namespace's own (Linux >= 6.7; not in a chroot,
+# where the kernel refuses user namespaces).
+host_unfit() {
+    [[ $EUID -eq 0 ]] || { echo "needs root (mmdebstrap, chroot, user namespaces): run it as root or with sudo"; return; }
+    [[ $(uname -m) != aarch64 ]] || { echo "this host is arm64: run scripts/main.sh here, it is the board"; return; }
+    unshare --user --map-root-user --mount --pid --fork --mount-proc \
+        sh -c 'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null ||
+        echo "no binfmt_misc of a user namespace's own here (Linux >= 6.7, not chrooted; this is $(uname -r)): the root's second stage needs one"
+}
+if ((check_host)); then
+    why=$(host_unfit)
+    [[ -z $why ]] || { echo "$why"; exit 3; }
+    exit 0
+fi
 ((${#gics[@]})) || gics=(3 2)
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $timeout"
 [[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
 dir=${dir:-$src/build/board-rehearsal}
-[[ $EUID -eq 0 ]] || die "needs root (mmdebstrap, chroot, user namespaces): run it as root or with sudo"
+why=$(host_unfit)
+[[ -z $why ]] || die "$why"
 for p in ${phases//,/ }; do
     [[ $p == @(root|carry|image|boot) ]] || die "--phases: unknown phase '$p'"
 done
@@ -92,6 +111,7 @@ mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 root=$dir/root
 times=$dir/times.txt
+! want root || : >"$times"   # a new root starts a new record
 phase_start=$SECONDS
 phase_done() {
     local t=$((SECONDS - phase_start))
@@ -163,18 +183,77 @@ in_root() {
             /bin/bash -euo pipefail -c "cd /root/kvmmio && $1" bash' "$1"
 }
 
+# carry_build (run by in_ns, $1 = make's job count): configures and builds
+# the board's tree as main.sh does on the board (/root/kvmmio/build,
+# --enable-static-binaries), with the host's aarch64-linux-gnu-g++. In this
+# mount namespace the board's clone is at /root/kvmmio and the board's
+# /usr/include and /usr/lib/aarch64-linux-gnu cover the host's, where the
+# cross compiler looks after its own directories: headers and libraries
+# (libfdt, libseccomp, Google Test) are the board's own. --build and --host
+# name the board (aarch64-linux-gnu): configure records the compiler by the
+# name the board's g++ package also gives it, aarch64-linux-gnu-g++, and,
+# seeing a native build, runs its test programs (qemu-user, binfmt above).
+carry_build='
+    mount -t tmpfs tmpfs /mnt
+    mkdir /mnt/board
+    mount --rbind "$ROOT" /mnt/board   # reachable when /root is covered
+    mount -t tmpfs tmpfs /root
+    mkdir /root/kvmmio
+    mount --bind /mnt/board/root/kvmmio /root/kvmmio
+    mount --bind /mnt/board/usr/include /usr/include
+    mount --bind /mnt/board/usr/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu
+    export PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/mnt/board/usr/share/pkgconfig
+    export QEMU_LD_PREFIX=/mnt/board   # configure runs arm64 test programs
+    mkdir -p /root/kvmmio/build
+    cd /root/kvmmio/build
+    [ -f Makefile ] || nice -n 10 /root/kvmmio/configure -q --build=aarch64-linux-gnu \
+        --host=aarch64-linux-gnu --enable-static-binaries PKG_CONFIG=pkg-config
+    nice -n 10 make -s -j"$1"
+    nice -n 10 make -s -j"$1" bench'
+
+# board_deps BUILD: the dependency files (.deps/*.P[l]o) name the cross
+# compiler's own C and C++ headers, which the board does not have (its g++
+# has the same ones elsewhere); make would take each missing name as a
+# reason to recompile. Keep the names that exist in the board's root.
+board_deps() {
+    local gone=$dir/.deps-gone f
+    find "$1" -path '*/.deps/*' -name '*.P*o' -exec grep -oh '/[^ :\\]*' {} + | sort -u |
+        while read -r f; do [[ -e $root$f ]] || echo "$f"; done >"$gone"
+    find "$1" -path '*/.deps/*' -name '*.P*o' -print0 | while IFS= read -r -d '' f; do
+        awk 'NR == FNR { gone[$0] = 1; next }
+             /^[^ ].*:$/ && (substr($0, 1, length($0) - 1) in gone) { next }
+             { n = split($0, t, " "); out = ""
+               for (i = 1; i <= n; i++) if (!(t[i] in gone)) out = out " " t[i]
+               print (substr($0, 1, 1) == " " ? out : substr(out, 2)) }' "$gone" "$f" >"$f.board"
+        touch -r "$f" "$f.board"
+        mv "$f.board" "$f"
+    done
+    say "carry: $(wc -l <"$gone") cross-compiler headers dropped from the dependency files"
+    rm -f "$gone"
+}
+
 # --- root ---------------------------------------------------------------------
 if want root; then
     [[ ! -e $root ]] || rm -rf --one-file-system "$root"
     mapfile -t sources < <("$src/scripts/fresh-root.sh" sources)
     mapfile -t deps < <("$src/scripts/install-deps.sh" --list arm64)
     pkgs=$(printf '%s,' "${deps[@]}" linux-image-arm64 ca-certificates debian-archive-keyring)
+    initramfs_hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d" &&
+        echo MODULES=list >"$1/etc/initramfs-tools/conf.d/board-rehearsal" &&
+        printf "%s\n" virtio_pci virtio_mmio virtio_blk ext4 >"$1/usr/share/initramfs-tools/modules.d/board-rehearsal.conf"'
     say "mmdebstrap arm64 bookworm $root: ${pkgs%,}"
     # --skip=check/qemu: mmdebstrap's check wants arch-test on the host; the
     # namespace's binfmt handler (flag F) makes arm64 programs just run.
+    # The setup hook gives the board an initramfs of the modules its root
+    # disk needs (virtio, ext4) before linux-image-arm64 makes one: dpkg makes
+    # it three times (postinst and two triggers), and the default
+    # MODULES=most, thousands of emulated modinfo and cp calls, took 15-20
+    # min each under qemu-user; this one takes under a minute. The board's
+    # main.sh loads what it needs later (vhost_net, tun) from /lib/modules.
     in_ns 'mmdebstrap --mode=root --arch=arm64 --variant=minbase \
         --skip=check/qemu --skip=cleanup/apt/lists \
-        --include="$1" bookworm "$ROOT" "${@:2}"' "${pkgs%,}" "${sources[@]}"
+        --setup-hook="$2" --include="$1" bookworm "$ROOT" "${@:3}"' \
+        "${pkgs%,}" "$initramfs_hook" "${sources[@]}"
     echo board >"$root/etc/hostname"
     say "root: $(du -sh "$root" | cut -f1)"
     phase_done root
@@ -203,13 +282,17 @@ if want carry; then
     cp -L /etc/resolv.conf "$root/etc/resolv.conf"
     in_root 'scripts/arm64/fetch-packages.sh'
     phase_done carry-cache
-    # main.sh's own build (--build-only: install-deps.sh, configure, make,
-    # make bench), in its build directory. autoreconf (once, as in main.sh)
-    # runs here on the host: its output does not depend on the architecture,
-    # and Debian 12's autoconf, automake and libtool are the root's own.
+    # main.sh's build, made here by the host's cross compiler and carried
+    # in (compiling under qemu-user took ~49 min, g++ at ~15x its native
+    # CPU time). carry_build makes it the build the board's
+    # main.sh would make: same directory, options, headers and libraries.
     [[ -x $clone/configure ]] || (cd "$clone" && autoreconf -fi)
-    in_root 'nice -n 10 scripts/main.sh --build-only'
     rm -f "$root/etc/resolv.conf"
+    need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu
+    [[ -d /usr/lib/aarch64-linux-gnu ]] ||
+        die "no /usr/lib/aarch64-linux-gnu to cover with the board's libraries: scripts/install-deps.sh (its arm64 cross packages make it)"
+    in_ns "$carry_build" "$(nproc)"
+    board_deps "$clone/build"
     phase_done carry-build
 fi
 
@@ -272,6 +355,10 @@ check() {
             { say "gic$2: no completed iperf run of $c"; ok=0; }
         grep -q "$c" "$out/report/report.txt" 2>/dev/null || { say "gic$2: $c not in report.txt"; ok=0; }
     done
+    # The carried build must be up to date on the board: make prints a
+    # "  CXX  file" line for anything it compiles.
+    ! grep -qE '^  (CC|CXX|CCLD|CXXLD) ' "$1/main.log" 2>/dev/null ||
+        { say "gic$2: the board compiled (the carried build was not up to date): $(grep -cE '^  (CC|CXX|CCLD|CXXLD) ' "$1/main.log") lines in main.log"; ok=0; }
     ((ok))
 }
 

@@ -8,8 +8,9 @@
 #                                           clone of this repository at
 #                                           DIR/root/kvmmio
 #   scripts/fresh-root.sh run DIR CMD...    run CMD (a path inside the clone,
-#                                           e.g. scripts/test.sh) as root in DIR,
-#                                           with /proc, /sys and /dev bound in
+#                                           e.g. scripts/test.sh) as root in DIR
+#                                           (its own mount namespace, pivoted
+#                                           into DIR), /proc, /sys, /dev bound in
 #   scripts/fresh-root.sh destroy DIR       unmount and remove DIR
 #   scripts/fresh-root.sh sources           print the host's apt source files
 #                                           (scripts/board-rehearsal.sh too)
@@ -25,7 +26,7 @@ say() { printf 'fresh-root: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 usage() { sed -n '5,18p' "$0"; }
 
-[[ $EUID -eq 0 ]] || die "needs root (mmdebstrap, chroot and bind mounts): run it as root or with sudo"
+[[ $EUID -eq 0 ]] || die "needs root (mmdebstrap, mount namespaces and bind mounts): run it as root or with sudo"
 cmd=${1:-}
 dir=${2:-}
 [[ -n $cmd && ( -n $dir || $cmd == sources ) ]] || { usage >&2; exit 2; }
@@ -95,9 +96,18 @@ run)
     [[ -d $dir/root/kvmmio ]] || die "$dir has no clone: run '$0 create $dir' first"
     bind_mounts "$dir"
     status=0
-    chroot "$dir" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        CI="${CI:-}" /bin/bash -c 'cd /root/kvmmio && exec "$@"' bash "$@" || status=$?
+    # pivot_root in a mount namespace of its own, not chroot: a chrooted
+    # process may not make user namespaces (clone(2): EPERM), and the board
+    # rehearsal in scripts/test.sh makes them. The host's tree is detached
+    # before CMD runs, so CMD sees only the root.
+    # shellcheck disable=SC2016 # the inner shell expands its own $1...
+    unshare --mount --propagation private --fork /bin/bash -c '
+        cd "$1" && mkdir -p .host-root && pivot_root . .host-root && cd / &&
+            umount -l /.host-root && rmdir /.host-root || exit 125
+        exec /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+            PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+            CI="$2" /bin/bash -c "cd /root/kvmmio && exec \"\$@\"" bash "${@:3}"' \
+        bash "$dir" "${CI:-}" "$@" || status=$?
     unmount_all "$dir"
     exit $status
     ;;

@@ -37,7 +37,10 @@ case $arch in
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
     cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
-    platform=(qemu-system-arm cpio kmod) ;;
+    platform=(qemu-system-arm cpio kmod
+              # scripts/board-rehearsal.sh: the board's root (mmdebstrap),
+              # its disk image (mkfs.ext4, debugfs), the clone in it (git)
+              mmdebstrap e2fsprogs git) ;;
 esac
 
 want=("${native[@]}")

@@ -12,7 +12,12 @@
 #   6. fuzzes the virtio-mmio transport and the real devices for a bounded
 #      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
-#   7. prints where the real-KVM coverage came from, then one closing line:
+#   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
+#      x86-64 host): a Debian 12 arm64 root booted as an arm64 KVM host with
+#      a GICv2 under qemu-system-aarch64 runs `scripts/main.sh --quick`
+#      there, offline, with a build carried in (~25 min, most of it the root;
+#      $KVMMIO_BOARD_FLAGS replaces its options, default "--gic 2"),
+#   8. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
 # The host's /dev/kvm is optional: where it is absent the host KVM tests skip
@@ -20,17 +25,22 @@
 # Under CI (CI=true) or with --strict the arm64 platform must run: a skip
 # for want of it (no QEMU, no cross compiler) is a failure.
 #
+# The rehearsal skips, saying why, where the host cannot make its arm64
+# root (not root, or no binfmt_misc of a user namespace's own: Linux < 6.7).
+#
 #   scripts/test.sh [--strict] [--no-distcheck] [--no-fuzz] [--no-coverage]
+#                   [--no-board]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-strict=${CI:-false} distcheck=1 fuzz=1 coverage=1
+strict=${CI:-false} distcheck=1 fuzz=1 coverage=1 board=1
 for a in "$@"; do
   case $a in
     --strict) strict=true ;;
     --no-distcheck) distcheck=0 ;;
     --no-fuzz) fuzz=0 ;;
     --no-coverage) coverage=0 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    --no-board) board=0 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $a (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -89,10 +99,29 @@ if [ $fuzz = 1 ]; then
   phase_done fuzz
 fi
 
+board_status=0 board_line=''
+if [ $board = 1 ] && [ "$(uname -m)" != aarch64 ]; then
+  if [ $check_status -ne 0 ]; then
+    board_line="board rehearsal: not run: make check failed"
+  elif why=$("$src/scripts/board-rehearsal.sh" --check-host); then
+    make board-rehearsal BOARD_REHEARSAL_FLAGS="${KVMMIO_BOARD_FLAGS:---gic 2}" || board_status=$?
+    phase_done "board rehearsal"
+    if [ $board_status -eq 0 ]; then
+      board_line="board rehearsal: passed (${KVMMIO_BOARD_FLAGS:---gic 2}): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
+    else
+      board_line="board rehearsal: FAILED (status $board_status; $build/board-rehearsal)"
+    fi
+  else
+    board_line="board rehearsal: skipped: $why"
+  fi
+fi
+
 printf 'test.sh: phase times:\n'; printf '  %s\n' "${phase_times[@]}"
 # Where the real-KVM coverage came from, then one closing line, alone, over
 # every GoogleTest case that ran, native and arm64.
 [ -z "$coverage_line" ] || echo "$coverage_line"
+[ -z "$board_line" ] || echo "$board_line"
 "$src/scripts/kvm-coverage.sh" "$build"
 "$src/scripts/summarize-gtest.sh" "$build/tests/results" "$build/tests/arm64/results"
-[ $check_status -eq 0 ] && [ $coverage_status -eq 0 ] && [ $dist_status -eq 0 ] && [ $fuzz_status -eq 0 ]
+[ $check_status -eq 0 ] && [ $coverage_status -eq 0 ] && [ $dist_status -eq 0 ] && [ $fuzz_status -eq 0 ] &&
+  [ $board_status -eq 0 ]
