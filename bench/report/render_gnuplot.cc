@@ -187,8 +187,10 @@ std::string script(const Report& r, const std::vector<std::string>& gbps_configs
       "# Panel: throughput.\n"
       "set title " + quoted("iperf3 throughput: median of " + runs_per_bar(r.iperf) + ", error bars from min to max") + "\n"
       "set xlabel 'g2h: guest to host, h2g: host to guest; Nx: N parallel iperf3 streams; then the MTU in bytes'\n"
-      "set ylabel 'Gbit/s'\n";
+      "set ylabel 'Gbit/s'\n"
+      "set xtics rotate by 25 right  # a full matrix has 12+ cells: upright labels collide\n";
   out += gbps_configs.empty() ? no_data("no iperf runs in the raw data") : plot("data", r.iperf, gbps_configs);
+  out += "set xtics norotate center\n";
   if (!pps_configs.empty())
     out += "# Panel: packet rate.\n"
            "set title " + quoted("UDP packet rate (udp_pps at full rate): median of " + runs_per_bar(r.pps) +
