@@ -22,8 +22,8 @@
 #
 # Phases, each timed (DIR/times.txt):
 #  root   mmdebstrap --arch=arm64 --variant=minbase bookworm DIR/root with
-#         exactly what `scripts/install-deps.sh` installs on arm64 (its
-#         --list arm64) plus linux-image-arm64 (the board's kernel and its
+#         exactly what main.sh's `scripts/install-deps.sh --main` installs
+#         on arm64 (--list --main arm64) plus linux-image-arm64 (the board's kernel and its
 #         initrd). apt's package lists stay in the root: fetch-packages.sh
 #         resolves versions with them on the offline board.
 #         The second stage (maintainer scripts) runs under qemu-user: a
@@ -236,7 +236,7 @@ board_deps() {
 if want root; then
     [[ ! -e $root ]] || rm -rf --one-file-system "$root"
     mapfile -t sources < <("$src/scripts/fresh-root.sh" sources)
-    mapfile -t deps < <("$src/scripts/install-deps.sh" --list arm64)
+    mapfile -t deps < <("$src/scripts/install-deps.sh" --list --main arm64)
     pkgs=$(printf '%s,' "${deps[@]}" linux-image-arm64 ca-certificates debian-archive-keyring)
     initramfs_hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d" &&
         echo MODULES=list >"$1/etc/initramfs-tools/conf.d/board-rehearsal" &&

@@ -4,23 +4,34 @@
 # apt-get, idempotently: packages already present are not touched, and
 # apt-get update runs only when something is missing.
 #
-#   scripts/install-deps.sh            everything (native + arm64 cross + platform + gnuplot)
+#   scripts/install-deps.sh            everything (native + arm64 cross + platform
+#                                      + gnuplot + the test suite's own tools)
+#   scripts/install-deps.sh --main     what scripts/main.sh needs: everything but
+#                                      the test suite's own tools (fuzzing,
+#                                      coverage, the board rehearsal)
 #   scripts/install-deps.sh --native   only the native build and its tests
-#   scripts/install-deps.sh --list [ARCH]  print what --all installs on a
-#                                      Debian ARCH host (default this one's),
-#                                      one a line; installs nothing
+#   scripts/install-deps.sh --list [--main] [ARCH]  print what the default
+#                                      (or --main) installs on a Debian ARCH
+#                                      host (default this one's), one a line;
+#                                      installs nothing
 set -euo pipefail
 arch=$(dpkg --print-architecture)
-[ "${1:-}" = --list ] && [ -n "${2:-}" ] && arch=$2
+mode=${1:-}
+list_main=0
+if [ "$mode" = --list ]; then
+  [ "${2:-}" = --main ] && { list_main=1; shift; }
+  [ -n "${2:-}" ] && arch=$2
+fi
 
 # Each package is here for a named use (docs/arm64-platform.md lists why).
 native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         nlohmann-json3-dev  # every JSON kvmmio writes or reads (header-only)
         jq                  # the scripts read JSON with jq
         libseccomp-dev      # the VMM's per-thread system call filters
-        device-tree-compiler libgtest-dev libgmock-dev
-        gcovr               # scripts/coverage.sh: line coverage of the host tests
-        clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
+        device-tree-compiler libgtest-dev libgmock-dev)
+# The test suite's own tools, which scripts/main.sh does not use.
+testing=(gcovr               # scripts/coverage.sh: line coverage of the host tests
+         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
 case $arch in
@@ -37,19 +48,22 @@ case $arch in
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
     cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
-    platform=(qemu-system-arm cpio kmod
-              # scripts/board-rehearsal.sh: the board's root (mmdebstrap),
-              # its disk image (mkfs.ext4, debugfs), the clone in it (git)
-              mmdebstrap e2fsprogs git) ;;
+    platform=(qemu-system-arm cpio kmod)
+    # scripts/board-rehearsal.sh: the board's root (mmdebstrap), its disk
+    # image (mkfs.ext4, debugfs), the clone in it (git).
+    testing+=(mmdebstrap e2fsprogs git) ;;
 esac
+main=("${native[@]}" "${cross[@]}" "${platform[@]}" "${report[@]}")
 
-want=("${native[@]}")
-case "${1:-}" in
-  --native) ;;
-  "" | --all) want+=("${cross[@]}" "${platform[@]}" "${report[@]}") ;;
-  --list) printf '%s\n' "${want[@]}" "${cross[@]}" "${platform[@]}" "${report[@]}"; exit 0 ;;
-  -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
-  *) echo "install-deps.sh: unknown option $1 (use --native or --all)" >&2; exit 2 ;;
+case "$mode" in
+  --native) want=("${native[@]}" "${testing[@]}") ;;
+  --main) want=("${main[@]}") ;;
+  "" | --all) want=("${main[@]}" "${testing[@]}") ;;
+  --list)
+    if [ $list_main = 1 ]; then printf '%s\n' "${main[@]}"; else printf '%s\n' "${main[@]}" "${testing[@]}"; fi
+    exit 0 ;;
+  -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+  *) echo "install-deps.sh: unknown option $mode (see --help)" >&2; exit 2 ;;
 esac
 
 # Root (or sudo) only when something is to change: with everything present

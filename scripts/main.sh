@@ -32,7 +32,7 @@ Usage: scripts/main.sh [options]
   --build-only     install what it needs and build, then stop (what
                    scripts/board-rehearsal.sh carries into its board)
   -h, --help       this text
-Installs what it needs (scripts/install-deps.sh), builds, measures, and
+Installs what it needs (scripts/install-deps.sh --main), builds, measures, and
 prints the report; everything lands in the results directory it names.
 EOF
 }
@@ -72,7 +72,7 @@ started=$SECONDS
 step() { echo "== $*"; }
 
 step "dependencies and the native build ($build)"
-"$src/scripts/install-deps.sh"
+"$src/scripts/install-deps.sh" --main  # not the test suite's fuzzing and coverage tools
 # configure once; later changes to configure.ac or a Makefile.am are picked
 # up by make's own rebuild rules. (Rerunning autoreconf every time made make
 # rerun configure, minutes on a slow board, even with the build up to date.)
