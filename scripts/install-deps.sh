@@ -34,6 +34,7 @@ testing=(gcovr               # scripts/coverage.sh: line coverage of the host te
          clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
+rehearsal=()
 case $arch in
   arm64)
     # A board: the guests run on this kernel's KVM and the host baseline on
@@ -49,18 +50,19 @@ case $arch in
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
     cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
     platform=(qemu-system-arm cpio kmod)
-    # scripts/board-rehearsal.sh: the board's root (mmdebstrap), its disk
-    # image (mkfs.ext4, debugfs), the clone in it (git).
-    testing+=(mmdebstrap e2fsprogs git) ;;
+    # scripts/board-rehearsal.sh (run by scripts/test.sh, not by --native's
+    # make check): the board's root (mmdebstrap), its disk image
+    # (mkfs.ext4, debugfs), the clone in it (git).
+    rehearsal=(mmdebstrap e2fsprogs git) ;;
 esac
 main=("${native[@]}" "${cross[@]}" "${platform[@]}" "${report[@]}")
 
 case "$mode" in
   --native) want=("${native[@]}" "${testing[@]}") ;;
   --main) want=("${main[@]}") ;;
-  "" | --all) want=("${main[@]}" "${testing[@]}") ;;
+  "" | --all) want=("${main[@]}" "${testing[@]}" "${rehearsal[@]}") ;;
   --list)
-    if [ $list_main = 1 ]; then printf '%s\n' "${main[@]}"; else printf '%s\n' "${main[@]}" "${testing[@]}"; fi
+    if [ $list_main = 1 ]; then printf '%s\n' "${main[@]}"; else printf '%s\n' "${main[@]}" "${testing[@]}" "${rehearsal[@]}"; fi
     exit 0 ;;
   -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
   *) echo "install-deps.sh: unknown option $mode (see --help)" >&2; exit 2 ;;
