@@ -11,6 +11,8 @@ namespace kvmmio::vmm {
 namespace {
 
 constexpr uint64_t kKernelAlign = uint64_t{2} << 20;
+// The initrd's size rounding: the guest's 4 KiB page (any arm64 kernel's
+// smallest), not the host's; guest RAM itself is host-page sized (host_page.h).
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 constexpr uint64_t kInitrdWindow = 32 * kGiB;

@@ -62,6 +62,7 @@ std::string not_an_image(std::span<const uint8_t> head, const std::string& name)
 // header, and trusting it would only produce a misleading "--mem" advice.
 constexpr uint64_t kMaxPlausibleImageSize = uint64_t{1} << 30;
 constexpr uint64_t kTextOffsetLimit = uint64_t{2} << 20;  // below the 2 MiB alignment
+// booting.rst's rule for the guest's Image, whatever the host's page size.
 constexpr uint64_t kTextOffsetAlign = 4096;
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "vmm/console.h"
 #include "vmm/device_stats.h"
 #include "vmm/device_tree.h"
+#include "vmm/host_page.h"
 #include "vmm/machine.h"
 #include "vmm/privileges.h"
 #include "vmm/signals.h"
@@ -90,6 +91,8 @@ class Machine::Impl {
 
 Machine::Impl::Impl(const MachineConfig& config)
     : config_(config), seccomp_(config.seccomp), console_out_(config.console_out) {
+  // RAM and the register mirrors are whole host pages in this memory map.
+  check_host_page(host_page_size());
   vm_ = std::make_unique<Vm>(kvm_);
   gic_ = choose_gic();
   check_resources();

@@ -66,6 +66,7 @@ constexpr uint64_t kVirtioMmioSlotSize = 0x200;  // the register window (device 
 // One slot per 64 KiB: each register window starts a host page of its own
 // on 4, 16 and 64 KiB page hosts, as the read-only memory slot of its
 // register mirror (regs=mirror) requires; the rest of that page is unused.
+// A host with larger pages is refused at start (host_page.h).
 constexpr uint64_t kVirtioMmioSlotStride = 0x10000;
 constexpr uint32_t kVirtioMmioSlots = 32;
 constexpr uint32_t kVirtioMmioFirstSpi = 16;

@@ -3,7 +3,8 @@
 # scripts/arm64/common.sh: shared paths and messages for the arm64 test
 # platform scripts (fetch-packages.sh, build-initramfs.sh, run.sh).
 # Sourced, never run. Owns only the variables REPO, CACHE, DEBS, ROOT and the
-# functions say/die/kernel_version/check_series; touches nothing by itself.
+# functions say/die/kernel_version/check_series/series_flavour; touches
+# nothing by itself.
 #
 # KVMMIO_CACHE (env) overrides the cache directory, default $REPO/.cache/arm64:
 #   $CACHE/debs/            downloaded arm64 .deb files
@@ -12,7 +13,8 @@
 #   $CACHE/kernel-version   the default kernel's release (linux-image-arm64 of
 #                           the host's Debian release), e.g. 6.1.0-57-arm64
 #   $CACHE/kernels/SERIES   the release of each kernel series fetched, e.g.
-#                           kernels/6.12 = 6.12.95+deb12-arm64
+#                           kernels/6.12 = 6.12.95+deb12-arm64,
+#                           kernels/6.12-16k = 6.12.117+deb12-arm64-16k
 #   $CACHE/apt-backports/   a private apt configuration and package lists for
 #                           the release's -backports suite (kernels only)
 
@@ -25,7 +27,8 @@ say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 
 # kernel_version [SERIES]: the release of the kernel fetch-packages.sh unpacked
-# into $ROOT for SERIES (6.1, 6.12, ...); without SERIES, the default kernel.
+# into $ROOT for SERIES (6.1, 6.12, 6.12-16k, ...); without SERIES, the
+# default kernel.
 kernel_version() {
     local f=$CACHE/kernel-version
     if [[ -n ${1:-} ]]; then
@@ -37,7 +40,14 @@ kernel_version() {
     cat "$f"
 }
 
-# check_series SERIES: dies unless SERIES looks like a kernel series (6.12).
+# check_series SERIES: dies unless SERIES looks like a kernel series: a
+# version (6.12), optionally with a flavour of Debian's arm64 kernel after a
+# dash (6.12-16k: the package linux-image-6.12.*-arm64-16k, 16 KiB pages).
 check_series() {
-    [[ $1 =~ ^[0-9]+\.[0-9]+$ ]] || die "'$1' is not a kernel series (say 6.1 or 6.12)"
+    [[ $1 =~ ^[0-9]+\.[0-9]+(-[a-z0-9]+)?$ ]] ||
+        die "'$1' is not a kernel series (say 6.1, 6.12 or 6.12-16k)"
 }
+
+# series_flavour SERIES: the flavour part of SERIES (16k for 6.12-16k), empty
+# for the plain arm64 kernel.
+series_flavour() { [[ $1 == *-* ]] && echo "${1#*-}" || true; }

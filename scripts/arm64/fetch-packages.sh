@@ -16,6 +16,9 @@
 #   is that series, else from the release's -backports suite, which is read
 #   through a private apt configuration in $CACHE/apt-backports (the host's
 #   own mirror; the system's apt sources and lists stay as they are).
+#   A flavoured SERIES (6.12-16k: Debian's arm64-16k kernel, 16 KiB pages)
+#   comes from the meta package linux-image-6.12-arm64-16k or
+#   linux-image-arm64-16k of the release, else of its -backports suite.
 set -euo pipefail
 # shellcheck source=scripts/arm64/common.sh
 source "$(dirname "$0")/common.sh"
@@ -25,8 +28,8 @@ series_wanted=()
 while (($#)); do
     case $1 in
     --kernel) check_series "${2:?--kernel needs a SERIES, e.g. 6.12}"; series_wanted+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
-    *) sed -n '2,18p' "$0" >&2; die "unknown argument: $1" ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) sed -n '2,21p' "$0" >&2; die "unknown argument: $1" ;;
     esac
 done
 
@@ -74,9 +77,13 @@ fi
 # --- resolve the arm64 packages and their versions ----------------------
 # kernel_package [APT OPTION]...: the package linux-image-arm64:arm64 (a meta
 # package) depends on, which names the kernel release.
-kernel_package() {
-    apt-cache "$@" depends linux-image-arm64:arm64 2>/dev/null |
-        sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*-arm64\).*/\1/p' | head -n1
+kernel_package() { meta_kernel_package linux-image-arm64 "$@"; }
+# meta_kernel_package META [APT OPTION]...: the kernel package META:arm64
+# depends on (linux-image-RELEASE, RELEASE ending in -arm64 or -arm64-FLAVOUR).
+meta_kernel_package() {
+    local meta=$1; shift
+    apt-cache "$@" depends "$meta:arm64" 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*-arm64\(-[a-z0-9]*\)\{0,1\}\):.*/\1/p' | head -n1
 }
 # series_of RELEASE: 6.1.0-57-arm64 -> 6.1
 series_of() { [[ $1 =~ ^([0-9]+\.[0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
@@ -124,9 +131,32 @@ setup_backports() {
 # KERNELS: "SERIES PACKAGE APT" for each kernel to fetch; APT is "system" or
 # "backports". The default kernel comes first.
 KERNELS=("$default_series $kpkg system")
+# flavoured_kernel SERIES: "PACKAGE APT" for a flavoured series (6.12-16k):
+# the release's meta packages first, then those of its -backports suite.
+flavoured_kernel() {
+    local f v=${1%%-*} meta p
+    f=$(series_flavour "$1")
+    for meta in "linux-image-$v-arm64-$f" "linux-image-arm64-$f"; do
+        p=$(meta_kernel_package "$meta")
+        [[ -n $p && $(series_of "${p#linux-image-}") == "$v" ]] && { echo "$p system"; return; }
+    done
+    setup_backports
+    for meta in "linux-image-$v-arm64-$f" "linux-image-arm64-$f"; do
+        p=$(meta_kernel_package "$meta" "${APT_BPO[@]}")
+        [[ -n $p && $(series_of "${p#linux-image-}") == "$v" ]] && { echo "$p backports"; return; }
+    done
+    die "kernel $1: no arm64 kernel $v of flavour $f (meta package linux-image-$v-arm64-$f or" \
+        "linux-image-arm64-$f) in this release or its backports; Debian ships arm64 flavours" \
+        "arm64 and arm64-16k only (docs/arm64-platform.md, \"Kernels\")"
+}
 for s in "${series_wanted[@]}"; do
     [[ $s == "$default_series" ]] && continue
     [[ " ${KERNELS[*]} " == *" $s "* ]] && continue
+    if [[ -n $(series_flavour "$s") ]]; then
+        k=$(flavoured_kernel "$s") || exit 2
+        KERNELS+=("$s $k")
+        continue
+    fi
     setup_backports
     p=$(kernel_package "${APT_BPO[@]}")
     if [[ -z $p || $(series_of "${p#linux-image-}") != "$s" ]]; then
@@ -167,8 +197,8 @@ mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq)
 PKGS=("$kpkg" busybox-static iperf3 iproute2 jq zlib1g "${prog_libs[@]}")
 BPO_PKGS=()
 for k in "${KERNELS[@]:1}"; do
-    read -r _ p _ <<<"$k"
-    BPO_PKGS+=("$p")
+    read -r _ p a <<<"$k"
+    if [[ $a == backports ]]; then BPO_PKGS+=("$p"); else PKGS+=("$p"); fi
 done
 
 # Candidate versions, as "PACKAGE VERSION FILE"; FILE is the name

@@ -3,17 +3,24 @@
 # shellcheck shell=dash
 # scripts/arm64/init-l1.sh: /init of the L1 initramfs (build-initramfs.sh
 # copies it in). Owns the L1 guest from boot to power-off: mounts, modules,
-# one scenario, shipping its results to the host, power-off (or a shell).
+# one scenario or several in turn, shipping their results to the host,
+# power-off (or a shell).
 #
 # Kernel command line (set by run.sh):
 #   kvmmio.scenario=NAME  run /scenarios/NAME.sh
+#   kvmmio.scenario=A,B   run each in turn: KVMMIO_RESULTS=/results/A, its
+#                         status in /results/A/exit-status, its KVMMIO-STEP
+#                         and KVMMIO-FAIL lines tagged "A: "
+#                         (KVMMIO_SCENARIO_TAG); /results/exit-status is the
+#                         first failing status, 0 if none failed
 #   kvmmio.gic=N          the GIC version QEMU emulates; exported as KVMMIO_L1_GIC
 #   kvmmio.shell=1        after the scenario, a shell on the console, not power-off
 #   kvmmio.env.NAME=VALUE exported to the scenario as NAME=VALUE (run.sh --env)
 #
 # Console lines run.sh reads: "KVMMIO-STEP: text" (progress, also printed by
-# scenarios through lib.sh), "KVMMIO-SCENARIO-START: NAME", "KVMMIO-STATUS: N"
-# and "KVMMIO-ERROR: text".
+# scenarios through lib.sh), "KVMMIO-SCENARIO-START: NAME",
+# "KVMMIO-SCENARIO-STATUS: NAME N" (lists), "KVMMIO-STATUS: N" and
+# "KVMMIO-ERROR: text".
 #
 # Result channel: /results (KVMMIO_RESULTS) plus exit-status, as a tar
 # written raw onto /dev/vda, a virtio-blk disk run.sh attaches and unpacks.
@@ -51,16 +58,35 @@ for arg in $cmdline; do
     esac
 done
 export KVMMIO_L1_GIC="$gic" KVMMIO_RESULTS=/results
+list=$(echo "$scenario" | tr , ' ')
 
-if [ -n "$scenario" ] && [ ! -f "/scenarios/$scenario.sh" ]; then
-    error "no scenario /scenarios/$scenario.sh in this initramfs (have:" \
-        "$(cd /scenarios && echo *.sh)); rebuild it with scripts/arm64/build-initramfs.sh"
+missing=''
+for s in $list; do
+    [ -f "/scenarios/$s.sh" ] || missing="$missing $s"
+done
+if [ -n "$missing" ]; then
+    error "no scenario$(for s in $missing; do printf ' /scenarios/%s.sh' "$s"; done) in this" \
+        "initramfs (have: $(cd /scenarios && echo *.sh)); rebuild it with scripts/arm64/build-initramfs.sh"
 elif [ -n "$scenario" ]; then
-    echo "KVMMIO-SCENARIO-START: $scenario"
-    # stdin from /dev/null: a stray read must not wait for a console nobody
-    # types on.
-    (cd /tmp && sh "/scenarios/$scenario.sh" </dev/null)
-    status=$?
+    status=0
+    for s in $list; do
+        echo "KVMMIO-SCENARIO-START: $s"
+        if [ "$s" = "$scenario" ]; then
+            # One scenario: its results are /results itself.
+            # stdin from /dev/null: a stray read must not wait for a console
+            # nobody types on.
+            (cd /tmp && sh "/scenarios/$s.sh" </dev/null)
+            status=$?
+            break
+        fi
+        mkdir -p "/results/$s"
+        (cd /tmp && KVMMIO_RESULTS=/results/$s KVMMIO_SCENARIO_TAG="$s: " \
+            sh "/scenarios/$s.sh" </dev/null)
+        st=$?
+        echo "$st" >"/results/$s/exit-status"
+        echo "KVMMIO-SCENARIO-STATUS: $s $st"
+        [ "$status" != 0 ] || status=$st
+    done
     echo "$status" >/results/exit-status
 
     step "L1 init: shipping results to /dev/vda"

@@ -8,7 +8,8 @@
 #     -> OUTDIR/build (the arm64 build tree), OUTDIR/repro (the stale-code
 #        scenario's reproducers), OUTDIR/l1-initramfs.cpio.gz
 #        (L1 and L2 on the default kernel, 6.1 on Debian 12), and for each
-#        --kernels L1:L2 (kernel series, e.g. 6.12:6.1) another initramfs,
+#        --kernels L1:L2 (kernel series, e.g. 6.12:6.1, or 6.12-16k:6.1 for
+#        Debian's 16 KiB-page kernel in L1; common.sh) another initramfs,
 #        OUTDIR/l1-initramfs-l1-L1-l2-L2.cpio.gz, whose L1 boots L1 and whose
 #        L2 is L2 (tests/arm64/platform-test.sh --kernels L1:L2 runs it)
 #
@@ -24,9 +25,9 @@ combos=() series=()
 while (($#)); do
   case $1 in
   --kernels)
-    [[ ${2:-} =~ ^([0-9]+\.[0-9]+):([0-9]+\.[0-9]+)$ ]] ||
-      { echo "prepare.sh: --kernels wants L1:L2 kernel series, e.g. 6.12:6.1" >&2; exit 2; }
-    combos+=("$2") series+=(--kernel "${BASH_REMATCH[1]}" --kernel "${BASH_REMATCH[2]}")
+    [[ ${2:-} =~ ^([0-9]+\.[0-9]+(-[a-z0-9]+)?):([0-9]+\.[0-9]+(-[a-z0-9]+)?)$ ]] ||
+      { echo "prepare.sh: --kernels wants L1:L2 kernel series, e.g. 6.12:6.1 or 6.12-16k:6.1" >&2; exit 2; }
+    combos+=("$2") series+=(--kernel "${BASH_REMATCH[1]}" --kernel "${BASH_REMATCH[3]}")
     shift 2 ;;
   *) echo "prepare.sh: unknown argument $1" >&2; exit 2 ;;
   esac

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# scripts/arm64/run.sh: runs one scenario of the arm64 test platform: boots
+# scripts/arm64/run.sh: runs scenarios of the arm64 test platform: boots
 # L1 (Debian's arm64 kernel, KVM at EL2) in qemu-system-aarch64 under TCG,
-# runs tests/arm64/scenarios/NAME.sh there and brings its verdict and result
+# runs tests/arm64/scenarios/NAME.sh there (several, one after the other, in
+# the same boot with --scenario A,B,...) and brings verdicts and result
 # files back. Owns the QEMU process it starts (killed on every exit path),
 # a temporary directory, the --log file and the --results directory.
 #
@@ -16,13 +17,20 @@ source "$(dirname "$0")/common.sh"
 
 usage() {
     cat <<EOF
-Usage: ${0##*/} --scenario NAME [options]
-       ${0##*/} --interactive [--scenario NAME] [options]
+Usage: ${0##*/} --scenario NAME[,NAME...] [options]
+       ${0##*/} --interactive [--scenario NAME[,NAME...]] [options]
 
 Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
-  --scenario NAME    scenario to run (file name without .sh)
+  --scenario NAME    scenario to run (file name without .sh). A comma list
+                     A,B,... runs each in turn in the same L1 boot: each gets
+                     its own results directory DIR/NAME and exit status
+                     (DIR/NAME/exit-status); the run's status is the first
+                     failing one's. All of them run, whatever the others did
   --gic 3|2          GIC version QEMU emulates for L1 (default 3); L1 can then
                      create the same vGIC version, and only that one
+  --cpu MODEL        L1's CPU, QEMU's -cpu value (default $default_cpu;
+                     cortex-a72: an ARMv8.0 CPU without VHE, KVM runs nVHE
+                     in L1, as on a Raspberry Pi 4)
   --timeout SECONDS  kill QEMU after this long (default 600)
   --log FILE         console log (default DIR/console.log)
   --results DIR      where result files land (default \$CACHE/results/NAME).
@@ -45,7 +53,9 @@ Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
 CACHE=${CACHE} (env KVMMIO_CACHE)
 
 Results: DIR/exit-status (the scenario's status), the files the scenario
-wrote to \$KVMMIO_RESULTS (/results in L1), DIR/console.log.
+wrote to \$KVMMIO_RESULTS (/results in L1), DIR/console.log. With a list:
+DIR/exit-status (the run's), DIR/NAME/exit-status and DIR/NAME/* (each
+scenario's KVMMIO_RESULTS is /results/NAME), DIR/console.log.
 Exit status: the scenario's own (0 pass, 1-123 fail; 124-255 become 1),
   124 timeout (the last KVMMIO-STEP is named), 125 L1 never reached the
   scenario (boot failure, panic, scenario missing from the initramfs),
@@ -55,12 +65,15 @@ Binaries get into L1 through build-initramfs.sh --bin FILE (/kvmmio/bin).
 EOF
 }
 
-scenario='' gic=3 timeout=600 log='' results='' initramfs=$CACHE/l1-initramfs.cpio.gz
+# The known-good L1 CPU (see the QEMU command line below for why each part).
+default_cpu=max,pauth-impdef=on,sve=off
+scenario='' gic=3 cpu=$default_cpu timeout=600 log='' results='' initramfs=$CACHE/l1-initramfs.cpio.gz
 smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=()
 while (($#)); do
     case $1 in
     --scenario) scenario=${2:?--scenario needs a NAME}; shift 2 ;;
     --gic) gic=${2:?--gic needs 3 or 2}; shift 2 ;;
+    --cpu) cpu=${2:?--cpu needs a MODEL, e.g. cortex-a72}; shift 2 ;;
     --timeout) timeout=${2:?--timeout needs SECONDS}; shift 2 ;;
     --log) log=${2:?--log needs a FILE}; shift 2 ;;
     --results) results=${2:?--results needs a DIR}; shift 2 ;;
@@ -86,11 +99,23 @@ done
 for n in "$timeout" "$smp" "$mem"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || die "not a positive number: '$n'"
 done
-scenario_file=$REPO/tests/arm64/scenarios/$scenario.sh
-if [[ -n $scenario ]]; then
-    [[ $scenario =~ ^[A-Za-z0-9_-]+$ && -f $scenario_file ]] ||
-        die "no scenario '$scenario' (tests/arm64/scenarios/$scenario.sh)"
-fi
+# Scenario names are file names: letters, digits, - and _ (so a comma can
+# only separate them).
+scenarios=()
+[[ -n $scenario ]] && IFS=, read -r -a scenarios <<<"$scenario"
+[[ $scenario != ,* && $scenario != *, && $scenario != *,,* ]] ||
+    die "--scenario '$scenario': want NAME or NAME,NAME,... without empty names"
+for s in "${scenarios[@]}"; do
+    [[ $s =~ ^[A-Za-z0-9_-]+$ && -f $REPO/tests/arm64/scenarios/$s.sh ]] ||
+        die "no scenario '$s' (tests/arm64/scenarios/$s.sh)"
+done
+[[ $(printf '%s\n' "${scenarios[@]}" | sort | uniq -d) == '' ]] ||
+    die "--scenario '$scenario' names a scenario twice: their results would land in one directory"
+[[ $cpu =~ ^[A-Za-z0-9_.,=-]+$ ]] ||
+    die "--cpu '$cpu': want a QEMU CPU model with options, e.g. cortex-a72 or $default_cpu"
+# The results: DIR itself for one scenario, DIR/NAME for each of a list.
+multi=0
+((${#scenarios[@]} > 1)) && multi=1
 command -v qemu-system-aarch64 >/dev/null ||
     die "qemu-system-aarch64 missing: run scripts/arm64/fetch-packages.sh"
 [[ -s $initramfs ]] || die "no initramfs $initramfs: run scripts/arm64/build-initramfs.sh"
@@ -109,7 +134,8 @@ for f in "$REPO"/tests/arm64/lib.sh "$REPO"/tests/arm64/scenarios/*.sh \
         say "warning: $f is newer than $initramfs: run scripts/arm64/build-initramfs.sh"
 done
 
-results=${results:-$CACHE/results/${scenario:-interactive}}
+default_name=${scenario//,/+}
+results=${results:-$CACHE/results/${default_name:-interactive}}
 if [[ -d $results && -n $(ls -A "$results") ]]; then
     [[ -e $results/.kvmmio-results ]] ||
         die "$results is not empty and not a results directory of this runner: empty it or choose another --results DIR"
@@ -137,11 +163,12 @@ for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
 # L2 guest on the reused page runs the previous guest's code ("Stale guest
 # code", docs/arm64-platform.md). -nic none: L1 needs no network card, and
 # QEMU's default one would need a ROM file (ipxe-qemu) that nothing else
-# here uses.
+# here uses. --cpu replaces the CPU (a board's, e.g. cortex-a72: no SVE and
+# no pointer authentication to begin with).
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(qemu-system-aarch64
     -machine "virt,virtualization=on,gic-version=$gic"
-    -cpu max,pauth-impdef=on,sve=off -smp "$smp" -m "$mem" -accel tcg,thread=multi
+    -cpu "$cpu" -smp "$smp" -m "$mem" -accel tcg,thread=multi
     -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initramfs" -append "$append"
     -drive "file=$disk,format=raw,if=none,id=results"
     -device virtio-blk-device,drive=results)
@@ -166,8 +193,12 @@ markers() {
     [[ -f $log ]] || return 0
     sed -n "s/.*$1: \(.*\)/\1/p" "$log" | tr -d '\r'
 }
-# scenario_step: the scenario's last step, not L1 /init's own ("L1 init: ...").
-scenario_step() { markers KVMMIO-STEP | grep -v '^L1 init:' | tail -n 1; }
+# scenario_step [NAME]: the scenario's last step, not L1 /init's own ("L1
+# init: ..."); with NAME, the last step of NAME in a list (tagged "NAME: ").
+scenario_step() {
+    markers KVMMIO-STEP | grep -v '^L1 init:' | { if [[ -n ${1:-} ]]; then grep -F "$1: " || true; else cat; fi; } |
+        tail -n 1
+}
 
 unpack_results() {
     tar -xf "$disk" -C "$results" 2>/dev/null || true
@@ -182,7 +213,7 @@ if ((interactive)); then
 fi
 
 : >"$log"
-say "scenario $scenario, gic $gic, L1 kernel $l1_release${l2_release:+, L2 kernel $l2_release}, timeout ${timeout}s, log $log"
+say "scenario $scenario, gic $gic, cpu $cpu, L1 kernel $l1_release${l2_release:+, L2 kernel $l2_release}, timeout ${timeout}s, log $log"
 setsid "${qemu[@]}" </dev/null >"$log" 2>&1 &
 qpid=$!
 if ((!quiet)); then
@@ -216,6 +247,21 @@ elapsed=$(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $start }")
 # --- verdict ----------------------------------------------------------------------
 unpack_results
 while read -r line; do say "L1: $line"; done < <(markers KVMMIO-ERROR)
+# A list: each scenario's own verdict first (the run's status follows).
+failed_one=''
+if ((multi)); then
+    for s in "${scenarios[@]}"; do
+        if [[ -s $results/$s/exit-status ]]; then
+            st=$(<"$results/$s/exit-status")
+            if [[ $st == 0 ]]; then say "  $s passed"; else
+                say "  $s FAILED with status $st"
+                failed_one=${failed_one:-$s}
+            fi
+        else
+            say "  $s: no verdict"
+        fi
+    done
+fi
 if [[ -s $results/exit-status ]]; then
     status=$(<"$results/exit-status")
     [[ $status =~ ^[0-9]+$ ]] || { say "garbled exit-status '$status'"; exit 126; }
@@ -224,7 +270,7 @@ if [[ -s $results/exit-status ]]; then
         exit 0
     fi
     say "scenario $scenario FAILED with status $status in ${elapsed}s," \
-        "last step: $(scenario_step) (results in $results)"
+        "last step: $(scenario_step "$failed_one") (results in $results)"
     while read -r line; do say "fail: $line"; done < <(markers KVMMIO-FAIL)
     ((status < 124)) || status=1
     exit "$status"

@@ -10,12 +10,16 @@
 #   require_dev DEV... fail unless each DEV is a character device
 #   $KVMMIO_RESULTS    directory whose files come back to the host
 #   $KVMMIO_L1_GIC     GIC version of L1 (3 or 2)
+#   $KVMMIO_SCENARIO_TAG  "NAME: " when the scenario runs in a list
+#                      (run.sh --scenario A,B): step and fail lines carry it
 set -eu
+: "${KVMMIO_SCENARIO_TAG:=}"
+
 : "${KVMMIO_RESULTS:=/results}"
 mkdir -p "$KVMMIO_RESULTS"
 
-step() { echo "KVMMIO-STEP: $*"; }
-fail() { echo "KVMMIO-FAIL: $*"; exit 1; }
+step() { echo "KVMMIO-STEP: $KVMMIO_SCENARIO_TAG$*"; }
+fail() { echo "KVMMIO-FAIL: $KVMMIO_SCENARIO_TAG$*"; exit 1; }
 require_dev() {
     for d in "$@"; do [ -c "$d" ] || fail "no device $d"; done
 }
@@ -29,9 +33,9 @@ cases_file=$KVMMIO_RESULTS/.cases.$$ failures=0 ncases=0
 record() {
     ncases=$((ncases + 1))
     if [ -z "$3" ]; then
-        echo "KVMMIO-STEP: $1 passed in $2 s"
+        step "$1 passed in $2 s"
     else
-        echo "KVMMIO-FAIL: $1: $3"
+        echo "KVMMIO-FAIL: $KVMMIO_SCENARIO_TAG$1: $3"
         failures=$((failures + 1))
     fi
     jq -cn --arg name "$1" --arg class "$scenario_name.gicv$KVMMIO_L1_GIC" --arg time "$2" \

@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Runs one arm64 platform scenario as a `make check` test:
-#   platform-test.sh SCENARIO GIC [--kernels L1:L2] [RUN.SH OPTION]...
-#     (RUN.SH OPTION e.g. --env NAME=VALUE)
+# Runs arm64 platform scenarios as a `make check` test:
+#   platform-test.sh SCENARIO[,SCENARIO...] GIC [--kernels L1:L2] [--name NAME]
+#                    [RUN.SH OPTION]...
+#     (RUN.SH OPTION e.g. --env NAME=VALUE, --cpu cortex-a72)
 # Boots L1 (gic-version=GIC) with the initramfs scripts/arm64/prepare.sh made
 # in $KVMMIO_BUILDDIR/arm64-platform (with --kernels L1:L2, the one prepare.sh
 # made for that pair of kernel series: L1 boots L1, L2 is L2), runs the
-# scenario, prints the GoogleTest summaries it brought back, and returns its
-# verdict. Exit 77 (skip) with one line when the platform cannot exist here;
+# scenario (a comma list: each in turn in that one boot, run.sh --scenario),
+# prints the GoogleTest summaries it brought back, and returns its verdict.
+# Results land in $KVMMIO_BUILDDIR/tests/arm64/results/NAME-gicvGIC[-l1-L1-l2-L2];
+# NAME defaults to the scenario (a list's names joined by +). Exit 77 (skip) with one line when the platform cannot exist here;
 # 99 (hard error) instead when KVMMIO_REQUIRE_ARM64=1.
 set -euo pipefail
 scenario=${1:?scenario} gic=${2:?gic}
 shift 2
 platform=${KVMMIO_BUILDDIR:?}/arm64-platform
 initramfs=$platform/l1-initramfs.cpio.gz
-results=$KVMMIO_BUILDDIR/tests/arm64/results/$scenario-gicv$gic
+name=${scenario//,/+}
 kernels=''
-if [ "${1:-}" = --kernels ]; then
-  kernels=${2:?--kernels needs L1:L2}
-  shift 2
+while (($#)); do
+  case $1 in
+  --kernels) kernels=${2:?--kernels needs L1:L2}; shift 2 ;;
+  --name) name=${2:?--name needs a NAME}; shift 2 ;;
+  *) break ;;
+  esac
+done
+results=$KVMMIO_BUILDDIR/tests/arm64/results/$name-gicv$gic
+if [ -n "$kernels" ]; then
   initramfs=$platform/l1-initramfs-l1-${kernels%:*}-l2-${kernels#*:}.cpio.gz
   results=$results-l1-${kernels%:*}-l2-${kernels#*:}
 fi
@@ -38,10 +47,14 @@ mkdir -p "$(dirname "$results")"
 # One run: no retry. (Failures that once looked intermittent were QEMU
 # running stale guest code, which run.sh's sve=off removes;
 # docs/arm64-platform.md, "Known L1 issues".)
-# The time limit of one L1 boot: 900 s, except suites, which runs every
-# test case of four suites as a process of its own (~400 under TCG).
-default_timeout=900
-[ "$scenario" != suites ] || default_timeout=1800
+# The time limit of one L1 boot: 900 s per scenario, 1800 for suites, which
+# runs every test case of four suites as a process of its own (~400 under
+# TCG); a list gets the sum.
+default_timeout=0
+for s in ${scenario//,/ }; do
+  if [ "$s" = suites ]; then default_timeout=$((default_timeout + 1800))
+  else default_timeout=$((default_timeout + 900)); fi
+done
 run_once() {
   rm -rf "$results" "$results.first-attempt"
   "$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
@@ -63,7 +76,7 @@ show_live() {
     line=${line%$'\r'}
     case $line in
       *KVMMIO-STEP:* | *KVMMIO-FAIL:*)
-        printf '  %s-gicv%s%s %4d s: %s\n' "$scenario" "$gic" "${kernels:+ ($kernels)}" \
+        printf '  %s-gicv%s%s %4d s: %s\n' "$name" "$gic" "${kernels:+ ($kernels)}" \
           $((SECONDS - started)) "${line#*KVMMIO-}" >&9 ;;
     esac
   done

@@ -27,7 +27,7 @@ step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
 start=$(cut -d' ' -f1 /proc/uptime)
-NET_COMPARE_PREFIX='KVMMIO-STEP: ' net-compare.sh --out "$R" --kernel /l2/Image --initrd /l2/initramfs \
+NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel /l2/Image --initrd /l2/initramfs \
     --configs "$configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \

@@ -11,7 +11,11 @@
 # (HTTP from L1, nc to L1) with md5 compared, then poweroff (kvmmio exits 0). The counters: with
 # vhost + irqfd the VMM trapped, polled, injected and relayed nothing while
 # the guest's virtio interrupt count rose (the bypass, seen from both
-# sides); with relay, about one relayed interrupt per guest interrupt.
+# sides); with relay, about one relayed interrupt per guest interrupt. The
+# register path: vhost-irqfd-mirror really runs on the mirror (regs_mirror
+# 1, not kvmmio's fallback to trapping on a KVM without read-only slots): no
+# register read exited and the kernel took the ACKs; vhost-irqfd traps, so
+# every guest interrupt cost at least its InterruptStatus read as an exit.
 # L2's side: tests/arm64/l2-hooks/50-kvmmio-l2test.sh (kvmmio.l2test=net).
 # shellcheck source=tests/arm64/lib.sh
 . /kvmmio/lib.sh
@@ -71,6 +75,19 @@ run_mode() {
     # Who carried the traffic (bench/net-modes.sh); with relay, also one
     # relayed interrupt per guest interrupt, within a factor of 2.
     [ -n "$msg" ] || msg=$(net_mode_misfit "$mode" "$trapped" "$polled" "$injected" "$relayed" "$guest_irqs")
+    regs_mirror=$(stats_counter "$j" regs_mirror) reads=$(stats_counter "$j" register_reads)
+    acks=$(stats_counter "$j" interrupt_acks_in_kernel)
+    echo "net $mode: regs_mirror $regs_mirror, register reads that exited $reads, ACKs taken in the kernel $acks"
+    case $mode in
+    vhost-irqfd-mirror)
+        [ -n "$msg" ] || [ "$regs_mirror" = 1 ] || msg="regs=mirror not in effect (regs_mirror $regs_mirror)"
+        [ -n "$msg" ] || [ "$reads" = 0 ] || msg="$reads register reads exited under regs=mirror"
+        [ -n "$msg" ] || [ "${acks:-0}" -gt 0 ] || msg="no InterruptACK taken in the kernel under regs=mirror" ;;
+    vhost-irqfd)
+        [ -n "$msg" ] || [ "$regs_mirror" = 0 ] || msg="regs=trap not in effect (regs_mirror $regs_mirror)"
+        [ -n "$msg" ] || [ "${reads:-0}" -ge "$guest_irqs" ] ||
+            msg="regs=trap: $reads register reads exited for $guest_irqs guest interrupts" ;;
+    esac
     if [ "$mode" = vhost-relay ]; then
         [ -n "$msg" ] || awk "BEGIN { r = $relayed / $guest_irqs; exit !(r > 0.5 && r < 2) }" ||
             msg="relayed $relayed for $guest_irqs guest interrupts"

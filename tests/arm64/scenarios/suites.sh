@@ -30,17 +30,17 @@ run_each() {
     for t in $("$suite" --gtest_list_tests --gtest_filter="${2:-*}" | awk '/^[^ ]/ {s=$1} /^  [^ ]/ {print s $1}'); do
         KVMMIO_REQUIRE_KVM=1 KVMMIO_REQUIRE_VHOST=1 KVMMIO_EXPECT_GIC=$KVMMIO_L1_GIC \
             "$suite" --gtest_filter="$t" --gtest_output="json:$KVMMIO_RESULTS/$1/$t.json" ||
-            { echo "KVMMIO-FAIL: $t"; status=1; }
+            { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}$t"; status=1; }
     done
     if grep -l '"result": "SKIPPED"' "$KVMMIO_RESULTS/$1"/*.json; then
-        echo "KVMMIO-FAIL: $1 skipped tests on the arm64 platform, where everything must run"
+        echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}$1 skipped tests on the arm64 platform, where everything must run"
         status=1
     fi
 }
 
 run_each unit_tests
 step "examples/entropy_device: a VMM embedding libkvmmio, on real KVM/ARM"
-entropy_device || { echo "KVMMIO-FAIL: examples/entropy_device exited $?"; status=1; }
+entropy_device || { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}examples/entropy_device exited $?"; status=1; }
 run_each kvm_tests
 run_each net_tests
 run_each vmm_tests 'Seccomp*:Privileges*:OutputFileDeathTest*'
