@@ -50,4 +50,6 @@ check_series() {
 
 # series_flavour SERIES: the flavour part of SERIES (16k for 6.12-16k), empty
 # for the plain arm64 kernel.
-series_flavour() { [[ $1 == *-* ]] && echo "${1#*-}" || true; }
+series_flavour() {
+    if [[ $1 == *-* ]]; then echo "${1#*-}"; fi
+}

@@ -146,8 +146,8 @@ flavoured_kernel() {
         [[ -n $p && $(series_of "${p#linux-image-}") == "$v" ]] && { echo "$p backports"; return; }
     done
     die "kernel $1: no arm64 kernel $v of flavour $f (meta package linux-image-$v-arm64-$f or" \
-        "linux-image-arm64-$f) in this release or its backports; Debian ships arm64 flavours" \
-        "arm64 and arm64-16k only (docs/arm64-platform.md, \"Kernels\")"
+        "linux-image-arm64-$f) in this release or its backports; Debian's arm64 kernels have 4 KiB (6.12)" \
+        "or 16 KiB pages (6.12-16k) only (docs/arm64-platform.md, \"Kernels\")"
 }
 for s in "${series_wanted[@]}"; do
     [[ $s == "$default_series" ]] && continue

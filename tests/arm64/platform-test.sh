@@ -10,8 +10,9 @@
 # scenario (a comma list: each in turn in that one boot, run.sh --scenario),
 # prints the GoogleTest summaries it brought back, and returns its verdict.
 # Results land in $KVMMIO_BUILDDIR/tests/arm64/results/NAME-gicvGIC[-l1-L1-l2-L2];
-# NAME defaults to the scenario (a list's names joined by +). Exit 77 (skip) with one line when the platform cannot exist here;
-# 99 (hard error) instead when KVMMIO_REQUIRE_ARM64=1.
+# NAME defaults to the scenario (a list's names joined by +). Exit 77
+# (skip) with one line when the platform cannot exist here; 99 (hard error)
+# instead when KVMMIO_REQUIRE_ARM64=1.
 set -euo pipefail
 scenario=${1:?scenario} gic=${2:?gic}
 shift 2
