@@ -42,11 +42,15 @@ mkdir -p "$(dirname "$results")"
 # test case of four suites as a process of its own (~400 under TCG).
 default_timeout=900
 [ "$scenario" != suites ] || default_timeout=1800
+# KVMMIO_NET_MODES (scripts/test.sh --net-modes) reaches the net scenarios
+# in L1, commas for spaces (L1's kernel command line carries it).
+modes=()
+[ -z "${KVMMIO_NET_MODES:-}" ] || modes=(--env "KVMMIO_NET_MODES=${KVMMIO_NET_MODES// /,}")
 run_once() {
   rm -rf "$results" "$results.first-attempt"
   "$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
     --initramfs "$initramfs" --results "$results" \
-    --timeout "${KVMMIO_ARM64_TIMEOUT:-$default_timeout}" "$@"
+    --timeout "${KVMMIO_ARM64_TIMEOUT:-$default_timeout}" "${modes[@]}" "$@"
 }
 # Live progress: make check keeps a test's output in its .log until the
 # test ends, so a nested scenario would be silent for minutes. Makefile.am's
