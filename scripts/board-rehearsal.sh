@@ -8,6 +8,7 @@
 #
 #   scripts/board-rehearsal.sh [--dir DIR] [--gic 3|2]... [--configs LIST]
 #                              [--timeout S] [--phases LIST] [--keep]
+#                              [--scenarios LIST] [--net-modes LIST]
 #   scripts/board-rehearsal.sh --check-host
 #     --dir DIR      work directory (default <build>/board-rehearsal; ~8 GB)
 #     --gic N        the board's GIC version, repeatable (default 3 then 2)
@@ -16,6 +17,10 @@
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
 #                    what earlier ones left in DIR)
 #     --keep         keep the booted disk images (DIR/gicN/disk.img)
+#     --scenarios LIST  after main.sh, `scripts/test.sh --scenarios LIST`
+#                    on the board's KVM (default vmm-boot,net-modes; none: skip)
+#     --net-modes LIST  test.sh's --net-modes (default vhost-irqfd-mirror;
+#                    all: every mode)
 #     --check-host   whether this host can rehearse; prints why not, exit 3
 # Needs root (mmdebstrap, chroot, namespaces) and network for the first two
 # phases (Debian's archive only: the host's apt sources name the mirror).
@@ -49,8 +54,10 @@
 #  image  an ext4 image of the root (mkfs.ext4 -d: no loop mounts; it keeps
 #         the files' times, so make still finds the build up to date) with a
 #         small init, /root/board-rehearsal/init: mounts proc, sys, dev, runs
-#         `scripts/main.sh --quick` as root in /root/kvmmio, writes its log,
-#         status and results under /root/board-rehearsal, powers off.
+#         `scripts/main.sh --quick` as root in /root/kvmmio, then
+#         `scripts/test.sh --scenarios LIST` (the Linux-guest scenarios on
+#         the board's KVM, on main.sh's build), writes their logs, statuses
+#         and results under /root/board-rehearsal, powers off.
 #  boot   per --gic: a copy of the image booted with the root's own kernel
 #         and initrd: qemu-system-aarch64 -M virt,virtualization=on,
 #         gic-version=N -cpu max,pauth-impdef=on,sve=off (sve=off: the QEMU
@@ -58,17 +65,20 @@
 #         poweroff, debugfs reads /root/board-rehearsal back into DIR/gicN
 #         and the check runs: main.sh's status 0, report.txt/report.json/
 #         throughput.png present, one completed iperf record per
-#         configuration, and no compiler line in the board's log (the
-#         carried build was up to date). QEMU runs under nice -n 10.
+#         configuration; test.sh's status 0 and its closing line "N passed,
+#         0 failed, N skipped" with N passed > 0; and no compiler line in
+#         either log (the carried build, check programs included, was up to
+#         date). QEMU runs under nice -n 10.
 # docs/benchmarks.md ("On a board") has the steps and measured times.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '9,20p' "$0"; }
+usage() { sed -n '9,24p' "$0"; }
 
 dir='' gics=() configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
+scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror
 while (($#)); do
     case $1 in
     --dir) dir=${2:?--dir needs DIR}; shift 2 ;;
@@ -77,6 +87,8 @@ while (($#)); do
     --timeout) timeout=${2:?--timeout needs S}; shift 2 ;;
     --phases) phases=${2:?--phases needs a LIST}; shift 2 ;;
     --keep) keep=1; shift ;;
+    --scenarios) scenarios=${2:?--scenarios needs a LIST or none}; shift 2 ;;
+    --net-modes) net_modes=${2:?--net-modes needs a LIST or all}; shift 2 ;;
     --check-host) check_host=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -100,6 +112,10 @@ fi
 ((${#gics[@]})) || gics=(3 2)
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $timeout"
 [[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
+[[ $scenarios =~ ^[a-z0-9,-]+$ ]] || die "--scenarios: not a list: $scenarios"
+[[ $net_modes =~ ^[a-z0-9,-]+$ ]] || die "--net-modes: not a list: $net_modes"
+[[ $scenarios != none ]] || scenarios=''
+[[ $net_modes != all ]] || net_modes=''
 dir=${dir:-$src/build/board-rehearsal}
 why=$(host_unfit)
 [[ -z $why ]] || die "$why"
@@ -209,7 +225,10 @@ carry_build='
     [ -f Makefile ] || nice -n 10 /root/kvmmio/configure -q --build=aarch64-linux-gnu \
         --host=aarch64-linux-gnu --enable-static-binaries PKG_CONFIG=pkg-config
     nice -n 10 make -s -j"$1"
-    nice -n 10 make -s -j"$1" bench'
+    nice -n 10 make -s -j"$1" bench
+    # The check programs too: scripts/test.sh --scenarios on the board
+    # runs make check, which builds them (and runs none here: TESTS empty).
+    nice -n 10 make -s -j"$1" check TESTS='
 
 # board_deps BUILD: the dependency files (.deps/*.P[l]o) name the cross
 # compiler's own C and C++ headers, which the board does not have (its g++
@@ -324,6 +343,18 @@ start=\$(date +%s)
 status=\$(cat \$r/status)
 echo \$((\$(date +%s) - start)) >\$r/seconds
 echo "BOARD-DONE status=\$status after \$(cat \$r/seconds) s"
+# Then the Linux-guest scenarios on the board's KVM, as a board user runs
+# them: scripts/test.sh --scenarios, on main.sh's build.
+if [ -n "$scenarios" ]; then
+    echo "BOARD: scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes}"
+    start=\$(date +%s)
+    { scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes} 2>&1; echo \$? >\$r/test-status; } | tee \$r/test.log
+    echo \$((\$(date +%s) - start)) >\$r/test-seconds
+    mkdir -p \$r/test-results
+    cp -r build/tests/arm64/results/. \$r/test-results/ 2>/dev/null
+    cp build/tests/arm64/host-*.log \$r/test-results/ 2>/dev/null
+    echo "BOARD-DONE test.sh status=\$(cat \$r/test-status) after \$(cat \$r/test-seconds) s"
+fi
 sync
 echo o >/proc/sysrq-trigger
 sleep 60
@@ -357,10 +388,24 @@ check() {
     done
     # The carried build must be up to date on the board: make prints a
     # "  CXX  file" line for anything it compiles.
-    local built='^  (CC|CXX|CPPAS|AR|CCLD|CXXLD) ' n
-    n=$(grep -cE "$built" "$1/main.log" 2>/dev/null) || true
-    ((${n:-0} == 0)) ||
-        { say "gic$2: the board built $n files (the carried build was not up to date; see main.log)"; ok=0; }
+    local built='^  (CC|CXX|CPPAS|AR|CCLD|CXXLD) ' n log
+    for log in main.log ${scenarios:+test.log}; do
+        n=$(grep -cE "$built" "$1/$log" 2>/dev/null) || true
+        ((${n:-0} == 0)) ||
+            { say "gic$2: the board built $n files (the carried build was not up to date; see $log)"; ok=0; }
+    done
+    # test.sh --scenarios: status 0, and its closing line counts the
+    # scenarios' cases: some passed, none failed.
+    if [[ -n $scenarios ]]; then
+        local last
+        [[ $(cat "$1/test-status" 2>/dev/null) == 0 ]] ||
+            { say "gic$2: test.sh status $(cat "$1/test-status" 2>/dev/null || echo missing)"; ok=0; }
+        last=$(tail -n 1 "$1/test.log" 2>/dev/null)
+        if ! [[ $last =~ ^([0-9]+)\ passed,\ 0\ failed,\ [0-9]+\ skipped$ ]] || ((BASH_REMATCH[1] == 0)); then
+            say "gic$2: test.sh's closing line is '$last', not N passed (N > 0), 0 failed"
+            ok=0
+        fi
+    fi
     ((ok))
 }
 
@@ -390,6 +435,8 @@ if want boot; then
         if check "$d" "$g"; then
             say "gic$g: passed: main.sh --quick in $(cat "$d/seconds") s on the board; report:"
             sed 's/^/  /' "$d/results/report/report.txt" >&2
+            [[ -z $scenarios ]] ||
+                say "gic$g: test.sh --scenarios $scenarios in $(cat "$d/test-seconds") s: $(tail -n 1 "$d/test.log")"
         else
             say "gic$g: FAILED; see $d/main.log and $d/console.log"
             failed=1

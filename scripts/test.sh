@@ -28,24 +28,61 @@
 # The rehearsal skips, saying why, where the host cannot make its arm64
 # root (not root, or no binfmt_misc of a user namespace's own: Linux < 6.7).
 #
+# On an arm64 host (a board) step 3 runs the Linux-guest scenarios on the
+# host's own KVM instead of nested (tests/arm64/host-scenario.sh; they skip
+# where /dev/kvm is absent), and steps 4-7 are for x86-64 development hosts.
+#
 #   scripts/test.sh [--strict] [--no-distcheck] [--no-fuzz] [--no-coverage]
 #                   [--no-board]
+#   scripts/test.sh --scenarios LIST [--net-modes LIST] [--strict]
+#     only the named Linux-guest scenarios (vmm-boot, net-modes, net-resets,
+#     hostile-guest; comma-separated): build, then make check of just those
+#     (on arm64 on this host's KVM, elsewhere nested on both GICs), and the
+#     closing line; --net-modes LIST runs that subset of net-modes' modes
+#     (e.g. vhost-irqfd-mirror; the scenarios read KVMMIO_NET_MODES).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-strict=${CI:-false} distcheck=1 fuzz=1 coverage=1 board=1
-for a in "$@"; do
-  case $a in
+strict=${CI:-false} distcheck=1 fuzz=1 coverage=1 board=1 scenarios='' net_modes=''
+while (($#)); do
+  case $1 in
     --strict) strict=true ;;
     --no-distcheck) distcheck=0 ;;
     --no-fuzz) fuzz=0 ;;
     --no-coverage) coverage=0 ;;
     --no-board) board=0 ;;
-    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
-    *) echo "test.sh: unknown option $a (see --help)" >&2; exit 2 ;;
+    --scenarios) scenarios=${2:?--scenarios needs a LIST, e.g. vmm-boot,net-modes}; shift ;;
+    --net-modes) net_modes=${2:?--net-modes needs a LIST, e.g. vhost-irqfd-mirror}; shift ;;
+    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
+  shift
 done
 build=${KVMMIO_BUILD:-$src/build}
 jobs=$(nproc)
+arch=$(uname -m)
+[[ -z $net_modes || -n $scenarios ]] || { echo "test.sh: --net-modes goes with --scenarios (e.g. --scenarios net-modes)" >&2; exit 2; }
+
+# --scenarios: the make-check tests that run each named scenario.
+only_tests=()
+if [[ -n $scenarios ]]; then
+  [[ $scenarios =~ ^[a-z0-9,-]+$ ]] || { echo "test.sh: --scenarios: not a comma-separated list: '$scenarios'" >&2; exit 2; }
+  [[ -z $net_modes || $net_modes =~ ^[a-z0-9,-]+$ ]] || { echo "test.sh: --net-modes: not a comma-separated list: '$net_modes'" >&2; exit 2; }
+  for s in ${scenarios//,/ }; do
+    if [[ $arch == aarch64 ]]; then
+      named=("tests/arm64/host-$s.test")
+    else
+      named=()
+      for g in 3 2; do [[ ! -f $src/tests/arm64/$s-gicv$g.test ]] || named+=("tests/arm64/$s-gicv$g.test"); done
+    fi
+    [[ ${#named[@]} -gt 0 && -f $src/${named[0]} ]] || {
+      echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest" >&2
+      exit 2
+    }
+    only_tests+=("${named[@]}")
+  done
+  coverage=0 distcheck=0 fuzz=0 board=0
+  [[ -z $net_modes ]] || export KVMMIO_NET_MODES=$net_modes
+fi
 
 # Phase times, printed as each phase ends and again at the close.
 phase_start=$SECONDS phase_times=()
@@ -56,16 +93,40 @@ phase_done() {
   phase_start=$SECONDS
 }
 
-"$src/scripts/install-deps.sh"
+# Only the scenarios: what scripts/main.sh installs is enough (a board has
+# it, offline); the full suite adds its own tools (fuzzing, coverage).
+deps=()
+[[ -z $scenarios ]] || deps=(--main)
+"$src/scripts/install-deps.sh" "${deps[@]}"
 phase_done dependencies
 
+# The build directory, made once and then reused as it is: autoreconf only
+# where there is no configure, configure only where there is no Makefile.
+# Later changes to configure.ac or a Makefile.am reach the build through
+# make's own rebuild rules. A build configured before, e.g. by
+# scripts/main.sh on a board (--enable-static-binaries, no -Werror), is
+# kept: rerunning autoreconf would make make rerun configure and rebuild
+# everything (an hour on a slow board), with the tree up to date.
+# On arm64 the L2 guest's initramfs takes programs of this build, which
+# must then be static (as main.sh builds them there).
 cd "$src"
-autoreconf -fi
+[ -x configure ] || autoreconf -fi
 mkdir -p "$build"
 cd "$build"
-[ -f Makefile ] || "$src/configure" --enable-werror -q
+static=()
+[[ $arch != aarch64 ]] || static=(--enable-static-binaries)
+[ -f Makefile ] || "$src/configure" --enable-werror -q "${static[@]}"
 make -j"$jobs"
 phase_done build
+# A reused build must still run the scenarios asked for.
+if [[ -n $scenarios ]]; then
+  cond=ARM64_PLATFORM
+  [[ $arch != aarch64 ]] || cond=ARM64_HOST_SCENARIOS
+  grep -qx "${cond}_TRUE = " Makefile || {
+    echo "test.sh: $build was configured without the arm64 scenarios (--disable-tests or --disable-arm64-platform): reconfigure it, or point KVMMIO_BUILD at another directory" >&2
+    exit 2
+  }
+fi
 
 export GTEST_OUTPUT="json:$build/tests/results/"
 rm -rf "$build/tests/results" "$build/tests/arm64/results"
@@ -73,7 +134,11 @@ if [ "$strict" = true ]; then
   export KVMMIO_REQUIRE_ARM64=1
 fi
 check_status=0
-make -j"$jobs" check || check_status=$?
+if ((${#only_tests[@]})); then
+  make -j"$jobs" check TESTS="${only_tests[*]}" || check_status=$?
+else
+  make -j"$jobs" check || check_status=$?
+fi
 [ $check_status -eq 0 ] || { cat tests/test-suite.log 2>/dev/null | tail -n 80; }
 unset GTEST_OUTPUT
 phase_done "make check"
@@ -100,7 +165,7 @@ if [ $fuzz = 1 ]; then
 fi
 
 board_status=0 board_line=''
-if [ $board = 1 ] && [ "$(uname -m)" != aarch64 ]; then
+if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if [ $check_status -ne 0 ]; then
     board_line="board rehearsal: not run: make check failed"
   elif why=$("$src/scripts/board-rehearsal.sh" --check-host); then

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=sh
 # tests/arm64/lib.sh: helpers for arm64 scenarios. In L1 it is
-# /kvmmio/lib.sh; a scenario starts with `. /kvmmio/lib.sh`.
+# /kvmmio/lib.sh; a scenario starts with `. "${KVMMIO_DIR:-/kvmmio}/lib.sh"`.
 # Owns the functions below and turns on `set -eu`: any failing command
 # fails the scenario. The scenario's exit status is the verdict.
 #   step "text"        announce progress ("KVMMIO-STEP: text"; the runner
@@ -12,10 +12,13 @@
 #   $KVMMIO_L1_GIC     GIC version of L1 (3 or 2)
 #   $KVMMIO_SCENARIO_TAG  "NAME: " when the scenario runs in a list
 #                      (run.sh --scenario A,B): step and fail lines carry it
+#   $KVMMIO_DIR        this file's directory, with bin/net-modes.sh (/kvmmio)
+#   $KVMMIO_L2         the L2 guest: Image and initramfs (/l2)
+# The defaults are L1's paths; on an arm64 host the scenarios run directly
+# (tests/arm64/host-scenario.sh), which points the two at its own tree.
 set -eu
 : "${KVMMIO_SCENARIO_TAG:=}"
-
-: "${KVMMIO_RESULTS:=/results}"
+: "${KVMMIO_RESULTS:=/results}" "${KVMMIO_DIR:=/kvmmio}" "${KVMMIO_L2:=/l2}"
 mkdir -p "$KVMMIO_RESULTS"
 
 step() { echo "KVMMIO-STEP: $KVMMIO_SCENARIO_TAG$*"; }
@@ -82,7 +85,7 @@ guest_errors_total() {
 }
 start_l2_net() {
     : >"$1.console"
-    timeout "$4" kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 256M --cpus "$3" \
+    timeout "$4" kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus "$3" \
         --net "tap=$TAP,$2" --stats "$1.json" \
         --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.ip=$GUEST kvmmio.host=$HOST $5" \
         </dev/null >"$1.console" 2>"$1.log" &

@@ -48,19 +48,22 @@ mkdir -p "$(dirname "$results")"
 # One run: no retry. (Failures that once looked intermittent were QEMU
 # running stale guest code, which run.sh's sve=off removes;
 # docs/arm64-platform.md, "Known L1 issues".)
-# The time limit of one L1 boot: 900 s per scenario, 1800 for suites, which
-# runs every test case of four suites as a process of its own (~400 under
-# TCG); a list gets the sum.
+# The time limit of one L1 boot: 900 s per scenario, 1800 for suites (four
+# GoogleTest suites, ~400 cases, under TCG); a list gets the sum.
 default_timeout=0
 for s in ${scenario//,/ }; do
   if [ "$s" = suites ]; then default_timeout=$((default_timeout + 1800))
   else default_timeout=$((default_timeout + 900)); fi
 done
+# KVMMIO_NET_MODES (scripts/test.sh --net-modes) reaches the net scenarios
+# in L1, commas for spaces (L1's kernel command line carries it).
+modes=()
+[ -z "${KVMMIO_NET_MODES:-}" ] || modes=(--env "KVMMIO_NET_MODES=${KVMMIO_NET_MODES// /,}")
 run_once() {
   rm -rf "$results" "$results.first-attempt"
   "$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
     --initramfs "$initramfs" --results "$results" \
-    --timeout "${KVMMIO_ARM64_TIMEOUT:-$default_timeout}" "$@"
+    --timeout "${KVMMIO_ARM64_TIMEOUT:-$default_timeout}" "${modes[@]}" "$@"
 }
 # Live progress: make check keeps a test's output in its .log until the
 # test ends, so a nested scenario would be silent for minutes. Makefile.am's

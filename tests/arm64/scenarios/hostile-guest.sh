@@ -29,7 +29,7 @@
 #     as guest errors with its activations within the token bucket, which
 #     refused some of them (L2 counts DEVICE_NEEDS_RESET after DRIVER_OK).
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 scenario_name=hostile-guest
 
 require_dev /dev/kvm
@@ -48,7 +48,7 @@ mkfifo "$fifo"
 # The console output is gigabytes of zeros: dropped on the way, the rest kept.
 tr -d '\000' <"$fifo" >"$R/hostile.console" &
 reader=$!
-kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 384M --cpus 2 --console virtio \
+kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 384M --cpus 2 --console virtio \
     --net tap=kvmh0,vhost=off --net tap=kvmh1,vhost=off --stats "$R/hostile.json" \
     --cmdline "console=ttyAMA0 earlycon quiet panic=-1 mem=160M kvmmio.l2test=hostile kvmmio.reserved=0x4a000000,0x8000000" \
     </dev/null >"$fifo" 2>"$R/hostile.stderr" &

@@ -15,7 +15,7 @@
 # Each fact is a test case in l1-facts.json; the facts also go to
 # $KVMMIO_RESULTS/l1-facts.txt.
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 scenario_name=l1-facts
 
 for v in KVMMIO_EXPECT_PAGE_SIZE KVMMIO_EXPECT_KVM_MODE KVMMIO_EXPECT_GIC; do

@@ -15,9 +15,9 @@
 #                         complete and every guest run must show counters
 #                         that fit its mode; a GoogleTest-shaped verdict
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 # shellcheck source=bench/net-modes.sh
-. /kvmmio/bin/net-modes.sh
+. "$KVMMIO_DIR/bin/net-modes.sh"
 scenario_name=net-compare
 require_dev /dev/kvm /dev/vhost-net /dev/net/tun
 
@@ -27,7 +27,7 @@ step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
 start=$(cut -d' ' -f1 /proc/uptime)
-NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel /l2/Image --initrd /l2/initramfs \
+NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" \
     --configs "$configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \

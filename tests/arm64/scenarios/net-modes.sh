@@ -18,15 +18,16 @@
 # every guest interrupt cost at least its InterruptStatus read as an exit.
 # L2's side: tests/arm64/l2-hooks/50-kvmmio-l2test.sh (kvmmio.l2test=net).
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 # shellcheck source=bench/net-modes.sh
-. /kvmmio/bin/net-modes.sh
+. "$KVMMIO_DIR/bin/net-modes.sh"
 scenario_name=net-modes
 
 require_dev /dev/kvm /dev/vhost-net /dev/net/tun
 R=$KVMMIO_RESULTS
 TAP=kvmtap0 HOST=10.0.0.1 GUEST=10.0.0.2
-modes=${KVMMIO_NET_MODES:-"vhost-irqfd vhost-irqfd-mirror vhost-relay user-ioeventfd user-trap vhost-irqfd-v1"}
+# KVMMIO_NET_MODES: a subset, separated by spaces or commas.
+modes=$(echo "${KVMMIO_NET_MODES:-vhost-irqfd vhost-irqfd-mirror vhost-relay user-ioeventfd user-trap vhost-irqfd-v1}" | tr , " ")
 
 mkdir -p /tmp/www
 dd if=/dev/urandom of=/tmp/www/to-guest bs=64k count=16 2>/dev/null

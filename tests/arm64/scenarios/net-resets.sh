@@ -19,15 +19,15 @@
 # Then L2 powers off (kvmmio exits 0) with no guest errors counted.
 # L2's side: tests/arm64/l2-hooks/50-kvmmio-l2test.sh (kvmmio.l2test=net-resets).
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 # shellcheck source=bench/net-modes.sh
-. /kvmmio/bin/net-modes.sh
+. "$KVMMIO_DIR/bin/net-modes.sh"
 scenario_name=net-resets
 
 require_dev /dev/kvm /dev/vhost-net /dev/net/tun
 R=$KVMMIO_RESULTS
 TAP=kvmtap0 HOST=10.0.0.1 GUEST=10.0.0.2
-modes=${KVMMIO_NET_MODES:-"vhost-mq user-mq"}
+modes=$(echo "${KVMMIO_NET_MODES:-vhost-mq user-mq}" | tr , " ")  # spaces or commas
 RELOADS=3
 
 # "TID TICKS NAME" (utime + stime) for each vhost worker thread in L1. Before
@@ -37,8 +37,10 @@ RELOADS=3
 # runs, so every vhost-* thread is one of its workers. (Matching the TID
 # against kvmmio's threads as well failed once in ~10 runs with 0 workers
 # found while traffic flowed; the names are printed for such a case.)
+# On an arm64 host the scenario has a PID namespace of its own, where those
+# kernel threads are not: $KVMMIO_ALL_PROC is the host's whole /proc there.
 vhost_ticks() {
-    for s in /proc/[0-9]*/stat /proc/"$1"/task/[0-9]*/stat; do
+    for s in "${KVMMIO_ALL_PROC:-/proc}"/[0-9]*/stat /proc/"$1"/task/[0-9]*/stat; do
         [ -r "$s" ] || continue
         # comm may hold spaces: split at the parentheses.
         sed -n 's/^\([0-9]*\) (\(.*\)) \(.*\)$/\1 \2 \3/p' "$s" 2>/dev/null |

@@ -3,7 +3,7 @@
 # smoke: the arm64 test platform itself. Checks inside L1 that KVM, vhost-net,
 # tun and the L2 payload are there, and writes smoke.txt to the results.
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 
 step "KVM: /dev/kvm"
 require_dev /dev/kvm
@@ -16,7 +16,7 @@ grep -q "GICv$KVMMIO_L1_GIC .* vgic\$" /proc/interrupts ||
     fail "no GICv$KVMMIO_L1_GIC vgic maintenance interrupt in /proc/interrupts"
 
 step "L2 payload: /l2/Image, /l2/initramfs"
-for f in /l2/Image /l2/initramfs; do
+for f in "$KVMMIO_L2/Image" "$KVMMIO_L2/initramfs"; do
     [ -s "$f" ] || fail "missing or empty $f"
 done
 

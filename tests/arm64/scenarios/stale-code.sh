@@ -15,7 +15,7 @@
 # KVMMIO_STALE_ARGS (commas for spaces) replaces stale-vm-code's options
 # for a one-off investigation, e.g. --prelude,wfi-kick,--rounds,50.
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 require_dev /dev/kvm
 for p in tcg-smc-repro stale-vm-code; do
     command -v $p >/dev/null || fail "$p is not in /kvmmio/bin (scripts/arm64/prepare.sh builds it)"

@@ -19,7 +19,7 @@
 # code, which run.sh's sve=off removes: docs/arm64-platform.md, "Known L1
 # issues".)
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 
 status=0
 # run_each SUITE [FILTER]

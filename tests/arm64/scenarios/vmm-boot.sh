@@ -32,7 +32,7 @@
 # kvmmio.l2test= on L2's command line. L2 stays `quiet`: every console
 # byte is an MMIO exit in L1.
 # shellcheck source=tests/arm64/lib.sh
-. /kvmmio/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 scenario_name=vmm-boot
 
 require_dev /dev/kvm
@@ -74,7 +74,7 @@ check_stats() {
 boot() {
     : >"$R/$1.console"
     case ${5:-serial} in serial) tty=ttyAMA0 ;; *) tty=hvc0 ;; esac
-    kvmmio run --kernel /l2/Image --initrd /l2/initramfs --mem 256M --cpus "$2" --gic auto \
+    kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus "$2" --gic auto \
         --console "${5:-serial}" \
         --cmdline "console=$tty earlycon quiet panic=-1 kvmmio.l2test=$3" --stats "${STATS:-$R/$1.json}" \
         ${EXTRA:-} <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
@@ -318,7 +318,7 @@ expect_setup_error() {
     name=$1 text=$2
     shift 2
     st=0
-    kvmmio run --kernel /l2/Image --stats "$R/$name.json" "$@" </dev/null >/dev/null 2>"$R/$name.stderr" || st=$?
+    kvmmio run --kernel "$KVMMIO_L2/Image" --stats "$R/$name.json" "$@" </dev/null >/dev/null 2>"$R/$name.stderr" || st=$?
     if [ "$st" != 2 ]; then echo "$name: exit status $st, not 2"; return 1; fi
     if ! grep -q "$text" "$R/$name.stderr"; then echo "$name: message lacks '$text': $(cat "$R/$name.stderr")"; return 1; fi
     if [ -e "$R/$name.json" ]; then echo "$name: left $name.json behind"; return 1; fi
