@@ -6,8 +6,9 @@
 #   3. make check: unit tests, the KVM-layer tests on this machine's
 #      /dev/kvm, and (on x86-64) the arm64 build of the same tests run on
 #      real KVM/ARM nested in qemu-system-aarch64, with L1 on GICv3 and GICv2,
-#   4. line coverage of the host tests (scripts/coverage.sh: a --coverage
-#      build, gcovr; fails below the project's floor),
+#   4. line coverage of the host tests (scripts/coverage.sh --counted: gcovr
+#      over the counts make check's run left in the build, which is
+#      configured with --coverage; fails below the project's floor),
 #   5. make distcheck (tarball, VPATH build, install, uninstall),
 #   6. fuzzes the virtio-mmio transport and the real devices for a bounded
 #      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
@@ -84,12 +85,16 @@ if [[ -n $scenarios ]]; then
   [[ -z $net_modes ]] || export KVMMIO_NET_MODES=$net_modes
 fi
 
-# Phase times, printed as each phase ends and again at the close.
+# Phase times against their budgets (scripts/phase-budget.sh), printed as
+# each phase ends and again at the close, with the phases that overran.
+# shellcheck source=scripts/phase-budget.sh
+source "$src/scripts/phase-budget.sh"
 phase_start=$SECONDS phase_times=()
 phase_done() {
-  local t=$((SECONDS - phase_start))
-  phase_times+=("$(printf '%-16s %4d s' "$1" "$t")")
-  echo "test.sh: phase '$1' took $t s"
+  local t=$((SECONDS - phase_start)) note
+  note=$(budget_note "$1" "$t")
+  phase_times+=("$note")
+  echo "test.sh: phase $note"
   phase_start=$SECONDS
 }
 
@@ -113,9 +118,16 @@ cd "$src"
 [ -x configure ] || autoreconf -fi
 mkdir -p "$build"
 cd "$build"
+# The tree is built once for make check and for line coverage: with
+# coverage on (the default), a new build directory is configured with gcc's
+# --coverage at -O0, so the counts come from make check's own run of the host
+# tests instead of a second build and a second run (~5 min less on 2 cores);
+# make distcheck still builds and tests the tarball at -O2 with -Werror.
+coverage_flags=(CXXFLAGS="-O0 -g --coverage" CFLAGS="-O0 -g --coverage" LDFLAGS="--coverage")
+[ $coverage = 1 ] || coverage_flags=()
 static=()
 [[ $arch != aarch64 ]] || static=(--enable-static-binaries)
-[ -f Makefile ] || "$src/configure" --enable-werror -q "${static[@]}"
+[ -f Makefile ] || "$src/configure" --enable-werror -q "${static[@]}" "${coverage_flags[@]}"
 make -j"$jobs"
 phase_done build
 # A reused build must still run the scenarios asked for.
@@ -127,6 +139,12 @@ if [[ -n $scenarios ]]; then
     exit 2
   }
 fi
+# A build directory configured earlier without --coverage gets the separate
+# coverage build (scripts/coverage.sh's own).
+in_build_coverage=0
+grep -q '^CXXFLAGS = .*--coverage' Makefile && in_build_coverage=1
+# Counts of this run only (the board rehearsal's root is not searched).
+find . -path ./board-rehearsal -prune -o -name '*.gcda' -exec rm -f {} +
 
 export GTEST_OUTPUT="json:$build/tests/results/"
 rm -rf "$build/tests/results" "$build/tests/arm64/results"
@@ -145,7 +163,11 @@ phase_done "make check"
 
 coverage_status=0 coverage_line=''
 if [ $coverage = 1 ]; then
-  coverage_line=$("$src/scripts/coverage.sh" "${build}-coverage") || coverage_status=$?
+  if [ $in_build_coverage = 1 ]; then
+    coverage_line=$("$src/scripts/coverage.sh" --counted "$build") || coverage_status=$?
+  else
+    coverage_line=$("$src/scripts/coverage.sh" "${build}-coverage") || coverage_status=$?
+  fi
   echo "$coverage_line"
   phase_done coverage
 fi
@@ -182,6 +204,14 @@ if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
 fi
 
 printf 'test.sh: phase times:\n'; printf '  %s\n' "${phase_times[@]}"
+# The nested scenarios' own times (platform-test.sh's closing line in each
+# test's log), longest first: where make check's time went.
+if compgen -G "$build/tests/arm64/*.log" >/dev/null; then
+  printf 'test.sh: nested scenarios, longest first:\n'
+  sed -n 's/^== \(.*\): exit status \([0-9]*\) after \([0-9]*\) s.*/\3 \1 (status \2)/p' \
+    "$build"/tests/arm64/*.log | sort -rn | awk '{ printf "  %5d s  %s\n", $1, substr($0, index($0, " ") + 1) }'
+fi
+echo "test.sh: $(budget_close)"
 # Where the real-KVM coverage came from, then one closing line, alone, over
 # every GoogleTest case that ran, native and arm64.
 [ -z "$coverage_line" ] || echo "$coverage_line"

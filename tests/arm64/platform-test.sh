@@ -94,7 +94,7 @@ else
   status=$?
 fi
 set -e
-echo "== $scenario on L1 gic-version=$gic${kernels:+, kernels L1:L2 $kernels}: exit status $status; results in $results"
+echo "== $scenario on L1 gic-version=$gic${kernels:+, kernels L1:L2 $kernels}: exit status $status after $((SECONDS - started)) s; results in $results"
 echo "   GoogleTest cases: $("$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" "$results")"
 grep -h 'KVMMIO-FAIL' "$results/console.log" 2>/dev/null | sed 's/^/   /' || true
 exit $status
