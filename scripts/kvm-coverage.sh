@@ -35,8 +35,12 @@ host_dirs=("$build"/tests/arm64/results/host-*-gicv[23])
 gics=() passed=()
 for gic in 3 2; do
     [[ ! -d ${host_dirs[0]} ]] || break
-    dirs=("$build"/tests/arm64/results/*-gicv$gic)
-    [[ -d ${dirs[0]} ]] || continue
+    # NAME-gicvN, and NAME-gicvN-l1-K1-l2-K2 for a test on other kernels.
+    dirs=()
+    for d in "$build"/tests/arm64/results/*-gicv"$gic" "$build"/tests/arm64/results/*-gicv"$gic"-l1-*; do
+        [[ -d $d && ${d##*/} != host-* ]] && dirs+=("$d")
+    done
+    ((${#dirs[@]})) || continue
     n=$(count "${dirs[@]}" | field passed)
     ((n > 0)) && gics+=("GICv$gic") && passed+=("$n")
 done
