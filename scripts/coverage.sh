@@ -29,6 +29,7 @@ floor=73
 
 command -v gcovr >/dev/null || { echo "coverage.sh: gcovr not found: apt-get install gcovr (scripts/install-deps.sh does)" >&2; exit 2; }
 if ((counted)); then
+    build=$(cd "$build" && pwd)
     cd "$build"
     [ -n "$(find . -path ./board-rehearsal -prune -o -name '*.gcda' -print -quit)" ] ||
         { echo "coverage.sh: no coverage counts in $build: configure it with CXXFLAGS='-O0 -g --coverage' and run its tests first" >&2; exit 2; }
