@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # shellcheck disable=SC2016 # scripts run in namespaces expand their own $vars
-# The board path, rehearsed: a Debian 12 arm64 root filesystem booted as an
-# arm64 KVM host (qemu-system-aarch64 -M virt,virtualization=on, TCG) that
+# The board path, rehearsed: a Debian 12 or 13 arm64 root filesystem booted
+# as an arm64 KVM host (qemu-system-aarch64 -M virt,virtualization=on, TCG) that
 # runs the README's main-job command, `scripts/main.sh --quick`, the way a
 # board user would: as root in a clone of the repository, without network.
 #
-#   scripts/board-rehearsal.sh [--dir DIR] [--gic 3|2]... [--configs LIST]
+#   scripts/board-rehearsal.sh [--dir DIR] [--board RELEASE:GIC]... [--configs LIST]
 #                              [--timeout S] [--phases LIST] [--keep]
 #                              [--scenarios LIST] [--net-modes LIST]
 #   scripts/board-rehearsal.sh --check-host
-#     --dir DIR      work directory (default <build>/board-rehearsal; ~8 GB)
-#     --gic N        the board's GIC version, repeatable (default 3 then 2)
+#     --dir DIR      work directory (default <build>/board-rehearsal; ~6 GB
+#                    per release), one DIR/RELEASE per release
+#     --board R:N    a board of Debian release R (bookworm, trixie) with a
+#                    GICvN (3 or 2), booted once; repeatable (default
+#                    bookworm:3 trixie:2: one GIC per release); one root
+#                    per release serves all its boards
+#     --release R --gic N  the same as --board R:N (--gic alone: bookworm)
 #     --configs LIST passed to main.sh --quick as --configs (default: all six)
 #     --timeout S    bound of each board boot (default 3600 s)
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
@@ -75,14 +80,17 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '9,24p' "$0"; }
+usage() { sed -n '9,29p' "$0"; }
 
-dir='' gics=() configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
+dir='' gics=() boards=() release='' configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
 scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror
 while (($#)); do
     case $1 in
     --dir) dir=${2:?--dir needs DIR}; shift 2 ;;
     --gic) [[ ${2:-} == [23] ]] || die "--gic takes 2 or 3"; gics+=("$2"); shift 2 ;;
+    --release) release=${2:?--release needs a Debian release, e.g. trixie}; shift 2 ;;
+    --board) [[ ${2:-} =~ ^[a-z]+:[23]$ ]] || die "--board takes RELEASE:GIC, e.g. trixie:2 (GIC 3 or 2)"
+        boards+=("$2"); shift 2 ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
     --timeout) timeout=${2:?--timeout needs S}; shift 2 ;;
     --phases) phases=${2:?--phases needs a LIST}; shift 2 ;;
@@ -109,7 +117,6 @@ if ((check_host)); then
     [[ -z $why ]] || { echo "$why"; exit 3; }
     exit 0
 fi
-((${#gics[@]})) || gics=(3 2)
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $timeout"
 [[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
 [[ $scenarios =~ ^[a-z0-9,-]+$ ]] || die "--scenarios: not a list: $scenarios"
@@ -125,6 +132,10 @@ done
 want() { [[ ,$phases, == *,$1,* ]]; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
+# shellcheck disable=SC1091 # the host's file
+host_release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+
+[[ -z $release ]] || ((${#gics[@]})) || gics=(3)
 root=$dir/root
 times=$dir/times.txt
 ! want root || : >"$times"   # a new root starts a new record
@@ -144,17 +155,71 @@ need_tool unshare util-linux
 
 # --- qemu-user, private to this run ------------------------------------------
 # The static qemu-aarch64 from Debian's qemu-user-static, unpacked (never
-# installed: its postinst would register binfmt handlers host-wide).
+# installed: its postinst would register binfmt handlers host-wide). The
+# releases' runs share one (BOARD_REHEARSAL_QEMU_USER, set for them).
 qemu_user() {
-    local q=$dir/qemu-user/usr/bin/qemu-aarch64-static deb
+    local qd=${BOARD_REHEARSAL_QEMU_USER:-$dir/qemu-user} deb
+    local q=$qd/usr/bin/qemu-aarch64-static
     if [[ ! -x $q ]]; then
-        mkdir -p "$dir/qemu-user"
-        (cd "$dir/qemu-user" && apt-get download -q -o APT::Sandbox::User=root qemu-user-static >&2)
-        deb=$(ls "$dir"/qemu-user/qemu-user-static_*.deb)
-        dpkg-deb -x "$deb" "$dir/qemu-user"
+        mkdir -p "$qd"
+        (cd "$qd" && apt-get download -q -o APT::Sandbox::User=root qemu-user-static >&2)
+        deb=$(ls "$qd"/qemu-user-static_*.deb)
+        dpkg-deb -x "$deb" "$qd"
     fi
     echo "$q"
 }
+
+# --- several releases: one run of this script per release -----------------
+# --board R:N... (or none: the default) runs this script once per release
+# as --release R --gic N... --dir DIR/R: first the root, carry and image
+# phases of all releases at once (each mostly one emulated dpkg or the
+# network at a time: two share this machine's cores well), then the boots,
+# one after the other (each takes both cores). Their output is prefixed
+# with the release; DIR/times.txt collects the phase times, each named by
+# release, and the whole run's time.
+if [[ -z $release ]]; then
+    if ((${#boards[@]} == 0)); then
+        if ((${#gics[@]})); then boards=("${gics[@]/#/bookworm:}"); else boards=(bookworm:3 trixie:2); fi
+    fi
+    releases=()
+    for b in "${boards[@]}"; do
+        [[ " ${releases[*]} " == *" ${b%:*} "* ]] || releases+=("${b%:*}")
+    done
+    for r in "${releases[@]}"; do
+        "$src/scripts/install-deps.sh" --list --main arm64 --release "$r" >/dev/null ||
+            die "--board $r: not a Debian release scripts/install-deps.sh knows (bookworm, trixie)"
+    done
+    export BOARD_REHEARSAL_QEMU_USER=$dir/qemu-user
+    ! want root || qemu_user >/dev/null   # once, before the runs share it
+    # run_release R PHASES: this script for release R's boards.
+    run_release() {
+        local r=$1 args b
+        args=(--release "$r" --dir "$dir/$r" --timeout "$timeout" --phases "$2")
+        for b in "${boards[@]}"; do [[ ${b%:*} != "$r" ]] || args+=(--gic "${b#*:}"); done
+        [[ -z $configs ]] || args+=(--configs "$configs")
+        args+=(--scenarios "${scenarios:-none}" --net-modes "${net_modes:-all}")
+        ((!keep)) || args+=(--keep)
+        say "Debian $r: ${args[*]}"
+        "$0" "${args[@]}" 2>&1 | sed -u "s/^/[$r] /" >&2
+    }
+    failed=0 prep=()
+    for p in root carry image; do ! want $p || prep+=("$p"); done
+    if ((${#prep[@]})); then
+        pids=()
+        prep_list=$(IFS=,; echo "${prep[*]}")
+        for r in "${releases[@]}"; do run_release "$r" "$prep_list" & pids+=($!); done
+        for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    fi
+    if want boot && ((!failed)); then
+        for r in "${releases[@]}"; do run_release "$r" boot || failed=1; done
+    fi
+    for r in "${releases[@]}"; do sed "s/^/$r /" "$dir/$r/times.txt" 2>/dev/null; done >"$dir/times.txt"
+    t=$SECONDS
+    printf '%-23s %4d min %02d s\n' "all boards" $((t / 60)) $((t % 60)) >>"$dir/times.txt"
+    say "times of all boards (also in $dir/times.txt):"
+    cat "$dir/times.txt" >&2
+    exit $failed
+fi
 
 # in_ns SCRIPT [ARG]...: runs bash SCRIPT (its $1... the ARGs) in new user,
 # mount and pid namespaces (uids and gids mapped one to one) whose own binfmt_misc runs arm64 ELF files with
@@ -205,7 +270,14 @@ in_root() {
 # mount namespace the board's clone is at /root/kvmmio and the board's
 # /usr/include and /usr/lib/aarch64-linux-gnu cover the host's, where the
 # cross compiler looks after its own directories: headers and libraries
-# (libfdt, libseccomp, Google Test) are the board's own. --build and --host
+# (libfdt, libseccomp, Google Test) are the board's own. So is the C
+# library: the cross compiler's own glibc (/usr/aarch64-linux-gnu, searched
+# first) is covered too: its include directory by the same names from the
+# board's /usr/include/aarch64-linux-gnu and /usr/include, but for the
+# cross g++'s libstdc++ headers (c++/N), kept; its lib directory by the
+# board's libraries. Without that a Debian 13 board's libgtest.a (g++ 14, glibc
+# 2.41) did not link against the host's glibc 2.36 (__isoc23_strtol,
+# __isoc23_strtoull); the compiler itself stays the host's g++. --build and --host
 # name the board (aarch64-linux-gnu): configure records the compiler by the
 # name the board's g++ package also gives it, aarch64-linux-gnu-g++, and,
 # seeing a native build, runs its test programs (qemu-user, binfmt above).
@@ -218,6 +290,26 @@ carry_build='
     mount --bind /mnt/board/root/kvmmio /root/kvmmio
     mount --bind /mnt/board/usr/include /usr/include
     mount --bind /mnt/board/usr/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu
+    cross=/usr/aarch64-linux-gnu
+    mkdir /mnt/cxx /mnt/include
+    cxx=$(cd "$cross/include/c++" && ls)   # the cross g++ version, e.g. 12
+    mount --bind "$cross/include/c++/$cxx" /mnt/cxx
+    # What the cross glibc and kernel headers have, taken from the board
+    # (its multiarch directory over its generic one; symbolic links
+    # followed: Debian 13'"'"'s asm headers link into /usr/lib/linux); the rest of the
+    # board'"'"'s headers (libfdt, gtest) stay at /usr/include, so the
+    # dependency files keep naming them there.
+    for e in "$cross"/include/*; do
+        e=${e##*/}
+        [ "$e" != c++ ] || continue
+        for d in /mnt/board/usr/include /mnt/board/usr/include/aarch64-linux-gnu; do
+            [ ! -e "$d/$e" ] || cp -RL --preserve=timestamps "$d/$e" /mnt/include/
+        done
+    done
+    mkdir -p "/mnt/include/c++/$cxx"
+    mount --bind /mnt/cxx "/mnt/include/c++/$cxx"
+    mount --rbind /mnt/include "$cross/include"
+    mount --bind /mnt/board/usr/lib/aarch64-linux-gnu "$cross/lib"
     export PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/mnt/board/usr/share/pkgconfig
     export QEMU_LD_PREFIX=/mnt/board   # configure runs arm64 test programs
     mkdir -p /root/kvmmio/build
@@ -254,25 +346,71 @@ board_deps() {
 # --- root ---------------------------------------------------------------------
 if want root; then
     [[ ! -e $root ]] || rm -rf --one-file-system "$root"
+    # The host's apt sources (its mirror); for another release the same
+    # files with the host's release name replaced (trixie, trixie-updates,
+    # trixie-security from the same mirror), written into DIR/sources.
     mapfile -t sources < <("$src/scripts/fresh-root.sh" sources)
-    mapfile -t deps < <("$src/scripts/install-deps.sh" --list --main arm64)
-    pkgs=$(printf '%s,' "${deps[@]}" linux-image-arm64 ca-certificates debian-archive-keyring)
+    if [[ $release != "$host_release" ]]; then
+        [[ -n $host_release ]] || die "cannot tell this host's release (VERSION_CODENAME in /etc/os-release) to derive $release's sources from"
+        rm -rf "$dir/sources"
+        mkdir -p "$dir/sources"
+        for i in "${!sources[@]}"; do
+            f=$dir/sources/$i-${sources[i]##*/}
+            sed "s/\b$host_release\b/$release/g" "${sources[i]}" >"$f"
+            sources[i]=$f
+        done
+    fi
+    mapfile -t deps < <("$src/scripts/install-deps.sh" --list --main arm64 --release "$release")
+    # ca-certificates only for an https mirror (the root's own apt in the
+    # carry phase): nothing on the board uses it, and its postinst
+    # (update-ca-certificates, a process per certificate) took minutes
+    # under qemu-user.
+    tls=()
+    ! grep -qs 'https://' "${sources[@]}" || tls=(ca-certificates)
+    pkgs=$(printf '%s,' "${deps[@]}" linux-image-arm64 "${tls[@]}" debian-archive-keyring)
     initramfs_hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d" &&
         echo MODULES=list >"$1/etc/initramfs-tools/conf.d/board-rehearsal" &&
         printf "%s\n" virtio_pci virtio_mmio virtio_blk ext4 >"$1/usr/share/initramfs-tools/modules.d/board-rehearsal.conf"'
-    say "mmdebstrap arm64 bookworm $root: ${pkgs%,}"
+    # One initramfs instead of three: dpkg would make it in linux-image's
+    # postinst and again in two initramfs-tools triggers (each ~1 min under
+    # qemu-user); update-initramfs is diverted to a no-op while packages
+    # install (essential hook: dpkg exists, initramfs-tools not yet) and
+    # run once at the end (customize hook).
+    noinitramfs_hook='chroot "$1" dpkg-divert --quiet --local --rename --add /usr/sbin/update-initramfs &&
+        printf "#!/bin/sh\nexit 0\n" >"$1/usr/sbin/update-initramfs" && chmod +x "$1/usr/sbin/update-initramfs"'
+    initramfs_once='rm "$1/usr/sbin/update-initramfs" &&
+        chroot "$1" dpkg-divert --quiet --local --rename --remove /usr/sbin/update-initramfs &&
+        chroot "$1" update-initramfs -c -k all'
+    # Documentation, manual pages and message translations: nothing on the
+    # board reads them; not unpacking them saves dpkg's work under qemu-user
+    # and the image's size (dpkg's path-exclude, kept in the root; the
+    # copyright files stay). A dpkg.cfg.d file from the setup hook rather
+    # than mmdebstrap's --dpkgopt: with that, mmdebstrap extracts the
+    # essential packages through mmtarfilter, a python process per package,
+    # which took longer than the excludes save.
+    initramfs_hook+=' && mkdir -p "$1/etc/dpkg/dpkg.cfg.d" &&
+        printf "%s\n" "path-exclude=/usr/share/doc/*" "path-include=/usr/share/doc/*/copyright" \
+            "path-exclude=/usr/share/man/*" "path-exclude=/usr/share/info/*" \
+            "path-exclude=/usr/share/locale/*" >"$1/etc/dpkg/dpkg.cfg.d/board-rehearsal-excludes"'
+    say "mmdebstrap arm64 $release $root: ${pkgs%,}"
     # --skip=check/qemu: mmdebstrap's check wants arch-test on the host; the
     # namespace's binfmt handler (flag F) makes arm64 programs just run.
     # The setup hook gives the board an initramfs of the modules its root
-    # disk needs (virtio, ext4) before linux-image-arm64 makes one: dpkg makes
-    # it three times (postinst and two triggers), and the default
-    # MODULES=most, thousands of emulated modinfo and cp calls, took 15-20
-    # min each under qemu-user; this one takes under a minute. The board's
+    # disk needs (virtio, ext4) before the customize hook makes it: the
+    # default MODULES=most, thousands of emulated modinfo and cp calls,
+    # took 15-20 min under qemu-user; this one takes under a minute. The board's
     # main.sh loads what it needs later (vhost_net, tun) from /lib/modules.
-    in_ns 'mmdebstrap --mode=root --arch=arm64 --variant=minbase \
+    # Its output, each line with the seconds since the start, goes to
+    # DIR/root.log (where the phase's time goes: download, unpack,
+    # maintainer scripts, initramfs); its I: lines to the terminal too.
+    in_ns 'mmdebstrap --mode=root --arch=arm64 --variant=minbase --verbose \
         --skip=check/qemu --skip=cleanup/apt/lists \
-        --setup-hook="$2" --include="$1" bookworm "$ROOT" "${@:3}"' \
-        "${pkgs%,}" "$initramfs_hook" "${sources[@]}"
+        --setup-hook="$2" --essential-hook="$3" --customize-hook="$4" \
+        --include="$1" "$5" "$ROOT" "${@:6}"' \
+        "${pkgs%,}" "$initramfs_hook" "$noinitramfs_hook" "$initramfs_once" "$release" \
+        "${sources[@]}" 2>&1 |
+        awk 'BEGIN { srand(); t0 = srand() } { srand(); t = srand(); printf "%4d %s\n", t - t0, $0; fflush() }' |
+        tee "$dir/root.log" | awk '/^ *[0-9]+ I: / { print "board-rehearsal: root: " $0 > "/dev/stderr" }'
     echo board >"$root/etc/hostname"
     say "root: $(du -sh "$root" | cut -f1)"
     phase_done root

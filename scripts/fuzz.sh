@@ -34,7 +34,7 @@ rss_limit=${KVMMIO_FUZZ_RSS_LIMIT_MB:-512}
 timeout=${KVMMIO_FUZZ_TIMEOUT:-10}
 cxx=${CLANGXX:-clang++}
 command -v "$cxx" >/dev/null ||
-  { echo "fuzz.sh: $cxx missing: apt-get install clang libclang-rt-14-dev" >&2; exit 2; }
+  { echo "fuzz.sh: $cxx missing: apt-get install clang libclang-rt-dev (scripts/install-deps.sh does)" >&2; exit 2; }
 
 # The library sources each target reaches; no KVM objects (notify_fd_source.cc
 # needs a Vm, and the targets trap every notification).

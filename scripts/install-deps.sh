@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# Installs what kvmmio needs to build, test and benchmark on Debian 12, with
-# apt-get, idempotently: packages already present are not touched, and
-# apt-get update runs only when something is missing.
+# Installs what kvmmio needs to build, test and benchmark on Debian 12
+# (bookworm) or 13 (trixie), with apt-get, idempotently: packages already
+# present are not touched, and apt-get update runs only when something is
+# missing.
 #
 #   scripts/install-deps.sh            everything (native + arm64 cross + platform
 #                                      + gnuplot + the test suite's own tools)
@@ -10,18 +11,42 @@
 #                                      the test suite's own tools (fuzzing,
 #                                      coverage, the board rehearsal)
 #   scripts/install-deps.sh --native   only the native build and its tests
-#   scripts/install-deps.sh --list [--main] [ARCH]  print what the default
-#                                      (or --main) installs on a Debian ARCH
-#                                      host (default this one's), one a line;
-#                                      installs nothing
+#   scripts/install-deps.sh --list [--main] [ARCH] [--release NAME]
+#                                      print what the default (or --main)
+#                                      installs on a Debian ARCH host (default
+#                                      this one's) of release NAME (default
+#                                      this one's, e.g. bookworm, trixie), one
+#                                      a line; installs nothing
 set -euo pipefail
 arch=$(dpkg --print-architecture)
+# shellcheck disable=SC1091 # the host's file
+release=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 mode=${1:-}
 list_main=0
 if [ "$mode" = --list ]; then
-  [ "${2:-}" = --main ] && { list_main=1; shift; }
-  [ -n "${2:-}" ] && arch=$2
+  shift
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --main) list_main=1; shift ;;
+      --release) release=${2:?--release needs a Debian release name, e.g. trixie}; shift 2 ;;
+      -*) echo "install-deps.sh: unknown --list option $1 (see --help)" >&2; exit 2 ;;
+      *) arch=$1; shift ;;
+    esac
+  done
 fi
+# The releases whose archives every name below was checked against (each
+# name exists there for amd64 and arm64). The names are the releases' own
+# defaults, not versions: libclang-rt-dev is the compiler runtime of the
+# release's default clang (llvm-defaults: clang 14 and libclang-rt-14-dev
+# on bookworm, 19 on trixie), so one list serves both. Another release may
+# well work; it is named so that a missing package is not a surprise.
+checked="bookworm trixie"
+case " $checked " in
+  *" $release "*) ;;
+  *) [ "$mode" = --list ] && [ -n "$release" ] &&
+       { echo "install-deps.sh: no package list checked for Debian release '$release' (checked: $checked)" >&2; exit 2; }
+     echo "install-deps: this host's release (${release:-unknown}) is not one of: $checked; trying the same names" >&2 ;;
+esac
 
 # Each package is here for a named use (docs/arm64-platform.md lists why).
 native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
@@ -31,7 +56,7 @@ native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         device-tree-compiler libgtest-dev libgmock-dev)
 # The test suite's own tools, which scripts/main.sh does not use.
 testing=(gcovr               # scripts/coverage.sh: line coverage of the host tests
-         clang libclang-rt-14-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan
+         clang libclang-rt-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan (clang's own runtime)
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
 rehearsal=()
@@ -64,7 +89,7 @@ case "$mode" in
   --list)
     if [ $list_main = 1 ]; then printf '%s\n' "${main[@]}"; else printf '%s\n' "${main[@]}" "${testing[@]}" "${rehearsal[@]}"; fi
     exit 0 ;;
-  -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
   *) echo "install-deps.sh: unknown option $mode (see --help)" >&2; exit 2 ;;
 esac
 

@@ -15,9 +15,9 @@
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
 #      x86-64 host): a Debian 12 arm64 root booted as an arm64 KVM host
-#      under qemu-system-aarch64, GICv3 then GICv2, runs `scripts/main.sh
-#      --quick` there, offline, with a build carried in (~17 min;
-#      $KVMMIO_BOARD_FLAGS passes options, e.g. "--gic 2"),
+#      under qemu-system-aarch64 on GICv3, a Debian 13 one on GICv2, each
+#      runs `scripts/main.sh --quick` there, offline, with a build carried
+#      in ($KVMMIO_BOARD_FLAGS passes options, e.g. "--board trixie:3"),
 #   8. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
@@ -194,7 +194,7 @@ if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
     make board-rehearsal BOARD_REHEARSAL_FLAGS="${KVMMIO_BOARD_FLAGS:-}" || board_status=$?
     phase_done "board rehearsal"
     if [ $board_status -eq 0 ]; then
-      board_line="board rehearsal: passed (${KVMMIO_BOARD_FLAGS:-GICv3 and GICv2}): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
+      board_line="board rehearsal: passed (${KVMMIO_BOARD_FLAGS:-Debian 12 on GICv3, Debian 13 on GICv2}): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
     else
       board_line="board rehearsal: FAILED (status $board_status; $build/board-rehearsal)"
     fi

@@ -258,6 +258,15 @@ for f in "${files[@]}"; do
     touch "$stamp"
 done
 
+# Debian 13's packages put everything under /usr (a merged-/usr system has
+# /lib, /bin and /sbin as links into it); Debian 12's still use /lib and
+# /bin. The links, where no package made the directory, keep the paths the
+# scripts use (lib/modules, bin/busybox, lib/aarch64-linux-gnu) the same
+# for both.
+for d in bin sbin lib; do
+    [[ -e $ROOT/$d || ! -d $ROOT/usr/$d ]] || ln -s "usr/$d" "$ROOT/$d"
+done
+
 # Debian's kernel .deb ships no modules.dep; build-initramfs.sh needs one.
 mkdir -p "$CACHE/kernels"
 for k in "${KERNELS[@]}"; do
