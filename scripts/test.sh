@@ -16,8 +16,10 @@
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
 #      x86-64 host): a Debian 12 arm64 root booted as an arm64 KVM host
 #      under qemu-system-aarch64 on GICv3, a Debian 13 one on GICv2, each
-#      runs `scripts/main.sh --quick` there, offline, with a build carried
-#      in ($KVMMIO_BOARD_FLAGS passes options, e.g. "--board trixie:3"),
+#      runs `scripts/main.sh --quick --configs host,vhost-irqfd-mirror`
+#      there, offline, with a build carried in, then `scripts/test.sh
+#      --scenarios vmm-boot,net-modes` on the board's own KVM
+#      ($KVMMIO_BOARD_FLAGS replaces the options, e.g. "--board trixie:3"),
 #   8. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
@@ -186,12 +188,19 @@ if [ $fuzz = 1 ]; then
   phase_done fuzz
 fi
 
+# The boards' main.sh --quick runs the host baseline and the mirror mode:
+# the rehearsal proves the board path (packages, the carried build, main.sh
+# and test.sh offline on each release); every mode's run of the same driver
+# is make check's net-compare test and CI's main.sh --quick. Every mode on
+# the boards too: KVMMIO_BOARD_FLAGS="--board bookworm:3 --board trixie:2"
+# (any flags replace these), or scripts/board-rehearsal.sh by hand.
+board_flags="--configs host,vhost-irqfd-mirror"
 board_status=0 board_line=''
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if [ $check_status -ne 0 ]; then
     board_line="board rehearsal: not run: make check failed"
   elif why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    make board-rehearsal BOARD_REHEARSAL_FLAGS="${KVMMIO_BOARD_FLAGS:-}" || board_status=$?
+    make board-rehearsal BOARD_REHEARSAL_FLAGS="${KVMMIO_BOARD_FLAGS:-$board_flags}" || board_status=$?
     phase_done "board rehearsal"
     if [ $board_status -eq 0 ]; then
       board_line="board rehearsal: passed (${KVMMIO_BOARD_FLAGS:-Debian 12 on GICv3, Debian 13 on GICv2}): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
