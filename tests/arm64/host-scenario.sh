@@ -65,23 +65,9 @@ results=$build/tests/arm64/results/host-$scenario-gicv$gic
 rm -rf "$build"/tests/arm64/results/host-"$scenario"-gicv*
 mkdir -p "$results"
 
-# Live progress, as tests/arm64/platform-test.sh gives it: fd 9 is make's
-# stderr (Makefile.am's AM_TESTS_FD_REDIRECT).
-live=0
-{ true >&9; } 2>/dev/null && live=1
+# shellcheck source=tests/arm64/live-progress.sh
+source "$src/tests/arm64/live-progress.sh"
 started=$SECONDS
-show_live() {
-  local line
-  while IFS= read -r line || [ -n "$line" ]; do
-    printf '%s\n' "$line"
-    if ((live)); then
-      case $line in
-      *KVMMIO-STEP:* | *KVMMIO-FAIL:*)
-        printf '  host-%s %4d s: %s\n' "$scenario" $((SECONDS - started)) "${line#*KVMMIO-}" >&9 ;;
-      esac
-    fi
-  done
-}
 
 exec 8>"$host/lock"
 flock 8
@@ -107,12 +93,12 @@ timeout -k 30 "${KVMMIO_ARM64_TIMEOUT:-900}" \
     cd /tmp
     export PATH=$SCENARIO_PATH
     unset SCENARIO_PATH
-    exec sh "$1" </dev/null' bash "$script" 2>&1 | show_live
+    exec sh "$1" </dev/null' bash "$script" 2>&1 | show_live "host-$scenario"
 status=${PIPESTATUS[0]}
 set -e
 flock -u 8
 [ "$status" -ne 124 ] || echo "KVMMIO-FAIL: $scenario did not finish in ${KVMMIO_ARM64_TIMEOUT:-900} s (KVMMIO_ARM64_TIMEOUT)"
 echo "$status" >"$results/exit-status"
-echo "== $scenario on this host's KVM (GICv$gic): exit status $status; results in $results"
+echo "== $scenario on this host's KVM (GICv$gic): exit status $status after $((SECONDS - started)) s; results in $results"
 echo "   GoogleTest cases: $("$src/scripts/summarize-gtest.sh" "$results")"
 exit "$status"

@@ -65,34 +65,12 @@ run_once() {
     --initramfs "$initramfs" --results "$results" \
     --timeout "${KVMMIO_ARM64_TIMEOUT:-$default_timeout}" "${modes[@]}" "$@"
 }
-# Live progress: make check keeps a test's output in its .log until the
-# test ends, so a nested scenario would be silent for minutes. Makefile.am's
-# AM_TESTS_FD_REDIRECT gives each test fd 9 = make's stderr; where it is
-# open, each scenario step (KVMMIO-STEP, KVMMIO-FAIL) is shown there too as
-# it happens, with the scenario's name and elapsed seconds.
-live=0
-{ true >&9; } 2>/dev/null && live=1
+# shellcheck source=tests/arm64/live-progress.sh
+source "$KVMMIO_SRCDIR/tests/arm64/live-progress.sh"
 started=$SECONDS
-show_live() {
-  local line
-  while IFS= read -r line || [ -n "$line" ]; do
-    printf '%s\n' "$line"
-    line=${line%$'\r'}
-    case $line in
-      *KVMMIO-STEP:* | *KVMMIO-FAIL:*)
-        printf '  %s-gicv%s%s %4d s: %s\n' "$name" "$gic" "${kernels:+ ($kernels)}" \
-          $((SECONDS - started)) "${line#*KVMMIO-}" >&9 ;;
-    esac
-  done
-}
 set +e
-if ((live)); then
-  run_once "$@" 2>&1 | show_live
-  status=${PIPESTATUS[0]}
-else
-  run_once "$@"
-  status=$?
-fi
+run_once "$@" 2>&1 | show_live "$name-gicv$gic${kernels:+ ($kernels)}"
+status=${PIPESTATUS[0]}
 set -e
 echo "== $scenario on L1 gic-version=$gic${kernels:+, kernels L1:L2 $kernels}: exit status $status after $((SECONDS - started)) s; results in $results"
 echo "   GoogleTest cases: $("$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" "$results")"
