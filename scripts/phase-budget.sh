@@ -9,8 +9,10 @@
 #
 # Sourced by .ci/run and scripts/test.sh:
 #   phase_budget NAME      the budget of phase NAME, in seconds (0: none)
-#   budget_note NAME SECS  "NAME took SECS s (budget B s)", and NAME is
-#                          remembered in BUDGET_OVERRUNS when SECS > B
+#   budget_note NAME SECS  sets BUDGET_LINE to "NAME took SECS s (budget
+#                          B s)", and remembers NAME in BUDGET_OVERRUNS when
+#                          SECS > B (call it directly, not in $(...): a
+#                          subshell's array is lost)
 #   budget_close           one line naming every phase that overran, or
 #                          saying none did
 # Run as a script, it prints the table docs/arm64-platform.md ("CI's time
@@ -40,17 +42,17 @@ phase_budget() {
     echo 0
 }
 
-BUDGET_OVERRUNS=()
+BUDGET_OVERRUNS=() BUDGET_LINE=''
 budget_note() {
     local b
     b=$(phase_budget "$1")
     if ((b > 0 && $2 > b)); then
         BUDGET_OVERRUNS+=("$1 ($2 s of $b s)")
-        echo "$1 took $2 s: OVER its budget of $b s"
+        BUDGET_LINE="$1 took $2 s: OVER its budget of $b s"
     elif ((b > 0)); then
-        echo "$1 took $2 s (budget $b s)"
+        BUDGET_LINE="$1 took $2 s (budget $b s)"
     else
-        echo "$1 took $2 s"
+        BUDGET_LINE="$1 took $2 s"
     fi
 }
 

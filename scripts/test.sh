@@ -94,10 +94,9 @@ fi
 source "$src/scripts/phase-budget.sh"
 phase_start=$SECONDS phase_times=()
 phase_done() {
-  local t=$((SECONDS - phase_start)) note
-  note=$(budget_note "$1" "$t")
-  phase_times+=("$note")
-  echo "test.sh: phase $note"
+  budget_note "$1" $((SECONDS - phase_start))
+  phase_times+=("$BUDGET_LINE")
+  echo "test.sh: phase $BUDGET_LINE"
   phase_start=$SECONDS
 }
 

@@ -80,10 +80,12 @@ fi
 kernel_package() { meta_kernel_package linux-image-arm64 "$@"; }
 # meta_kernel_package META [APT OPTION]...: the kernel package META:arm64
 # depends on (linux-image-RELEASE, RELEASE ending in -arm64 or -arm64-FLAVOUR).
+# apt-cache names it with ":arm64" on a foreign-architecture host and
+# without on an arm64 one (a board): both are read.
 meta_kernel_package() {
     local meta=$1; shift
     apt-cache "$@" depends "$meta:arm64" 2>/dev/null |
-        sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*-arm64\(-[a-z0-9]*\)\{0,1\}\):.*/\1/p' | head -n1
+        sed -n 's/^ *Depends: \(linux-image-[0-9][^: ]*-arm64\(-[a-z0-9]*\)\{0,1\}\)\([: ].*\)\{0,1\}$/\1/p' | head -n1
 }
 # series_of RELEASE: 6.1.0-57-arm64 -> 6.1
 series_of() { [[ $1 =~ ^([0-9]+\.[0-9]+) ]] && echo "${BASH_REMATCH[1]}"; }
