@@ -71,11 +71,13 @@ for v in "$kver_l1" "$kver_l2"; do
         die "incomplete arm64 root in $ROOT (kernel $v): run scripts/arm64/fetch-packages.sh"
 done
 command -v cpio >/dev/null || die "cpio missing: run scripts/arm64/fetch-packages.sh"
-READELF=aarch64-linux-gnu-readelf
-# On an arm64 host, the native readelf reads arm64 binaries.
-[[ $(uname -m) == aarch64 ]] && command -v readelf >/dev/null && READELF=readelf
-command -v $READELF >/dev/null ||
-    die "$READELF missing: run scripts/arm64/fetch-packages.sh (g++-aarch64-linux-gnu)"
+READELF=aarch64-linux-gnu-readelf STRIP=aarch64-linux-gnu-strip
+# On an arm64 host, the native binutils read arm64 binaries.
+[[ $(uname -m) == aarch64 ]] && command -v readelf >/dev/null && READELF=readelf STRIP=strip
+for tool in $READELF $STRIP; do
+    command -v $tool >/dev/null ||
+        die "$tool missing: run scripts/install-deps.sh (binutils-aarch64-linux-gnu, or binutils on arm64)"
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -129,6 +131,13 @@ add_modules() {
 add_program() {
     local tree=$1 file=$2 dir=$3 lib found d
     install -D -m 755 "$file" "$tree/$dir/${file##*/}"
+    # Without their debug information: the test programs are built with -g
+    # (144 of the L1 image's 198 MB), which every L1 boot would decompress
+    # and unpack under TCG, and the L2 image's tools, each L2 boot. The
+    # build tree keeps the full programs for addr2line or gdb.
+    if $READELF -h "$file" >/dev/null 2>&1; then
+        $STRIP --strip-debug "$tree/$dir/${file##*/}"
+    fi
     $READELF -l "$file" 2>/dev/null | grep -q 'interpreter: /lib/ld-linux-aarch64.so.1' ||
         return 0
     # The loader, where the program asks for it; libc.so.6 also names it.

@@ -151,7 +151,9 @@ work=$(mktemp -d)
 disk=$work/results.img
 truncate -s 256M "$disk" # sparse: costs only what L1 writes
 
-append="console=ttyAMA0 panic=-1 rdinit=/init quiet kvmmio.gic=$gic"
+# cryptomgr.notests: the kernel's crypto self-tests take seconds of every
+# boot under TCG and test nothing of kvmmio's.
+append="console=ttyAMA0 panic=-1 rdinit=/init quiet cryptomgr.notests kvmmio.gic=$gic"
 [[ -n $scenario ]] && append+=" kvmmio.scenario=$scenario"
 ((interactive)) && append+=" kvmmio.shell=1"
 for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
