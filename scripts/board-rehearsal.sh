@@ -9,6 +9,7 @@
 #   scripts/board-rehearsal.sh [--dir DIR] [--board RELEASE:GIC]... [--configs LIST]
 #                              [--timeout S] [--phases LIST] [--keep]
 #                              [--scenarios LIST] [--net-modes LIST]
+#                              [--scenarios-on RELEASES]
 #   scripts/board-rehearsal.sh --check-host
 #     --dir DIR      work directory (default <build>/board-rehearsal; ~6 GB
 #                    per release), one DIR/RELEASE per release
@@ -26,6 +27,9 @@
 #                    on the board's KVM (default vmm-boot,net-modes; none: skip)
 #     --net-modes LIST  test.sh's --net-modes (default vhost-irqfd-mirror;
 #                    all: every mode)
+#     --scenarios-on RELEASES  the releases whose boards run the scenarios
+#                    (comma-separated, default all; the others run main.sh
+#                    only)
 #     --check-host   whether this host can rehearse; prints why not, exit 3
 # Needs root (mmdebstrap, chroot, namespaces) and network for the first two
 # phases (Debian's archive only: the host's apt sources name the mirror).
@@ -80,10 +84,10 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '9,29p' "$0"; }
+usage() { sed -n '9,33p' "$0"; }
 
 dir='' gics=() boards=() release='' configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
-scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror
+scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror scenarios_on=''
 while (($#)); do
     case $1 in
     --dir) dir=${2:?--dir needs DIR}; shift 2 ;;
@@ -97,6 +101,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --scenarios) scenarios=${2:?--scenarios needs a LIST or none}; shift 2 ;;
     --net-modes) net_modes=${2:?--net-modes needs a LIST or all}; shift 2 ;;
+    --scenarios-on) scenarios_on=${2:?--scenarios-on needs RELEASES, e.g. trixie}; shift 2 ;;
     --check-host) check_host=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -189,6 +194,9 @@ if [[ -z $release ]]; then
         "$src/scripts/install-deps.sh" --list --main arm64 --release "$r" >/dev/null ||
             die "--board $r: not a Debian release scripts/install-deps.sh knows (bookworm, trixie)"
     done
+    for r in ${scenarios_on//,/ }; do
+        [[ " ${releases[*]} " == *" $r "* ]] || die "--scenarios-on $r: no board of that release (--board ${r}:N)"
+    done
     export BOARD_REHEARSAL_QEMU_USER=$dir/qemu-user
     ! want root || qemu_user >/dev/null   # once, before the runs share it
     # run_release R PHASES: this script for release R's boards.
@@ -197,7 +205,11 @@ if [[ -z $release ]]; then
         args=(--release "$r" --dir "$dir/$r" --timeout "$timeout" --phases "$2")
         for b in "${boards[@]}"; do [[ ${b%:*} != "$r" ]] || args+=(--gic "${b#*:}"); done
         [[ -z $configs ]] || args+=(--configs "$configs")
-        args+=(--scenarios "${scenarios:-none}" --net-modes "${net_modes:-all}")
+        if [[ -z $scenarios_on || ,$scenarios_on, == *,$r,* ]]; then
+            args+=(--scenarios "${scenarios:-none}" --net-modes "${net_modes:-all}")
+        else
+            args+=(--scenarios none)
+        fi
         ((!keep)) || args+=(--keep)
         say "Debian $r: ${args[*]}"
         "$0" "${args[@]}" 2>&1 | sed -u "s/^/[$r] /" >&2

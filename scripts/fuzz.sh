@@ -50,36 +50,38 @@ sources_of() {
   esac
 }
 
-status=0
-for target in virtio_mmio device; do
+# fuzz_target TARGET: builds TARGET's fuzzer if its sources changed, runs it
+# for the time given, prints a summary; status 1 on a finding. The targets
+# run side by side: each build is one clang process and each libFuzzer run
+# one process, so one target alone keeps one core busy.
+fuzz_target() {
+  local target=$1 seeds bin newest s
+  local -a sources
   seeds=$src/fuzz/corpus/$target
   mkdir -p "$build/corpus/$target" "$build/artifacts/$target" "$seeds"
   bin=$build/${target}_fuzz
-  read -r -a sources <<<"$(sources_of $target)"
+  read -r -a sources <<<"$(sources_of "$target")"
   newest=$(ls -t "${sources[@]}" "$src"/include/kvmmio/*.h "$src"/include/kvmmio/*/*.h \
              "$src"/hw/*/*.h "$src"/tests/virtio/*.h "$src"/fuzz/*.h | head -1)
   if [ ! -x "$bin" ] || [ "$newest" -nt "$bin" ]; then
     echo "fuzz.sh: building $bin"
     "$cxx" -std=c++20 -O1 -g -Wall -Wextra -Werror \
       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      -I"$src/include" -DVIRTIO_RING_NO_LEGACY=1 "${sources[@]}" -o "$bin" -lpthread
+      -I"$src/include" -DVIRTIO_RING_NO_LEGACY=1 "${sources[@]}" -o "$bin" -lpthread || return 1
   fi
   echo "fuzz.sh: $target: fuzzing for ${seconds}s from $(ls "$seeds" | wc -l) seeds (rss limit ${rss_limit} MiB, ${timeout} s per input)"
-  set +e
   # A small ASan quarantine: the RSS limit then measures kvmmio, not freed
   # memory ASan holds back.
+  s=0
   ASAN_OPTIONS=quarantine_size_mb=64:malloc_context_size=10 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$bin" -max_total_time="$seconds" -rss_limit_mb="$rss_limit" -timeout="$timeout" \
     -close_fd_mask=2 -print_final_stats=1 \
-    -artifact_prefix="$build/artifacts/$target/" "$build/corpus/$target" "$seeds" >"$build/$target.log" 2>&1
-  s=$?
-  set -e
+    -artifact_prefix="$build/artifacts/$target/" "$build/corpus/$target" "$seeds" >"$build/$target.log" 2>&1 || s=$?
   grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|==[0-9]+==|stat::(number_of_executed_units|new_units_added|peak_rss)|fuzz invariant|SUMMARY|Done )' \
     "$build/$target.log" | sed "s/^/  $target: /" || true
   if [ "$s" -ne 0 ]; then
-    echo "fuzz.sh: $target FAILED (status $s); see $build/$target.log and $build/artifacts/$target/" >&2
-    status=1
-    continue
+    echo "fuzz.sh: $target FAILED (status $s); see $build/$target.log and $build/artifacts/$target/"
+    return 1
   fi
   if [ $update = 1 ]; then
     rm -rf "$build/merged/$target"
@@ -89,5 +91,18 @@ for target in virtio_mmio device; do
     echo "fuzz.sh: $target corpus now $(ls "$seeds" | wc -l) inputs"
   fi
   echo "fuzz.sh: $target: no finding in ${seconds}s"
+}
+
+# Both targets at once, each one's output kept apart and printed whole.
+targets=(virtio_mmio device) pids=()
+mkdir -p "$build"
+for target in "${targets[@]}"; do
+  fuzz_target "$target" >"$build/$target.summary" 2>&1 &
+  pids+=($!)
+done
+status=0
+for i in "${!targets[@]}"; do
+  wait "${pids[i]}" || status=1
+  cat "$build/${targets[i]}.summary"
 done
 exit $status
