@@ -242,12 +242,23 @@ for p in "${PKGS[@]}" "${BPO_PKGS[@]}"; do
 done
 nfetch=$((${#fetch[@]} + ${#fetch_bpo[@]}))
 say "${#files[@]} packages, $((${#files[@]} - nfetch)) cached, $nfetch to download"
-# Sandbox user root: _apt may not be able to write into $DEBS.
-if ((${#fetch[@]})); then
-    (cd "$DEBS" && apt-get download -q -o APT::Sandbox::User=root "${fetch[@]}")
-fi
-if ((${#fetch_bpo[@]})); then
-    (cd "$DEBS" && apt-get "${APT_BPO[@]}" download -q "${fetch_bpo[@]}")
+# Sandbox user root: _apt may not be able to write into $DEBS. Downloads
+# land in $DEBS/.incoming and move into $DEBS whole, so that $DEBS holds
+# only complete files: a later run, or a copy of $DEBS made meanwhile (the
+# board rehearsal seeds its board's cache from it), never takes a partly
+# downloaded .deb for a cached one.
+if ((nfetch)); then
+    incoming=$DEBS/.incoming
+    rm -rf "$incoming"
+    mkdir -p "$incoming"
+    if ((${#fetch[@]})); then
+        (cd "$incoming" && apt-get download -q -o APT::Sandbox::User=root "${fetch[@]}")
+    fi
+    if ((${#fetch_bpo[@]})); then
+        (cd "$incoming" && apt-get "${APT_BPO[@]}" download -q "${fetch_bpo[@]}")
+    fi
+    find "$incoming" -maxdepth 1 -name '*.deb' -exec mv -t "$DEBS" {} +
+    rm -rf "$incoming"
 fi
 
 # --- unpack each .deb once into the merged root -------------------------
