@@ -19,7 +19,9 @@ void rows(std::string& out, const char* where, std::span<const CounterInfo> tabl
 std::string counter_tables_markdown() {
   std::string out = "| device `type` | `counters` key | meaning |\n| --- | --- | --- |\n";
   rows(out, "pl011", console::Pl011::Counters::kInfo);
+  // In the order a slot's --stats has them (device_stats.h).
   rows(out, "virtio-*", virtio::TransportCounters::kInfo);
+  rows(out, "virtio-*", SlotKernelCounters::kInfo);
   rows(out, "virtio-*", SlotSettings::kInfo);
   rows(out, "virtio-net", NetSettings::kInfo);
   rows(out, "virtio-net", net::NetCounters::kInfo);

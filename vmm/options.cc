@@ -269,6 +269,8 @@ Options of `run`:
                       on stderr below LEVEL are left out; each line starts
                       with the seconds since kvmmio started
   -h, --help          this text
+
+Without `run`:
   --version           kvmmio's version, then exit
 
 Options take their value as --name VALUE or --name=VALUE (a value that

@@ -44,8 +44,11 @@ struct MachineStats {
   std::vector<VcpuStats> vcpus;
   std::vector<DeviceStats> devices;
   uint64_t unclaimed_mmio = 0;  // guest accesses no device claimed (guest errors)
-  // Callbacks the event-loop thread ran (each one VMM wake-up: a polled
-  // kick, a relayed interrupt, tap readiness, console input, a signal).
+  // Callbacks the device event-loop thread ran (EventLoop::dispatches()):
+  // a polled notify, a relayed interrupt, tap readiness or link change,
+  // console output waiting for room, deferred device work. One wake-up of
+  // the thread may run several; the control thread's (signals, console
+  // input) are not counted.
   uint64_t event_loop_wakeups = 0;
 };
 

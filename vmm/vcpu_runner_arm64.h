@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // VcpuRunner (arm64): one vCPU and the thread that owns it. Every ioctl on
 // the vCPU after KVM_CREATE_VCPU happens on this thread: KVM_ARM_VCPU_INIT,
-// register set-up, KVM_RUN, and the register dump on failure. On the nested
-// Debian 6.1 L1, a thread that did vCPU ioctls on a vCPU later blocked in
-// WFI corrupts vCPUs it sets up afterwards (docs/arm64-platform.md).
+// register set-up, KVM_RUN, and the register dump on failure, as KVM's API
+// documentation asks of vCPU ioctls (KVM_CREATE_VCPU itself aside, made by
+// the machine). It was first done as a guard against vCPUs that misbehaved
+// on the nested platform; that was QEMU's stale translated code
+// (docs/arm64-platform.md, "Known L1 issues").
 //
 // The thread starts at construction and initialises the vCPU (PSCI 0.2;
 // secondaries powered off until the guest's CPU_ON), then waits: the

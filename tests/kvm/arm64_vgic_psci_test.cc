@@ -127,6 +127,7 @@ TEST_F(Arm64Test, GuestStartsTheSecondaryThroughPsci) {
   Report cpu_on = m.run_until_report();
   ASSERT_EQ(cpu_on.kind, Report::Kind::kDone);
   EXPECT_EQ(cpu_on.value, 0u) << "CPU_ON failed with PSCI error " << static_cast<int32_t>(cpu_on.value);
+  // A poll with a 10 s deadline; past it the kick ends the secondary's run.
   for (int i = 0; i < 200 && !secondary_done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   if (!secondary_done) m.vcpu(1).kick();
   secondary.join();

@@ -16,7 +16,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "../virtio/driver_ring.h"
 #include "../virtio/fake_notify_fds.h"
@@ -279,7 +278,11 @@ TEST_P(VirtioNetTest, MergeableBuffersCarryALargeFrameAcrossSeveral) {
 // QueueReady = 0 on the RX queue while the device runs: from then on
 // nothing may touch that ring (2.6.1, 4.2.2), though buffers are still
 // posted in it and frames keep coming; vhost's vring is stopped too. Made
-// ready again elsewhere, the queue carries traffic.
+// ready again elsewhere, the queue carries traffic. vhost's kernel worker
+// is not ours to flush, so the negative is checked after a positive sign:
+// the tap hands frames out in order, so once the frame sent last is in the
+// new ring, the ones sent while the queue was stopped have been taken
+// (kept for the new ring, or dropped), and none may be in the old one.
 TEST_P(VirtioNetTest, AnRxQueueStoppedWhileRunningIsNotTouchedUntilReadyAgain) {
   NetMachine m(GetParam(), tap("x"));
   m.bring_up(kBasic);
@@ -290,21 +293,33 @@ TEST_P(VirtioNetTest, AnRxQueueStoppedWhileRunningIsNotTouchedUntilReadyAgain) {
   ASSERT_TRUE(receive_frames(m, 2048, 1, got));
   const uint16_t used_before = m.rx->used_idx();
   ASSERT_TRUE(m.driver->del_queue(0));
-  for (int i = 0; i < 3; ++i) sock.send(test::test_frame(static_cast<uint8_t>(2 + i), 300));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // vhost's worker is not ours to flush
-  m.loop.flush();
-  EXPECT_EQ(m.rx->used_idx(), used_before) << "a queue that is not ready was written to";
+  const std::unique_ptr<DriverRing> stopped = std::move(m.rx);  // its used index stays readable
+  std::vector<std::vector<uint8_t>> sent;
+  for (int i = 0; i < 3; ++i) {
+    sent.push_back(test::test_frame(static_cast<uint8_t>(2 + i), 300));
+    sock.send(sent.back());
+  }
+  m.loop.flush();  // the userspace backend has seen the tap readable
   constexpr uint64_t kRxRing2 = kRam + 0x40000;
   const auto layout = m.driver->setup_queue(0, kRxRing2, kQueueSize);
   ASSERT_TRUE(layout);
   m.rx = std::make_unique<DriverRing>(m.memory, *layout);
   m.post_rx(16, 2048, kBuffers);
-  const auto last = test::test_frame(9, 400);
-  sock.send(last);
-  EXPECT_TRUE(eventually([&] {
+  sent.push_back(test::test_frame(9, 400));
+  sock.send(sent.back());
+  got.clear();
+  ASSERT_TRUE(eventually([&] {
     take_received(m, 2048, got);
-    return std::find(got.begin(), got.end(), last) != got.end();
+    return !got.empty() && got.back() == sent.back();
   })) << "no traffic on the queue made ready again";
+  // What arrived is some of what was sent, in the order sent.
+  auto next = sent.begin();
+  for (const auto& frame : got) {
+    next = std::find(next, sent.end(), frame);
+    ASSERT_NE(next, sent.end()) << "a frame out of order, twice, or not sent";
+    ++next;
+  }
+  EXPECT_EQ(stopped->used_idx(), used_before) << "a queue that is not ready was written to";
   EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u);
 }
 
@@ -348,8 +363,10 @@ TEST_P(UserspaceNetTest, RxWithoutBuffersNeitherSpinsNorLosesFrames) {
     sent.push_back(test::test_frame(static_cast<uint8_t>(40 + i), 1000 + i));
     sock.send(sent.back());
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  // A loop still watching the tap would have run its callback thousands of times.
+  // Each flush runs every watch whose fd is ready now: a loop still
+  // watching the (readable) tap would run its callback at least once per
+  // flush, so ten flushes tell, however slow the host.
+  for (int i = 0; i < 10; ++i) m.loop.flush();
   EXPECT_LE(m.loop.dispatches() - dispatches, 5u) << "the event loop spins on an undeliverable tap";
   EXPECT_EQ(m.device->counters().rx_stalls.load(), 1u);
   m.post_rx(32, 2048, kBuffers);
@@ -409,8 +426,10 @@ TEST_P(VirtioNetTest, RemovedTapIsAttachedAgainWhenItsNameReturns) {
     EXPECT_GE(c.tap_errors.load(), 1u);
   }
   EXPECT_EQ(m.driver->status() & virtio::status::kDeviceNeedsReset, 0u) << "a removed tap is not a guest error";
+  // A dead fd polls as an error, which makes any watch on it ready: each
+  // flush would run it once more (see RxWithoutBuffersNeitherSpinsNorLosesFrames).
   const uint64_t dispatches = m.loop.dispatches();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int i = 0; i < 10; ++i) m.loop.flush();
   EXPECT_LE(m.loop.dispatches() - dispatches, 5u) << "the event loop spins on a dead tap fd";
 
   test::create_persistent_tap(name);

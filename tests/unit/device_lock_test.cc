@@ -6,6 +6,7 @@
 #include "kvmmio/base/device_lock.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "../virtio/harness.h"
+#include "../virtio/thread_sleeps.h"
 #include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/event_loop.h"
@@ -25,13 +27,19 @@ namespace {
 
 using namespace std::chrono_literals;
 using virtio::test::eventually;
+using virtio::test::voluntary_sleeps;
 
-// CPU time this thread has used, in microseconds.
-long thread_cpu_us() {
-  rusage u{};
-  ::getrusage(RUSAGE_THREAD, &u);
+// CPU time in `u`, in microseconds.
+long cpu_us(const rusage& u) {
   return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000L + u.ru_utime.tv_usec + u.ru_stime.tv_usec;
 }
+
+// Sets `stop` when the test leaves, so a failed assertion never leaves the
+// waiter (and the future's destructor) waiting for a lock the test holds.
+struct StopOnExit {
+  std::atomic<bool>& stop;
+  ~StopOnExit() { stop = true; }
+};
 
 TEST(DeviceLock, TakesAFreeLock) {
   DeviceLock device;
@@ -43,26 +51,59 @@ TEST(DeviceLock, TakesAFreeLock) {
 TEST(DeviceLock, WaitsForTheHolderWithoutBurningACpu) {
   DeviceLock device;
   std::atomic<bool> stop{false};
+  std::atomic<pid_t> waiter_tid{0};
+  struct Result {
+    bool owned;
+    long cpu_us, sleeps;
+  };
   auto held = device.lock();
   auto waiter = std::async(std::launch::async, [&] {
-    const long cpu0 = thread_cpu_us();
-    auto lock = device.lock_unless(stop);
-    return std::make_pair(lock.owns_lock(), thread_cpu_us() - cpu0);
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_THREAD, &before);
+    waiter_tid = ::gettid();
+    const bool owned = device.lock_unless(stop).owns_lock();
+    ::getrusage(RUSAGE_THREAD, &after);
+    return Result{owned, cpu_us(after) - cpu_us(before), after.ru_nvcsw - before.ru_nvcsw};
   });
-  ASSERT_EQ(waiter.wait_for(300ms), std::future_status::timeout) << "took a held lock";
+  const StopOnExit stop_on_exit{stop};
+  // The waiter's own sign that it waits: it goes to sleep, again and again
+  // (a bounded wait per recheck of `stop`). A try_lock-and-yield loop never
+  // sleeps and would time out here; one that took the held lock returns.
+  constexpr long kSleeps = 20;
+  ASSERT_TRUE(eventually([&] { return waiter_tid != 0; }));
+  const long sleeps0 = voluntary_sleeps(waiter_tid);
+  ASSERT_GE(sleeps0, 0);
+  ASSERT_TRUE(eventually([&] {
+    return voluntary_sleeps(waiter_tid) >= sleeps0 + kSleeps ||
+           waiter.wait_for(0s) == std::future_status::ready;
+  })) << "the waiter neither slept nor returned";
+  ASSERT_EQ(waiter.wait_for(0s), std::future_status::timeout) << "took a held lock";
   held.unlock();
-  const auto [owned, cpu_us] = waiter.get();
-  EXPECT_TRUE(owned);
-  // A try_lock-and-yield loop would use nearly all of the 300 ms.
-  EXPECT_LT(cpu_us, 100000) << "the waiter spun for " << cpu_us << " us of CPU";
+  const Result r = waiter.get();
+  EXPECT_TRUE(r.owned);
+  ASSERT_GE(r.sleeps, kSleeps);
+  // Its CPU time per sleep: a recheck costs microseconds (hundreds under
+  // TCG); a waiter that spun between its sleeps would use at least the
+  // 1 ms each of them waits.
+  EXPECT_LT(r.cpu_us, r.sleeps * 1000) << "the waiter used " << r.cpu_us << " us of CPU over " << r.sleeps
+                                      << " sleeps";
 }
 
 TEST(DeviceLock, GivesUpPromptlyWhenToldToStop) {
   DeviceLock device;
   std::atomic<bool> stop{false};
   auto held = device.lock();  // as a reset would hold it
-  auto waiter = std::async(std::launch::async, [&] { return device.lock_unless(stop).owns_lock(); });
-  ASSERT_EQ(waiter.wait_for(50ms), std::future_status::timeout);
+  std::atomic<pid_t> waiter_tid{0};
+  auto waiter = std::async(std::launch::async, [&] {
+    waiter_tid = ::gettid();
+    return device.lock_unless(stop).owns_lock();
+  });
+  const StopOnExit stop_on_exit{stop};
+  ASSERT_TRUE(eventually([&] { return waiter_tid != 0; }));
+  const long sleeps0 = voluntary_sleeps(waiter_tid);
+  // Waiting (it has slept since), not returned, before it is told to stop.
+  ASSERT_TRUE(eventually([&] { return voluntary_sleeps(waiter_tid) > sleeps0; }));
+  ASSERT_EQ(waiter.wait_for(0s), std::future_status::timeout);
   stop = true;
   ASSERT_EQ(waiter.wait_for(2s), std::future_status::ready) << "did not notice stop";
   EXPECT_FALSE(waiter.get());
@@ -137,12 +178,18 @@ TEST(DeferredWork, RunsUnderTheLockAfterWhatWasReadyBefore) {
   EventFd other;
   auto w = loop.watch_eventfd(other.fd(), [&](uint64_t) { order.push_back(1); });
   DeferredWork work(loop, device, [&] {
-    // Another thread cannot have the lock while the work runs.
+    // Another thread cannot have the lock while the work runs: it tries,
+    // and is seen waiting (asleep) before it is told to stop.
     std::atomic<bool> stop{false};
-    auto other_thread = std::async(std::launch::async, [&] { return device.lock_unless(stop).owns_lock(); });
-    std::this_thread::sleep_for(20ms);
+    std::atomic<pid_t> tid{0};
+    auto other_thread = std::async(std::launch::async, [&] {
+      tid = ::gettid();
+      return device.lock_unless(stop).owns_lock();
+    });
+    const bool waited = eventually([&] { return tid != 0; }) &&
+                        eventually([&, sleeps0 = voluntary_sleeps(tid)] { return voluntary_sleeps(tid) > sleeps0; });
     stop = true;
-    locked_inside = !other_thread.get();
+    locked_inside = !other_thread.get() && waited;
     order.push_back(2);
   });
   virtio::test::LoopGate gate(loop);

@@ -15,6 +15,7 @@
 #include "fake_notify_fds.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/token_bucket.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "mmio_driver.h"
@@ -35,6 +36,7 @@ struct TransportHarness {
     bool ioeventfds = false;  // wire FakeNotifyFds + EventLoop
     bool loop = false;        // an EventLoop even without notify fds (irq=relay)
     RegisterMirror::CacheClean mirror_clean = {};  // regs=mirror: watch the cleans
+    TokenBucket::TimeSource clock = {};  // the storm bounds' time (ManualClock)
   };
 
   explicit TransportHarness(Config config) {
@@ -50,7 +52,8 @@ struct TransportHarness {
                      .notify_fds = config.ioeventfds ? &notify_fds : nullptr,
                      .loop = loop.get(),
                      .name = "test-virtio",
-                     .mirror_clean = config.mirror_clean},
+                     .mirror_clean = config.mirror_clean,
+                     .clock = config.clock},
         config.options);
     device->set_interrupt(&transport->interrupt());
     driver = std::make_unique<MmioDriver>(*transport);
@@ -123,13 +126,27 @@ class LoopGate {
   EventLoop::Registration watch_;  // last: dropped first
 };
 
+// A clock the test moves by hand, for TokenBucket::TimeSource: a rate is
+// then checked at exact times, however slowly the host runs the test.
+class ManualClock {
+ public:
+  using Clock = TokenBucket::Clock;
+  TokenBucket::TimeSource source() {
+    return [this] { return now_; };
+  }
+  void advance(std::chrono::duration<double> by) { now_ += std::chrono::duration_cast<Clock::duration>(by); }
+
+ private:
+  Clock::time_point now_ = Clock::time_point{} + std::chrono::hours(1);
+};
+
 // Polls `condition` until true or timeout (for work done on the event loop).
 template <typename F>
 bool eventually(F condition, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (!condition()) {
     if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a poll with the deadline above
   }
   return true;
 }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../virtio/harness.h"
+#include "../virtio/thread_sleeps.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/console/pl011.h"
 #include "test_files.h"
@@ -24,6 +25,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using console::Pl011;
+using virtio::test::eventually;
+using virtio::test::voluntary_sleeps;
 
 class Pipe {
  public:
@@ -61,7 +64,7 @@ std::string guest_reads(Pl011& uart, size_t n) {
     uint8_t buf[4] = {};
     uart.mmio_read(Pl011::kFR, buf);
     if (buf[0] & Pl011::kFrRxFifoEmpty) {
-      std::this_thread::sleep_for(1ms);
+      std::this_thread::sleep_for(1ms);  // a poll with the deadline above
       continue;
     }
     uart.mmio_read(Pl011::kDR, buf);
@@ -92,7 +95,7 @@ TEST_F(ConsoleTest, InputReachesTheGuestInOrderWithoutDrops) {
 
 TEST_F(ConsoleTest, CtrlAEscapesOnATerminal) {
   Pipe in;
-  int quits = 0;
+  std::atomic<int> quits{0};
   ConsoleInput console(loop, in.read_fd(), uart, true, [&] { ++quits; });
   in.write(
       "a\x01\x01"
@@ -105,9 +108,7 @@ TEST_F(ConsoleTest, CtrlAEscapesOnATerminal) {
   EXPECT_EQ(quits, 0);
   in.write("d\x01x");
   EXPECT_EQ(guest_reads(uart, 1), "d");
-  const auto deadline = std::chrono::steady_clock::now() + 2s;
-  while (quits == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(eventually([&] { return quits != 0; }, 2s));
   EXPECT_EQ(quits, 1);
 }
 
@@ -120,9 +121,7 @@ TEST_F(ConsoleTest, CtrlAXGetsThroughWhenTheGuestReadsNothing) {
   ConsoleInput console(loop, in.read_fd(), uart, true, [&] { ++quits; });
   in.write(std::string(3 * ConsoleInput::kMaxPending, 'k'));
   in.write("\x01x");
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (quits == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(eventually([&] { return quits != 0; }, 5s));
   EXPECT_EQ(quits.load(), 1);
   // The UART's FIFO took 32 bytes, kMaxPending wait, the rest was dropped.
   EXPECT_EQ(console.input_dropped(), 3 * ConsoleInput::kMaxPending - ConsoleInput::kMaxPending - 32);
@@ -163,9 +162,7 @@ TEST_F(ConsoleTest, ARegularFileIsReadOneSharePerTurnOfTheLoop) {
     gate.open();
     loop.flush();
     EXPECT_EQ(seen.load(), ConsoleInput::kFileBytesPerDispatch);
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (!console.at_eof() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(1ms);
+    EXPECT_TRUE(eventually([&] { return console.at_eof(); }, 5s));
     EXPECT_EQ(sink.taken.load(), 4 * ConsoleInput::kFileBytesPerDispatch);
   }
   ::close(fd);
@@ -173,7 +170,7 @@ TEST_F(ConsoleTest, ARegularFileIsReadOneSharePerTurnOfTheLoop) {
 
 TEST_F(ConsoleTest, EscapesAreNotInterpretedWithoutATerminal) {
   Pipe in;
-  int quits = 0;
+  std::atomic<int> quits{0};
   ConsoleInput console(loop, in.read_fd(), uart, false, [&] { ++quits; });
   in.write("\x01x");
   EXPECT_EQ(guest_reads(uart, 2), "\x01x");
@@ -186,9 +183,7 @@ TEST_F(ConsoleTest, EndOfInputIsNoticedAndTheVmRunsOn) {
   in.write("bye");
   in.close_write();
   EXPECT_EQ(guest_reads(uart, 3), "bye");
-  const auto deadline = std::chrono::steady_clock::now() + 2s;
-  while (!console.at_eof() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(eventually([&] { return console.at_eof(); }, 2s));
   EXPECT_TRUE(console.at_eof());
 }
 
@@ -212,9 +207,7 @@ TEST_F(ConsoleTest, DevNullIsJustEndOfInput) {
   ASSERT_GE(fd, 0);
   {
     ConsoleInput console(loop, fd, uart, false, nullptr);
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (!console.at_eof() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(1ms);
+    EXPECT_TRUE(eventually([&] { return console.at_eof(); }, 2s));
     EXPECT_TRUE(console.at_eof());
   }
   ::close(fd);
@@ -237,11 +230,18 @@ TEST(ConsoleOutput, AWriterBlockedOnAStalledReaderGivesUpWhenStopped) {
   Pipe out;
   ConsoleOutput console(out.write_fd());
   std::atomic<bool> returned{false};
+  std::atomic<pid_t> writer_tid{0};
   std::thread writer([&] {
+    writer_tid = ::gettid();
     for (int i = 0; i < 1 << 20; ++i) console.put('z');  // far more than a pipe holds
     returned = true;
   });
-  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(eventually([&] { return writer_tid != 0; }));
+  // The writer sleeps only once the pipe is full (until then poll finds
+  // room at once): a few sleeps are the sign that it waits for the reader,
+  // where one that dropped output or gave up would have returned.
+  const long sleeps0 = voluntary_sleeps(writer_tid);
+  EXPECT_TRUE(eventually([&] { return returned || voluntary_sleeps(writer_tid) >= sleeps0 + 3; }));
   EXPECT_FALSE(returned);  // nobody reads: it waits
   console.stop_waiting();
   writer.join();  // within a poll step

@@ -7,18 +7,29 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <utility>
 
 namespace kvmmio {
 
 class TokenBucket {
  public:
   using Clock = std::chrono::steady_clock;
+  // Where take() reads the time. Empty: Clock::now(). Tests pass a clock
+  // they move by hand, so a rate is checked against exact times instead of
+  // however fast the host ran.
+  using TimeSource = std::function<Clock::time_point()>;
 
-  TokenBucket(double rate_per_second, double burst, Clock::time_point now = Clock::now())
-      : rate_(rate_per_second), burst_(burst), tokens_(burst), last_(now) {}
+  // Full (`burst` tokens) at the time source's present.
+  TokenBucket(double rate_per_second, double burst, TimeSource now = {})
+      : rate_(rate_per_second), burst_(burst), tokens_(burst), now_(std::move(now)), last_(read_clock()) {}
 
-  // Takes one token if there is one.
-  bool take(Clock::time_point now = Clock::now()) {
+  // Takes one token if there is one, at the time source's present.
+  bool take() { return take(read_clock()); }
+
+  // Takes one token if there is one at `now`; times before the latest
+  // one seen add nothing.
+  bool take(Clock::time_point now) {
     if (now > last_) {
       tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * rate_);
       last_ = now;
@@ -29,7 +40,10 @@ class TokenBucket {
   }
 
  private:
+  Clock::time_point read_clock() const { return now_ ? now_() : Clock::now(); }
+
   double rate_, burst_, tokens_;
+  TimeSource now_;
   Clock::time_point last_;
 };
 

@@ -83,6 +83,10 @@ struct TransportEnv {
   // regs=mirror: how the mirror's updates are cleaned to the point of
   // coherency; empty = clean_dcache_to_poc. Tests watch the cleans here.
   RegisterMirror::CacheClean mirror_clean = {};
+  // The time the set-up storm bounds (kActivationsPerSecond,
+  // kQueueStartsPerSecond) are measured in; empty = the steady clock.
+  // Tests drive their own to check the rates at exact times.
+  TokenBucket::TimeSource clock = {};
 };
 
 class MmioTransport final : public MmioDevice, private VirtioInterrupt, private QueueFaultSink {
@@ -182,8 +186,8 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   std::string log_name_;
   GuestErrorLog errors_;
   LogLimit repeats_;  // host-side messages a guest can make repeat (needs reset, notify fds)
-  TokenBucket activations_{kActivationsPerSecond, kActivationBurst};
-  TokenBucket queue_starts_{kQueueStartsPerSecond, kQueueStartBurst};
+  TokenBucket activations_{kActivationsPerSecond, kActivationBurst, env_.clock};
+  TokenBucket queue_starts_{kQueueStartsPerSecond, kQueueStartBurst, env_.clock};
   TransportCounters counters_;
 
   // Registers, queues, device callbacks; handed to the device at

@@ -6,8 +6,11 @@
 // memory reads with no exit; guest writes still fault to KVM's MMIO path,
 // where ioeventfds match them or they exit to the VMM as before.
 //
-// The page is written only by the transport, under its device lock, and
-// only where a value changed. Every update is followed by a clean of the
+// The page is written only by its transport (mmio_mirror.cc), only where a
+// value changed, one writer at a time (the transport's mirror mutex): under
+// the device lock after a trapped write, and without it when the device
+// needs a reset or raises a configuration change from its own threads
+// (then only Status and InterruptStatus). Every update is followed by a clean of the
 // touched cache lines to the point of coherency: the guest maps the window
 // as Device memory, so its loads bypass the caches and would otherwise read
 // stale RAM while the new value sits in the VMM's cache. The clean ends

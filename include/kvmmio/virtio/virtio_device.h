@@ -119,7 +119,8 @@ class VirtioDevice {
   // transport calls queue_notify() once per VMM-owned queue, so buffers the
   // driver made available before DRIVER_OK are not missed.
   virtual bool activate(const DeviceActivation& activation) = 0;
-  // A VMM-owned queue was kicked (trapped QueueNotify or polled ioeventfd).
+  // The driver notified a VMM-owned queue (a trapped QueueNotify or a polled
+  // ioeventfd).
   virtual void queue_notify(uint32_t queue) { (void)queue; }
   // Status 0: stop everything; drop every fd and queue pointer of the
   // activation. Called only after a successful activate().

@@ -4,7 +4,7 @@
 # (bench/net-compare.sh does the work; scripts/main.sh runs this scenario
 # with the full matrix and turns raw.txt into the report with net_report).
 # Parameters (run.sh --env NAME=VALUE; lists comma-separated):
-#   KVMMIO_BENCH_CONFIGS  default: all five (host and four guest modes)
+#   KVMMIO_BENCH_CONFIGS  default: NET_COMPARE_CONFIGS, the host and the five guest modes
 #   KVMMIO_BENCH_REPEATS  default 3
 #   KVMMIO_BENCH_SECONDS  iperf3 seconds per run, default 5
 #   KVMMIO_BENCH_PPS_SECONDS  udp_pps seconds per run, default 3
