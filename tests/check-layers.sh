@@ -14,7 +14,8 @@
 # One seam inside a layer pair: devices use the device interface
 # (kvmmio/virtio/virtio_device.h and the rings), never the transport
 # (kvmmio/virtio/mmio_transport.h, hw/virtio/): what a device may use comes
-# with its activation.
+# with its activation. Nor the MMIO register file (kvmmio/virtio/mmio_regs.h):
+# the virtio constants a device needs are kvmmio/virtio/virtio_spec.h's.
 #
 # Before it trusts a clean answer, the check plants an upward include in a
 # scratch tree and makes sure it is caught: a check that cannot fail proves
@@ -45,6 +46,11 @@ transport_only() {
     return 1
 }
 
+# register_file PATH: the MMIO register offsets, the transport's business.
+register_file() {
+    [ "$1" = include/kvmmio/virtio/mmio_regs.h ]
+}
+
 # resolve FILE NAME: the root-relative path of `#include "NAME"` in FILE.
 resolve() {
     case $2 in
@@ -71,6 +77,8 @@ check_tree() {
                     echo "$f:$line: includes \"$name\": $(layer_name "$from") may not include $(layer_name "$to")"
                 elif [ "$from" = 4 ] && transport_only "$path"; then
                     echo "$f:$line: includes \"$name\": devices see their activation, not the transport"
+                elif [ "$from" = 4 ] && register_file "$path"; then
+                    echo "$f:$line: includes \"$name\": devices take virtio constants from kvmmio/virtio/virtio_spec.h, not the MMIO register file"
                 fi
             done
         done | { found=$(cat); [ -z "$found" ] || { echo "$found"; exit 1; }; }
@@ -88,12 +96,15 @@ printf '#include "kvmmio/base/log.h"\n' >"$scratch/kvm/ok.cc"
 printf '#include <vector>\n#include "kvmmio/vm.h"\n' >"$scratch/base/bad.cc"
 mkdir -p "$scratch/hw/net"
 printf '#include "kvmmio/virtio/mmio_transport.h"\n' >"$scratch/hw/net/bad.cc"
+mkdir -p "$scratch/hw/console"
+printf '#include "kvmmio/virtio/virtio_spec.h"\n#include "kvmmio/virtio/mmio_regs.h"\n' >"$scratch/hw/console/bad.cc"
 if planted=$(check_tree "$scratch"); then
-    echo "check-layers.sh: FAIL: the planted includes in base/bad.cc and hw/net/bad.cc went unnoticed"
+    echo "check-layers.sh: FAIL: the planted includes in base/bad.cc, hw/console/bad.cc and hw/net/bad.cc went unnoticed"
     exit 1
 fi
 case $planted in
 "base/bad.cc:2: includes \"kvmmio/vm.h\": base may not include kvm
+hw/console/bad.cc:2: includes \"kvmmio/virtio/mmio_regs.h\": devices take virtio constants from kvmmio/virtio/virtio_spec.h, not the MMIO register file
 hw/net/bad.cc:1: includes \"kvmmio/virtio/mmio_transport.h\": devices see their activation, not the transport") ;;
 *) echo "check-layers.sh: FAIL: the planted upward include was reported as: $planted"; exit 1 ;;
 esac

@@ -23,7 +23,7 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-*", virtio::TransportCounters::kInfo);
   rows(out, "virtio-*", SlotKernelCounters::kInfo);
   rows(out, "virtio-*", SlotSettings::kInfo);
-  rows(out, "virtio-net", NetSettings::kInfo);
+  rows(out, "virtio-net", net::NetSettings::kInfo);
   rows(out, "virtio-net", net::NetCounters::kInfo);
   rows(out, "virtio-console", console::ConsoleCounters::kInfo);
   out += "\n| `vcpus[].exits` key | meaning |\n| --- | --- |\n";

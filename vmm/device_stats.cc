@@ -15,36 +15,18 @@ SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::Noti
 }
 
 Counters virtio_counters(const virtio::TransportCounters& transport, const SlotKernelCounters& kernel,
-                         const SlotSettings& settings) {
+                         const SlotSettings& settings, const virtio::VirtioDevice& device) {
   Counters c;
-  append_counters(c, transport);
+  transport.each_member([&](const char* name, const auto& member) {
+    uint64_t value = counter_value(member);
+    if (static_cast<const void*>(&member) == static_cast<const void*>(&transport.guest_errors))
+      value += device.guest_errors();  // the member, not a key looked up by name
+    c.emplace_back(name, value);
+  });
   append_counters(c, kernel);
   append_counters(c, settings);
+  device.visit_counters([&c](const char* name, uint64_t value) { c.emplace_back(name, value); });
   return c;
-}
-
-namespace {
-
-void add_guest_errors(Counters& out, uint64_t device_guest_errors) {
-  for (auto& [key, value] : out)
-    if (key == "guest_errors") value += device_guest_errors;
-}
-
-}  // namespace
-
-void add_net_counters(Counters& out, bool vhost, uint64_t device_guest_errors,
-                      const net::NetCounters& counters) {
-  add_guest_errors(out, device_guest_errors);
-  NetSettings settings;
-  settings.vhost = vhost;
-  append_counters(out, settings);
-  append_counters(out, counters);
-}
-
-void add_console_counters(Counters& out, uint64_t device_guest_errors,
-                          const console::ConsoleCounters& counters) {
-  add_guest_errors(out, device_guest_errors);
-  append_counters(out, counters);
 }
 
 Counters pl011_counters(const console::Pl011::Counters& counters) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Each device's counters for --stats, in the order the JSON keeps, read
 // from the components' counter tables (kvmmio/base/counters.h) and from
-// the two settings tables below: what a virtio slot and a virtio-net device
-// report beside their counters. The key lists are written nowhere else;
+// the settings table below: what a virtio slot reports beside its
+// counters (a virtio-net device's are in kvmmio/net/virtio_net.h). The key lists are written nowhere else;
 // docs/usage.md's tables come from the same tables (vmm/counter_docs.h).
 #pragma once
 
@@ -38,12 +38,6 @@ struct SlotKernelCounters {
   KVMMIO_COUNTER_TABLE(KVMMIO_SLOT_KERNEL_COUNTERS)
 };
 
-#define KVMMIO_NET_SETTINGS(C) C(vhost, "1: vhost-net moves the packets; 0: the userspace backend")
-struct NetSettings {
-  KVMMIO_NET_SETTINGS(KVMMIO_PLAIN_COUNTER)
-  KVMMIO_COUNTER_TABLE(KVMMIO_NET_SETTINGS)
-};
-
 // Appends a table's values (counters or settings) in table order.
 template <typename Table>
 void append_counters(Counters& out, const Table& table) {
@@ -52,17 +46,13 @@ void append_counters(Counters& out, const Table& table) {
 
 SlotSettings slot_settings(const virtio::TransportOptions& options, virtio::NotifyMode notify,
                            bool regs_mirror);
-// A virtio-mmio slot: its transport's counters, the kernel's, then its settings.
+// A virtio-mmio slot: its transport's counters, the kernel's, its
+// settings, then its device's own (VirtioDevice::visit_counters(): for
+// virtio-net its NetSettings and NetCounters, for virtio-console its
+// ConsoleCounters). The guest errors the device found itself count in the
+// transport's guest_errors: one guest_errors per device.
 Counters virtio_counters(const virtio::TransportCounters& transport, const SlotKernelCounters& kernel,
-                         const SlotSettings& settings);
-// virtio-net adds its backend choice and its counters; the guest errors it
-// found itself count in the slot's guest_errors, as virtio-console's do.
-void add_net_counters(Counters& out, bool vhost, uint64_t device_guest_errors,
-                      const net::NetCounters& counters);
-// virtio-console adds its counters; the chains it refused itself count in
-// the slot's guest_errors (one guest_errors per device).
-void add_console_counters(Counters& out, uint64_t device_guest_errors,
-                          const console::ConsoleCounters& counters);
+                         const SlotSettings& settings, const virtio::VirtioDevice& device);
 Counters pl011_counters(const console::Pl011::Counters& counters);
 
 }  // namespace kvmmio::vmm

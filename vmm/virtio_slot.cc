@@ -58,43 +58,34 @@ Counters VirtioSlot::counters() const {
   }
   return virtio_counters(transport_->counters(), kernel,
                          slot_settings(transport_->options(), transport_->notify_mode(),
-                                       transport_->mirror() != nullptr));
+                                       transport_->mirror() != nullptr),
+                         *device_);
+}
+
+DeviceFactory virtio_slot_factory(std::string name, const virtio::TransportOptions& options, DeviceMaker make) {
+  return [name = std::move(name), options, make = std::move(make)](DeviceContext& ctx) {
+    AttachedDevice attached;
+    auto slot = std::make_unique<VirtioSlot>(ctx, name, make(ctx, attached), options);
+    VirtioSlot* s = slot.get();
+    attached.device = std::move(slot);
+    attached.counters = [s] { return s->counters(); };
+    return attached;
+  };
 }
 
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index) {
-  return [options, index](DeviceContext& ctx) {
-    auto device = std::make_unique<net::VirtioNet>(options, index, ctx.vm.memory(), ctx.loop);
-    net::VirtioNet* net = device.get();
-    auto slot = std::make_unique<VirtioSlot>(ctx, "net" + std::to_string(index), std::move(device),
-                                             options.transport);
-    VirtioSlot* s = slot.get();
-    AttachedDevice attached;
-    attached.device = std::move(slot);
-    attached.counters = [s, net] {
-      Counters c = s->counters();
-      add_net_counters(c, net->uses_vhost(), net->guest_errors(), net->counters());
-      return c;
-    };
-    return attached;
-  };
+  return virtio_slot_factory("net" + std::to_string(index), options.transport,
+                             [options, index](DeviceContext& ctx, AttachedDevice&) {
+                               return std::make_unique<net::VirtioNet>(options, index, ctx.vm.memory(), ctx.loop);
+                             });
 }
 
 DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd) {
-  return [options, output_fd](DeviceContext& ctx) {
+  return virtio_slot_factory("console0", options, [output_fd](DeviceContext& ctx, AttachedDevice& attached) {
     auto device = std::make_unique<console::VirtioConsole>(ctx.vm.memory(), ctx.loop, output_fd);
-    console::VirtioConsole* con = device.get();
-    auto slot = std::make_unique<VirtioSlot>(ctx, "console0", std::move(device), options);
-    VirtioSlot* s = slot.get();
-    AttachedDevice attached;
-    attached.device = std::move(slot);
-    attached.console_input = con;
-    attached.counters = [s, con] {
-      Counters c = s->counters();
-      add_console_counters(c, con->guest_errors(), con->counters());
-      return c;
-    };
-    return attached;
-  };
+    attached.console_input = device.get();
+    return device;
+  });
 }
 
 }  // namespace kvmmio::vmm

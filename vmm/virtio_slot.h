@@ -8,6 +8,7 @@
 // on the MMIO bus, where the writes that still exit arrive.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -35,7 +36,7 @@ class VirtioSlot final : public MmioDevice {
 
   virtio::VirtioDevice& device() { return *device_; }
   virtio::MmioTransport& transport() { return *transport_; }
-  // The transport's counters, for --stats.
+  // The transport's counters, then the device's, for --stats.
   Counters counters() const;
 
  private:
@@ -49,6 +50,14 @@ class VirtioSlot final : public MmioDevice {
   mutable std::mutex ack_mutex_;
   mutable uint64_t acks_in_kernel_ = 0;  // the ack fd's counter, read so far
 };
+
+// Makes the device a slot will hold; may fill in `attached` (the console
+// input) beside what the slot factory fills in.
+using DeviceMaker = std::function<std::unique_ptr<virtio::VirtioDevice>(DeviceContext& ctx, AttachedDevice& attached)>;
+
+// The one factory of virtio slots: `make`'s device behind a transport with
+// `options`, its counters (transport's, then device's) for --stats.
+DeviceFactory virtio_slot_factory(std::string name, const virtio::TransportOptions& options, DeviceMaker make);
 
 // The factory that puts a virtio-net device described by `options` in a slot.
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index);

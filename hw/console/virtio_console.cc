@@ -15,7 +15,6 @@
 namespace kvmmio::console {
 namespace {
 
-using virtio::SplitQueue;
 
 // One write() at most: after poll() reports room, a pipe takes PIPE_BUF
 // bytes without blocking, so TX never waits inside write().
@@ -24,7 +23,14 @@ constexpr size_t kWriteChunk = PIPE_BUF;
 }  // namespace
 
 VirtioConsole::VirtioConsole(const GuestMemory& memory, EventLoop& loop, int output_fd)
-    : memory_(memory), loop_(loop), output_fd_(output_fd) {}
+    : memory_(memory),
+      loop_(loop),
+      output_fd_(output_fd),
+      rx_drain_([this] { ++counters_.budget_yields; }),
+      tx_drain_([this] {
+        ++counters_.budget_yields;
+        tx_resume_->schedule();
+      }) {}
 
 VirtioConsole::~VirtioConsole() = default;
 
@@ -44,6 +50,8 @@ bool VirtioConsole::activate(const virtio::DeviceActivation& activation) {
     if (q.index == kTransmitQueue) tx_ = q.ring;
   }
   interrupt_ = activation.interrupt;
+  rx_drain_.bind(rx_, interrupt_);
+  tx_drain_.bind(tx_, interrupt_);
   failed_ = false;
   tx_pending_ = false;
   try {
@@ -67,6 +75,8 @@ bool VirtioConsole::activate(const virtio::DeviceActivation& activation) {
 void VirtioConsole::reset() {
   output_watch_.reset();  // its callback, if waiting for our lock, gives up
   tx_resume_.reset();
+  rx_drain_.unbind();
+  tx_drain_.unbind();
   rx_ = tx_ = nullptr;
   interrupt_ = nullptr;
   tx_pending_ = false;
@@ -120,30 +130,25 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
   }
   auto guard = lock->lock();
   size_t taken = 0;
-  bool pushed = false;
-  unsigned chains = 0;
-  while (taken < bytes.size() && rx_ && !failed_) {
-    if (chains++ == kRxChainsPerDispatch) {
-      // More buffers may be there: the caller comes back on a later turn.
-      ++counters_.budget_yields;
-      if (pushed && rx_->should_interrupt() && interrupt_) interrupt_->signal_used();
-      counters_.rx_bytes += taken;
-      guard.unlock();
-      space_available();
-      return taken;
-    }
-    if (rx_->pop(rx_chain_) != SplitQueue::PopResult::kChain) break;  // none, or broken (reported)
-    if (rx_chain_.readable_bytes) {
-      fail("receiveq chain has device-readable buffers (5.3.6: receive buffers are device-writable)");
-      break;
-    }
-    const size_t n = virtio::write_to_chain(memory_, rx_chain_, 0, bytes.subspan(taken));
-    rx_->push_used(rx_chain_.head, static_cast<uint32_t>(n));
-    pushed = true;
-    taken += n;
-  }
-  if (pushed && rx_->should_interrupt() && interrupt_) interrupt_->signal_used();
+  virtio::DrainResult r;
+  if (!failed_)
+    r = rx_drain_.run({.chains = kRxChainsPerDispatch}, [&](const virtio::DescriptorChain& chain, uint64_t) {
+      if (chain.readable_bytes) {
+        fail("receiveq chain has device-readable buffers (5.3.6: receive buffers are device-writable)");
+        return virtio::ChainStep::failed();
+      }
+      const size_t n = virtio::write_to_chain(memory_, chain, 0, bytes.subspan(taken));
+      taken += n;
+      const auto written = static_cast<uint32_t>(n);
+      return taken == bytes.size() ? virtio::ChainStep::last(written) : virtio::ChainStep::used(written);
+    });
   counters_.rx_bytes += taken;
+  if (r.stop == virtio::DrainStop::kBudget) {
+    // More buffers may be there: the caller comes back on a later turn.
+    guard.unlock();
+    space_available();
+    return taken;
+  }
   if (taken < bytes.size()) {
     // No room now: the caller keeps the rest until the guest posts buffers.
     if (!input_waiting_) ++counters_.rx_waits;
@@ -152,67 +157,46 @@ size_t VirtioConsole::receive(std::span<const uint8_t> bytes) {
   return taken;
 }
 
-// Sends the chains the guest made available, with its notifies suppressed
-// meanwhile (2.7.10), until the ring is empty, the output fd is full, or
-// the budget is used up.
+// Sends the chains the guest made available until the ring is empty, the
+// output fd is full, or the budget is used up (QueueDrain: notifies
+// suppressed meanwhile; at the budget tx_resume_ continues).
 void VirtioConsole::transmit() {
   if (!tx_ || failed_ || output_watch_) return;  // a full output fd: its watch resumes TX
-  bool used = false;
-  uint64_t bytes_left = kTxBytesPerDispatch;
-  unsigned chains = 0;
-  for (;;) {
-    tx_->disable_notifies();
-    for (;;) {
-      if (!tx_pending_) {
-        if (chains == kTxChainsPerDispatch) return yield_tx(used);
-        if (tx_->pop(tx_chain_) != SplitQueue::PopResult::kChain) break;
-        ++chains;
-        if (tx_chain_.writable_bytes) {
-          fail("transmitq chain has device-writable buffers (5.3.6: transmit buffers are device-readable)");
-          return;
-        }
-        tx_pending_ = true;
-        tx_offset_ = 0;
-      }
-      const Sent sent = send_pending_chain(bytes_left);
-      if (sent == Sent::kBudget) return yield_tx(used);
-      if (sent == Sent::kFull) {
-        // Notifies stay suppressed: the watch resumes TX when the fd has room.
-        if (!wait_for_output_room()) continue;  // cannot wait: the rest is dropped
-        if (used && tx_->should_interrupt()) interrupt_->signal_used();
-        return;
-      }
-      tx_pending_ = false;
-      // 2.7.8: the device wrote nothing into a transmit buffer.
-      tx_->push_used(tx_chain_.head, 0);
-      used = true;
+  tx_drain_.run({.chains = kTxChainsPerDispatch, .bytes = kTxBytesPerDispatch},
+                [this](const virtio::DescriptorChain& chain, uint64_t budget) { return send_chain(chain, budget); });
+}
+
+// Writes the rest of `chain`, at most `budget` bytes: done, unfinished at
+// the budget, or paused until the output fd has room (the watch resumes
+// TX; the same chain comes first then).
+virtio::ChainStep VirtioConsole::send_chain(const virtio::DescriptorChain& chain, uint64_t budget) {
+  if (!tx_pending_) {
+    if (chain.writable_bytes) {
+      fail("transmitq chain has device-writable buffers (5.3.6: transmit buffers are device-readable)");
+      return virtio::ChainStep::failed();
     }
-    if (!tx_->enable_notifies()) break;
+    tx_pending_ = true;
+    tx_offset_ = 0;
   }
-  if (used && tx_->should_interrupt()) interrupt_->signal_used();
-}
-
-// TX used up its budget: the rest on a later turn of the loop, notifies
-// still suppressed.
-void VirtioConsole::yield_tx(bool used) {
-  ++counters_.budget_yields;
-  tx_resume_->schedule();
-  if (used && tx_->should_interrupt()) interrupt_->signal_used();
-}
-
-VirtioConsole::Sent VirtioConsole::send_pending_chain(uint64_t& budget) {
   uint8_t buf[kWriteChunk];
-  while (tx_offset_ < tx_chain_.readable_bytes) {
-    if (budget == 0) return Sent::kBudget;
-    const size_t want = std::min<uint64_t>(sizeof buf, budget);
-    const size_t n = virtio::read_from_chain(memory_, tx_chain_, tx_offset_, {buf, want});
+  uint64_t sent = 0;
+  while (tx_offset_ < chain.readable_bytes) {
+    if (sent == budget) return virtio::ChainStep::unfinished(sent);
+    const size_t want = std::min<uint64_t>(sizeof buf, budget - sent);
+    const size_t n = virtio::read_from_chain(memory_, chain, tx_offset_, {buf, want});
     if (n == 0) break;  // nothing more readable (the chain was checked when popped)
     const size_t written = write_output({buf, n});
-    if (written == 0) return Sent::kFull;
+    if (written == 0) {
+      // Notifies stay suppressed: the watch resumes TX when the fd has room.
+      if (wait_for_output_room()) return virtio::ChainStep::paused(sent);
+      continue;  // cannot wait: the rest is dropped
+    }
     tx_offset_ += written;
-    budget -= written;
+    sent += written;
   }
-  return Sent::kAll;
+  tx_pending_ = false;
+  // 2.7.8: the device wrote nothing into a transmit buffer.
+  return virtio::ChainStep::used(0, sent);
 }
 
 // Writes what the fd takes without waiting: 0 when it is full.

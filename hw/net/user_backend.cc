@@ -14,8 +14,9 @@
 // the device reports the tap restored (tap_restored()).
 //
 // Work per dispatch is bounded (VirtioNet::kTx*PerDispatch,
-// kRxFramesPerDispatch): TX that stops at its budget keeps the guest's
-// notifies suppressed and re-queues itself on the event loop (DeferredWork);
+// kRxFramesPerDispatch): TX drains its ring with QueueDrain, which at the
+// budget keeps the guest's notifies suppressed, and re-queues itself on the
+// event loop (DeferredWork);
 // RX simply returns, and the still-readable tap (level-triggered) brings it
 // back after the other ready fds had their turn.
 //
@@ -33,12 +34,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/descriptor_chain.h"
+#include "kvmmio/virtio/queue_drain.h"
 #include "net_backend.h"
 
 namespace kvmmio::net {
@@ -60,13 +63,14 @@ class UserBackend final : public NetBackend {
         interrupt_(act.interrupt),
         mergeable_(act.features & (1ull << spec::kFMrgRxbuf)),
         hdr_(spec::net_hdr_size(act.features)),
-        pairs_(ctx.queue_pairs),
         tx_resume_(ctx.loop, ctx.lock, [this] { resume_tx(); }) {
+    for (uint16_t i = 0; i < ctx.queue_pairs; ++i) pairs_.emplace_back(*this);
     for (const auto& q : act.queues) {
       if (q.index >= 2u * ctx.queue_pairs || !q.ring) continue;
       Pair& p = pairs_[q.index / 2];
       (q.index % 2 ? p.tx : p.rx) = q.ring;
     }
+    for (Pair& p : pairs_) p.tx_drain.bind(p.tx, interrupt_);
     for (uint16_t i = 0; i < ctx.queue_pairs; ++i) {
       pairs_[i].index = i;
       pairs_[i].frame.resize(hdr_ + kMaxFrame);
@@ -110,6 +114,7 @@ class UserBackend final : public NetBackend {
     if (q.index >= 2u * pairs_.size() || !q.ring) return;
     Pair& p = pairs_[q.index / 2];
     (q.index % 2 ? p.tx : p.rx) = q.ring;
+    if (q.index % 2) p.tx_drain.bind(p.tx, interrupt_);
     if (q.index % 2 == 0 && !p.tap_watch && !p.rx_paused && !p.tap_failed) watch_tap(p);
   }
 
@@ -132,6 +137,11 @@ class UserBackend final : public NetBackend {
   static_assert(sizeof(UsedSlot) == 8);
 
   struct Pair {
+    explicit Pair(UserBackend& backend)
+        : tx_drain([&backend] {
+            ++backend.ctx_.counters.budget_yields;
+            backend.tx_resume_.schedule();
+          }) {}
     uint16_t index = 0;
     SplitQueue* rx = nullptr;
     SplitQueue* tx = nullptr;
@@ -139,6 +149,7 @@ class UserBackend final : public NetBackend {
     bool rx_paused = false;
     bool tap_failed = false;          // reads failed: not watched until restored
     bool tx_more = false;             // TX stopped at its budget: tx_resume_ continues
+    virtio::QueueDrain tx_drain;      // TX: budget stops count a yield and schedule tx_resume_
     std::vector<uint8_t> frame;       // header + frame read from the tap
     size_t frame_len = 0;             // 0: none waiting
     size_t placed = 0;                // bytes of it already in guest buffers
@@ -258,33 +269,16 @@ class UserBackend final : public NetBackend {
     ++ctx_.counters.rx_dropped;
   }
 
-  // Sends the chains the guest made available, with notifies from the
-  // guest suppressed meanwhile (2.7.10), up to the budget; the rest waits
-  // for tx_resume_, notifies still suppressed.
+  // Sends the chains the guest made available, up to the budget; the rest
+  // waits for tx_resume_ (QueueDrain: notifies suppressed meanwhile).
   void transmit(Pair& p) {
-    if (!p.tx) return;
-    p.tx_more = false;
-    DescriptorChain& chain = p.scratch;
-    unsigned chains = 0;
-    uint64_t bytes = 0;
-    for (;;) {
-      p.tx->disable_notifies();
-      for (;;) {
-        if (chains == VirtioNet::kTxChainsPerDispatch || bytes >= VirtioNet::kTxBytesPerDispatch) {
-          p.tx_more = true;
-          ++ctx_.counters.budget_yields;
-          tx_resume_.schedule();
-          break;
-        }
-        if (p.tx->pop(chain) != SplitQueue::PopResult::kChain) break;
-        send_chain(p, chain);
-        p.tx->push_used(chain.head, 0);
-        ++chains;
-        bytes += chain.readable_bytes;
-      }
-      if (p.tx_more || !p.tx->enable_notifies()) break;
-    }
-    if (chains && p.tx->should_interrupt()) interrupt_->signal_used();
+    const virtio::DrainResult r = p.tx_drain.run(
+        {.chains = VirtioNet::kTxChainsPerDispatch, .bytes = VirtioNet::kTxBytesPerDispatch},
+        [this, &p](const DescriptorChain& chain, uint64_t) {
+          send_chain(p, chain);
+          return virtio::ChainStep::used(0, chain.readable_bytes);
+        });
+    p.tx_more = r.stop == virtio::DrainStop::kBudget;
   }
 
   void send_chain(Pair& p, const DescriptorChain& chain) {
@@ -315,7 +309,7 @@ class UserBackend final : public NetBackend {
   virtio::VirtioInterrupt* interrupt_;
   bool mergeable_;
   size_t hdr_;  // the virtio-net header's size: 12, or 10 (legacy without MRG_RXBUF)
-  std::vector<Pair> pairs_;
+  std::deque<Pair> pairs_;  // a deque: Pairs never move (their drains call back into this)
   bool tx_failing_ = false;  // the last tap write failed (logging state)
   uint8_t tx_buf_[kMaxHdr + kMaxFrame];
   DeferredWork tx_resume_;  // last: dropped first, its work uses the above

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kvmmio/base/error.h"
-#include "kvmmio/virtio/mmio_regs.h"
+#include "kvmmio/virtio/virtio_spec.h"
 #include "kvmmio/virtio/queue_layout.h"
 
 namespace kvmmio::net {

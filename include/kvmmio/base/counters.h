@@ -11,7 +11,9 @@
 //
 // KVMMIO_COUNTER_TABLE gives the struct `kInfo` (name and meaning, in table
 // order) and `each(visit)`, which calls visit(name, value) in that order:
-// what the VMM's stats output and the docs generator read.
+// what the VMM's stats output and the docs generator read. each_member()
+// calls visit(name, member) instead, for a reader that must tell one
+// member from another by identity rather than by its name.
 #pragma once
 
 #include <atomic>
@@ -36,9 +38,14 @@ inline uint64_t counter_value(uint64_t c) { return c; }
 
 #define KVMMIO_COUNTER_INFO_(name, meaning) ::kvmmio::CounterInfo{#name, meaning},
 #define KVMMIO_COUNTER_VISIT_(name, meaning) visit(#name, ::kvmmio::counter_value(name));
+#define KVMMIO_COUNTER_VISIT_MEMBER_(name, meaning) visit(#name, name);
 #define KVMMIO_COUNTER_TABLE(TABLE)                                               \
   static constexpr ::kvmmio::CounterInfo kInfo[] = {TABLE(KVMMIO_COUNTER_INFO_)}; \
   template <typename Visit>                                                       \
   void each(Visit&& visit) const {                                                \
     TABLE(KVMMIO_COUNTER_VISIT_)                                                  \
+  }                                                                               \
+  template <typename Visit>                                                       \
+  void each_member(Visit&& visit) const {                                         \
+    TABLE(KVMMIO_COUNTER_VISIT_MEMBER_)                                           \
   }

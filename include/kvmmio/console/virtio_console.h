@@ -46,6 +46,7 @@
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/virtio/descriptor_chain.h"
+#include "kvmmio/virtio/queue_drain.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::console {
@@ -89,7 +90,8 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
 
   const ConsoleCounters& counters() const { return counters_; }
   // Guest errors the device itself found (the transport counts its own).
-  uint64_t guest_errors() const { return errors_.count(); }
+  uint64_t guest_errors() const override { return errors_.count(); }
+  void visit_counters(const virtio::CounterVisitor& visit) const override { counters_.each(visit); }
 
   // ConsoleInputSink. Takes the device lock: never call it from inside a
   // transport callback.
@@ -110,10 +112,7 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
  private:
   // Everything below is guarded by the device lock.
   void transmit();
-  enum class Sent { kAll, kFull, kBudget };
-  // Writes the rest of tx_chain_, at most `budget` bytes (taken from it).
-  Sent send_pending_chain(uint64_t& budget);
-  void yield_tx(bool used);
+  virtio::ChainStep send_chain(const virtio::DescriptorChain& chain, uint64_t budget);
   size_t write_output(std::span<const uint8_t> bytes);
   // Arms the output watch; false if the fd cannot be watched.
   bool wait_for_output_room();
@@ -143,10 +142,12 @@ class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink
   virtio::SplitQueue* tx_ = nullptr;
   virtio::VirtioInterrupt* interrupt_ = nullptr;
   bool failed_ = false;  // DEVICE_NEEDS_RESET: touch no ring until reset
-  virtio::DescriptorChain rx_chain_;
-  virtio::DescriptorChain tx_chain_;  // popped, not fully written yet when tx_pending_
-  bool tx_pending_ = false;
-  uint64_t tx_offset_ = 0;            // bytes of tx_chain_ already written
+  // Budget stops count a yield; TX's also schedule tx_resume_, RX's caller
+  // comes back by itself.
+  virtio::QueueDrain rx_drain_;
+  virtio::QueueDrain tx_drain_;
+  bool tx_pending_ = false;           // the drain's chain is partly written (paused or unfinished)
+  uint64_t tx_offset_ = 0;            // bytes of it already written
   std::unique_ptr<DeferredWork> tx_resume_;  // TX past its budget
   DeviceLock::Watch output_watch_;    // last: dropped first
 };

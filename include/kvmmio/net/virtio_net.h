@@ -6,7 +6,9 @@
 //    call, and is out of the data path;
 //  - userspace: the event-loop thread moves packets between rings and the
 //    tap, woken by the queue ioeventfds and tap readiness.
-// The control queue (MQ) is always the VMM's.
+// The control queue (MQ) is always the VMM's (hw/net/control_queue.h); a
+// tap supervisor (hw/net/tap_supervisor.h) turns tap faults into the
+// guest's link state.
 //
 // Queues: RX0, TX0, RX1, TX1, ..., then the control queue when MQ is offered.
 #pragma once
@@ -18,14 +20,12 @@
 #include <vector>
 
 #include "kvmmio/base/counters.h"
-#include "kvmmio/base/deferred_work.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/base/log_limit.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
-#include "kvmmio/net/tap_monitor.h"
 #include "kvmmio/net/virtio_net_spec.h"
 #include "kvmmio/virtio/virtio_device.h"
 
@@ -54,7 +54,16 @@ struct NetCounters {
   KVMMIO_COUNTER_TABLE(KVMMIO_NET_COUNTERS)
 };
 
+// What a virtio-net device reports before its counters.
+#define KVMMIO_NET_SETTINGS(C) C(vhost, "1: vhost-net moves the packets; 0: the userspace backend")
+struct NetSettings {
+  KVMMIO_NET_SETTINGS(KVMMIO_PLAIN_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_NET_SETTINGS)
+};
+
 class NetBackend;
+class ControlQueue;
+class TapSupervisor;
 
 class VirtioNet final : public virtio::VirtioDevice {
  public:
@@ -82,7 +91,9 @@ class VirtioNet final : public virtio::VirtioDevice {
   const NetOptions& options() const { return options_; }
   const NetCounters& counters() const { return counters_; }
   // Guest errors the device and its backend found (the transport counts its own).
-  uint64_t guest_errors() const { return errors_.count(); }
+  uint64_t guest_errors() const override { return errors_.count(); }
+  // NetSettings, then NetCounters.
+  void visit_counters(const virtio::CounterVisitor& visit) const override;
   Tap& tap() { return tap_; }
 
   // VirtioDevice
@@ -105,10 +116,7 @@ class VirtioNet final : public virtio::VirtioDevice {
  private:
   uint32_t ctrl_queue_index() const { return 2u * options_.queue_pairs; }
   bool has_ctrl_queue() const { return options_.queue_pairs > 1; }
-  void process_ctrl(virtio::SplitQueue& ring);
-  // Tap events (loop thread, device lock held): see virtio_net.cc and
-  // docs/virtio-net.md.
-  void on_tap_event(TapMonitor::Event event);
+  // The tap supervisor's verdict (loop thread, device lock held).
   void set_guest_link(bool up);
 
   NetOptions options_;
@@ -127,13 +135,9 @@ class VirtioNet final : public virtio::VirtioDevice {
 
   // Between activate() and reset():
   std::unique_ptr<NetBackend> backend_;
-  virtio::SplitQueue* ctrl_ring_ = nullptr;
-  std::unique_ptr<DeferredWork> ctrl_resume_;  // the control queue past its budget
+  std::unique_ptr<ControlQueue> ctrl_;
   virtio::VirtioInterrupt* interrupt_ = nullptr;
-  unsigned tap_offloads_ = 0;  // TUNSETOFFLOAD flags, set again on re-attach
-  int vnet_hdr_size_ = sizeof(spec::NetHdrV1);  // TUNSETVNETHDRSZ, likewise
-  bool reattach_failing_ = false;  // logging state: one message per failing run
-  std::unique_ptr<TapMonitor> monitor_;  // last: its callback uses the above
+  std::unique_ptr<TapSupervisor> supervisor_;  // last: its callbacks use the above
 };
 
 }  // namespace kvmmio::net

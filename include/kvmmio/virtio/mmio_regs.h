@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The virtio-mmio register file by name: offsets (virtio 1.2 section 4.2.2,
-// table "MMIO Device Register Layout"; legacy registers from 4.2.4), the
-// device status bits (2.1), InterruptStatus bits (4.2.2) and the feature bits
-// the transport itself owns (6, "Reserved Feature Bits").
+// table "MMIO Device Register Layout"; legacy registers from 4.2.4) and the
+// InterruptStatus bits (4.2.2). The constants of virtio itself (status and
+// feature bits, ring flags) are virtio_spec.h's, which this header brings
+// along for the transport; devices include virtio_spec.h only.
 //
 // No other file spells a register offset or a status bit as a number.
 #pragma once
 
 #include <cstdint>
+
+#include "kvmmio/virtio/virtio_spec.h"
 
 namespace kvmmio::virtio {
 
@@ -59,18 +62,6 @@ inline constexpr uint64_t kMmioWindowSize = 0x200;
 inline constexpr uint32_t kConfigSpaceMax = kMmioWindowSize - reg::kConfig;
 // SHMLen and SHMBase of a region that does not exist read as all ones (4.2.2).
 inline constexpr uint32_t kNoShmRegion = 0xffffffff;
-// The largest split-queue size (2.7: "The maximum Queue Size value is 32768").
-inline constexpr uint32_t kMaxQueueSize = 32768;
-
-// Device status bits (2.1 "Device Status Field").
-namespace status {
-inline constexpr uint32_t kAcknowledge = 1;
-inline constexpr uint32_t kDriver = 2;
-inline constexpr uint32_t kDriverOk = 4;
-inline constexpr uint32_t kFeaturesOk = 8;
-inline constexpr uint32_t kDeviceNeedsReset = 64;
-inline constexpr uint32_t kFailed = 128;
-}  // namespace status
 
 // InterruptStatus / InterruptACK bits (4.2.2).
 namespace interrupt {
@@ -78,24 +69,6 @@ inline constexpr uint32_t kUsedBuffer = 1;
 inline constexpr uint32_t kConfigChange = 2;
 inline constexpr uint32_t kAll = kUsedBuffer | kConfigChange;
 }  // namespace interrupt
-
-// Feature bit numbers the transport and the ring implementation own (6).
-namespace feature {
-inline constexpr unsigned kRingIndirectDesc = 28;
-inline constexpr unsigned kRingEventIdx = 29;
-inline constexpr unsigned kVersion1 = 32;
-inline constexpr unsigned kAccessPlatform = 33;
-inline constexpr unsigned kRingPacked = 34;
-inline constexpr unsigned kInOrder = 35;
-inline constexpr unsigned kOrderPlatform = 36;
-inline constexpr unsigned kSrIov = 37;
-inline constexpr unsigned kNotificationData = 38;
-inline constexpr unsigned kNotifConfigData = 39;
-inline constexpr unsigned kRingReset = 40;
-
-constexpr uint64_t bit(unsigned n) { return uint64_t{1} << n; }
-constexpr bool has(uint64_t features, unsigned n) { return (features & bit(n)) != 0; }
-}  // namespace feature
 
 // Who may access a register (4.2.2 "Direction").
 enum class RegAccess : uint8_t { kRead, kWrite, kReadWrite };

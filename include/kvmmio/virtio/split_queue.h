@@ -27,17 +27,10 @@
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/descriptor_chain.h"
 #include "kvmmio/virtio/queue_layout.h"
+#include "kvmmio/virtio/virtio_spec.h"
 
 namespace kvmmio::virtio {
 
-// Descriptor flags (2.7.5) and ring flags (2.7.6, 2.7.8).
-namespace desc_flag {
-inline constexpr uint16_t kNext = 1;
-inline constexpr uint16_t kWrite = 2;
-inline constexpr uint16_t kIndirect = 4;
-}  // namespace desc_flag
-inline constexpr uint16_t kAvailFlagNoInterrupt = 1;
-inline constexpr uint16_t kUsedFlagNoNotify = 1;
 
 enum class QueueError {
   kAvailIndexJump,          // avail idx moved more than the queue size (2.7.6)

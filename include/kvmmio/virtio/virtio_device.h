@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -73,6 +74,9 @@ struct DeviceActivation {
   // lifetime, across resets.
   DeviceLock* lock = nullptr;
 };
+
+// Receives a device's counters, one name and value at a time, in order.
+using CounterVisitor = std::function<void(const char* name, uint64_t value)>;
 
 class VirtioDevice {
  public:
@@ -131,6 +135,14 @@ class VirtioDevice {
   virtual bool supports_queue_reset() const { return false; }
   virtual void reset_queue(uint32_t queue) { (void)queue; }
   virtual void enable_queue(const ActiveQueue& queue) { (void)queue; }
+
+  // Statistics, from any thread (counters are atomics or fixed settings).
+  // The guest errors the device found itself; the transport counts its
+  // own, and a VMM reports the sum as the device's one guest_errors.
+  virtual uint64_t guest_errors() const { return 0; }
+  // The device's own settings and counters, in the order a VMM reports
+  // them after the transport's (counter tables, kvmmio/base/counters.h).
+  virtual void visit_counters(const CounterVisitor& visit) const { (void)visit; }
 };
 
 }  // namespace kvmmio::virtio
