@@ -4,7 +4,6 @@
 // contradicting meta).
 #include "bench/report/read_runs.h"
 
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -43,11 +42,12 @@ class Record {
     if (!v.is_string() || v.get<std::string>().empty()) fail(std::string("\"") + key + "\" is not a non-empty string");
     return v.get<std::string>();
   }
-  // A finite number >= 0.
+  // A number from 0 to 2^53: counts stay exact, and sums of them convert
+  // to 64-bit integers without overflow.
   double number(const char* key) {
     const Json v = take(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-      fail(std::string("\"") + key + "\" is not a number >= 0");
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 0x1p53))
+      fail(std::string("\"") + key + "\" is not a number from 0 to 2^53");
     return v.get<double>();
   }
   // A whole number from 1 to 2^32 - 1 (MTUs, streams, payloads, repeats).

@@ -4,6 +4,7 @@
 #include "bench/report/render_json.h"
 
 #include <cmath>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -113,7 +114,10 @@ std::string render_json(const Report& report, const std::string& title) {
   Json doc = {{"schema_version", kJsonSchemaVersion}, {"title", title}, {"meta", meta},
               {"iperf", Json::array()},           {"rr", Json::array()},  {"pps", Json::array()},
               {"micro", Json::array()},           {"failures", Json::array()}};
-  for (const Cell& c : report.cells) doc[c.kind].push_back(c.kind == "iperf" ? iperf(c) : c.kind == "rr" ? rr(c) : pps(c));
+  // Each kind's cells under its own key, in its own shape (kinds.h lists
+  // the kinds the reader accepts).
+  const std::map<std::string, Json (*)(const Cell&)> shape = {{"iperf", iperf}, {"rr", rr}, {"pps", pps}};
+  for (const Cell& c : report.cells) doc[c.kind].push_back(shape.at(c.kind)(c));
   for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
   for (const Run& f : report.failures) doc["failures"].push_back(failure(f));
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
