@@ -4,8 +4,8 @@
 # root: L1 of the arm64 test platform (scenario net-compare), or a real
 # arm64 board. POSIX sh; busybox is enough, plus iproute2's ip and iperf3.
 #
-# What it measures, one raw record per run into OUT/raw.txt (the format
-# net_report reads; docs/benchmarks.md):
+# What it measures, one raw record per run into OUT/raw.jsonl (JSON lines,
+# the format net_report reads; docs/benchmarks.md):
 #   host            iperf3 between two network namespaces joined by a veth
 #                   pair: this machine's own stack, no VM
 #   vhost-irqfd     an L2 guest under kvmmio, vhost-net, vhost's interrupts
@@ -20,9 +20,10 @@
 # (kill -USR1 -> --stats snapshot) and the guest's virtio interrupt count
 # (an HTTP CGI in L2) are read, so each record carries its own deltas.
 # The guest side is tests/arm64/l2-hooks/60-kvmmio-serve.sh.
-# SC2046: parsed numbers are split into "$@" on purpose. SC2015: A && B || C
-# is meant as "unless both".
-# shellcheck disable=SC2046,SC2015
+# SC2015: A && B || C
+# is meant as "unless both". SC2016: jq programs are single-quoted, their
+# $names are jq's.
+# shellcheck disable=SC2015,SC2016
 set -eu
 # The modes: NET_COMPARE_CONFIGS, net_mode_spec (beside this script, in the
 # repository and in the platform's L1 alike).
@@ -32,7 +33,7 @@ set -eu
 usage() {
     cat <<EOF
 Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
-  --out DIR         results: raw.txt, and per guest boot its console, stderr
+  --out DIR         results: raw.jsonl, and per guest boot its console, stderr
                     and stats (created; must be empty or absent)
   --kernel IMAGE    the arm64 guest kernel (L2)
   --initrd FILE     the guest initramfs with the serve hook (L2)
@@ -52,7 +53,7 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --micro           also run kvm_notify_bench first (the KVM-layer costs)
 Progress goes to stdout, prefixed with \$NET_COMPARE_PREFIX (default
 "net-compare: "). Exit status 0 when every run completed, 1 when some
-failed (they are in raw.txt as failed=REASON), 2 on bad usage or set-up.
+failed (they are in raw.jsonl with "failed":REASON), 2 on bad usage or set-up.
 EOF
 }
 
@@ -135,15 +136,30 @@ if [ -n "$guests" ]; then
 fi
 mkdir -p "$out"
 [ -z "$(ls -A "$out")" ] || die "--out $out is not empty"
-raw=$out/raw.txt
+raw=$out/raw.jsonl
 
-cat >"$raw" <<EOF
-# net-compare.sh raw records (docs/benchmarks.md); one line per run
-meta arch=$(uname -m) kernel=$(uname -r) host_cpus=$(nproc) repeats=$repeats seconds=$seconds rr_seconds=$rr_seconds pps_seconds=$pps_seconds guest_cpus=$cpus guest_mem=$mem
-EOF
-[ -n "${KVMMIO_L1_GIC:-}" ] && echo "meta platform=nested-arm64-tcg gic=v$KVMMIO_L1_GIC" >>"$raw"
+# The records (docs/benchmarks.md, "Raw records"): one JSON object a line.
+# run_id KIND JQ_ARGS...: {"kind":KIND} and each --arg/--argjson NAME VALUE
+# given, as one JSON object (a run's identity, or a meta record).
+run_id() { _k=$1; shift; jq -cn --arg kind "$_k" "$@" '$ARGS.named'; }
+run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus "$(nproc)" --arg repeats "$repeats" \
+    --arg seconds "$seconds" --arg rr_seconds "$rr_seconds" --arg pps_seconds "$pps_seconds" --arg guest_cpus "$cpus" \
+    --arg guest_mem "$mem" >"$raw"
+[ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" >>"$raw"
 failures=0
-record() { echo "$*" >>"$raw"; }
+# record ID FILTER FILE [JQ_ARGS...]: appends ID plus the results FILTER
+# takes from the tool's JSON output FILE, with "counters" when $_counters
+# holds them; non-zero (nothing written) when the results are not there.
+record() {
+    _id=$1 _filter=$2 _file=$3
+    shift 3
+    _rec=$(jq -c --argjson id "$_id" --argjson counters "${_counters:-null}" "$@" \
+        "$_filter"' | $id + . + (if $counters then {counters: $counters} else {} end)' "$_file" 2>/dev/null) &&
+        [ -n "$_rec" ] || return 1
+    echo "$_rec" >>"$raw"
+}
+# result FILTER: jq FILTER over the record just written.
+result() { echo "$_rec" | jq -r "$1"; }
 
 # Overall progress: "run I/N, ~M min left" from the runs so far. N counts
 # every iperf3, tcp_rr and udp_pps run of the matrix; a repeated run does not.
@@ -158,26 +174,9 @@ progress() {
     _el=$(( $(date +%s) - runs_started ))
     _prog="run $runs_done/$runs_total, ~$(( (_el * (runs_total - runs_done) / runs_done + 59) / 60 )) min left"
 }
-failed() {  # KIND "FIELDS" REASON: a failed run (REASON without spaces)
+failed() {  # ID REASON: a failed run
     failures=$((failures + 1))
-    echo "$1 $2 failed=$3" >>"$raw"
-}
-
-# iperf_parse FILE: "BYTES BPS" received, from iperf3 -J's end.sum_received.
-iperf_parse() {
-    jq -r '.end.sum_received | select(.bytes != null and .bits_per_second != null) |
-        "\(.bytes) \(.bits_per_second)"' "$1" 2>/dev/null
-}
-# rr_parse FILE: "transactions seconds tps p50 p90 p99" from tcp_rr --json.
-rr_parse() {
-    jq -r 'select(.transactions != null) |
-        "\(.transactions) \(.seconds) \(.tps) \(.rtt_us.p50) \(.rtt_us.p90) \(.rtt_us.p99)"' "$1" 2>/dev/null
-}
-
-# pps_parse FILE: "sent received lost seconds pps_received" from udp_pps --json.
-pps_parse() {
-    jq -r 'select(.sent != null) |
-        "\(.sent) \(.received) \(.lost) \(.seconds) \(.pps_received)"' "$1" 2>/dev/null
+    echo "$1" | jq -c --arg r "$2" '. + {failed: $r}' >>"$raw"
 }
 
 # --- micro: the KVM layer's notify and interrupt costs on this machine ------------
@@ -186,7 +185,7 @@ if [ "$micro" = 1 ]; then
     say "KVM-layer microbenchmark (kvm_notify_bench)"
     if kvm_notify_bench --stores 5000 --irqs 500 --json "$out/kvm-bench.json" >"$out/kvm-bench.txt" 2>&1; then
         cat "$out/kvm-bench.txt"
-        record "micro platform=arm64${KVMMIO_L1_GIC:+-gicv$KVMMIO_L1_GIC} file=kvm-bench.json"
+        run_id micro --arg platform "arm64${KVMMIO_L1_GIC:+-gicv$KVMMIO_L1_GIC}" --arg file kvm-bench.json >>"$raw"
     else
         say "kvm_notify_bench failed: $(tail -n 1 "$out/kvm-bench.txt")"
         failures=$((failures + 1))
@@ -207,71 +206,77 @@ run_iperf() {
 #   server  the address of the side that serves iperf3, tcp_rr and udp_pps
 #   base    the path prefix of its files (a guest's changes with each boot)
 
-# one_iperf MTU DIR STREAMS REP: one iperf3 run, recorded with the counter
-# deltas around it when the config is a guest; non-zero when it failed.
+# counted: sets $_counters to the VMM's counter deltas from $_before to
+# $_after (empty for the host config, which has no VMM: no counters).
+counted() {
+    _counters=''
+    [ -z "$_before" ] || _counters=$(deltas "$_before" "$_after")
+}
+
+# one_iperf ID MTU DIR STREAMS REP: one iperf3 run, recorded with the
+# counter deltas around it when the config is a guest; non-zero when it failed.
 one_iperf() {
     _f=$base.iperf.json _before='' _after=''
     if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
-    run_iperf "$client" "$server" "$2" "$3" "$_f" || return 1
+    run_iperf "$client" "$server" "$3" "$4" "$_f" || return 1
     if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
-    _cell="config=$cfg mtu=$1 dir=$2 streams=$3 rep=$4"
-    _progress="$cfg $2 ${3}x MTU $1, repeat $4/$repeats"
-    set -- $(iperf_parse "$_f")
-    [ $# = 2 ] || return 1
-    record "iperf $_cell bytes=$1 seconds=$seconds bps=$2${_before:+ $(deltas "$_before" "$_after")}"
+    counted
+    record "$1" '.end.sum_received | select(.bytes != null and .bits_per_second != null) |
+        {bytes, seconds: $seconds, bps: .bits_per_second}' "$_f" --argjson seconds "$seconds" || return 1
     progress
-    say "$_progress: $(awk "BEGIN { printf \"%.3f\", $2 / 1e9 }") Gbit/s ($_prog)"
+    say "$cfg $3 ${4}x MTU $2, repeat $5/$repeats: $(result '.bps / 1e9 * 1000 | round / 1000') Gbit/s ($_prog)"
 }
 
 # one_rr MTU REP: one tcp_rr latency run, recorded (or recorded as failed).
 one_rr() {
-    _f=$base.rr.json _cell="config=$cfg mtu=$1 rep=$2" _progress="$cfg TCP_RR, repeat $2/$repeats"
+    _f=$base.rr.json _progress="$cfg TCP_RR, repeat $2/$repeats" _counters=''
+    _id=$(run_id rr --arg config "$cfg" --argjson mtu "$1" --argjson rep "$2")
     # shellcheck disable=SC2086 # $client is a command prefix
     if timeout $((rr_seconds + 30)) $client tcp_rr client "$server" --port 5300 \
-        --seconds "$rr_seconds" --size 1 --json >"$_f" 2>&1 && set -- $(rr_parse "$_f") && [ $# = 6 ]; then
-        record "rr $_cell transactions=$1 seconds=$2 tps=$3 p50_us=$4 p90_us=$5 p99_us=$6"
+        --seconds "$rr_seconds" --size 1 --json >"$_f" 2>&1 &&
+        record "$_id" 'select(.transactions != null) | {transactions, seconds, tps,
+            p50_us: .rtt_us.p50, p90_us: .rtt_us.p90, p99_us: .rtt_us.p99}' "$_f"; then
         progress
-        say "$_progress: $3 transactions/s, p50 $4 us ($_prog)"
+        say "$_progress: $(result .tps) transactions/s, p50 $(result .p50_us) us ($_prog)"
     else
         progress
         say "$_progress: FAILED ($_prog)"
-        failed rr "$_cell" "tcp_rr_failed"
+        failed "$_id" tcp_rr_failed
     fi
 }
 
-# one_pps MTU PAYLOAD DIR REP: one udp_pps run at full rate (g2h: the
+# one_pps ID MTU PAYLOAD DIR REP: one udp_pps run at full rate (g2h: the
 # guest's server sends), recorded with the counter deltas around it when
 # the config is a guest; non-zero when it failed.
 one_pps() {
     _f=$base.pps.json _before='' _after='' _rev=''
-    [ "$3" = g2h ] && _rev=--reverse
+    [ "$4" = g2h ] && _rev=--reverse
     if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
     # shellcheck disable=SC2086 # $client is a command prefix, $_rev one flag
     timeout $((pps_seconds + 60)) $client udp_pps client "$server" --port 5400 --seconds "$pps_seconds" \
-        --payload "$2" $_rev --json >"$_f" 2>&1 || return 1
+        --payload "$3" $_rev --json >"$_f" 2>&1 || return 1
     if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
-    _cell="config=$cfg mtu=$1 payload=$2 dir=$3 rep=$4"
-    _progress="$cfg UDP $3 $2-byte payloads, repeat $4/$repeats"
-    set -- $(pps_parse "$_f")
-    [ $# = 5 ] || return 1
-    record "pps $_cell sent=$1 received=$2 lost=$3 seconds=$4 pps=$5${_before:+ $(deltas "$_before" "$_after")}"
+    counted
+    record "$1" 'select(.sent != null) | {sent, received, lost, seconds, pps: .pps_received}' "$_f" || return 1
     progress
-    say "$_progress: $5 datagrams/s received, $(awk "BEGIN { printf \"%.1f\", $1 ? 100 * $3 / $1 : 0 }")% lost ($_prog)"
+    say "$cfg UDP $4 $3-byte payloads, repeat $5/$repeats: $(result .pps) datagrams/s received," \
+        "$(result 'if .sent > 0 then 1000 * .lost / .sent | round / 10 else 0 end')% lost ($_prog)"
 }
 
-# attempt KIND CELL WHAT REASON FILE RUN...: RUN (a one_* function and its
-# arguments) until it succeeds, or, when it fails, until $recover_fn says
-# not to try again: then the run is recorded as failed=REASON. FILE is the
-# run's output beside $base, whose last line says what went wrong.
+# attempt ID WHAT REASON FILE RUN...: RUN (a one_* function and its
+# arguments, ID first) until it succeeds, or, when it fails, until
+# $recover_fn says not to try again: then the run is recorded as failed
+# with REASON. FILE is the run's output beside $base, whose last line says
+# what went wrong.
 attempt() {
-    _a_kind=$1 _a_cell=$2 _a_what=$3 _a_reason=$4 _a_file=$5
-    shift 5
+    _a_id=$1 _a_what=$2 _a_reason=$3 _a_file=$4
+    shift 4
     while ! "$@"; do
         say "$_a_what: FAILED ($(tail -n 1 "$base.$_a_file" 2>/dev/null))"
         "$recover_fn" "$mtu" && continue
         progress
         say "$_a_what: counted failed ($_prog)"
-        failed "$_a_kind" "$_a_cell" "$_a_reason"
+        failed "$_a_id" "$_a_reason"
         return 0
     done
 }
@@ -287,9 +292,10 @@ measure() {
         "$set_mtu_fn" "$mtu" || say "$cfg: could not set MTU $mtu on both ends"
         for dir in $(list "$dirs"); do for s in $(list "$streams"); do
             k=1; while [ $k -le "$repeats" ]; do
-                attempt iperf "config=$cfg mtu=$mtu dir=$dir streams=$s rep=$k" \
-                    "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats" iperf3_failed iperf.json \
-                    one_iperf "$mtu" "$dir" "$s" "$k"
+                id=$(run_id iperf --arg config "$cfg" --argjson mtu "$mtu" --arg dir "$dir" \
+                    --argjson streams "$s" --argjson rep "$k")
+                attempt "$id" "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats" iperf3_failed iperf.json \
+                    one_iperf "$id" "$mtu" "$dir" "$s" "$k"
                 k=$((k + 1))
             done
         done; done
@@ -297,9 +303,10 @@ measure() {
         k=1; while [ $k -le "$repeats" ]; do one_rr "$mtu" "$k"; k=$((k + 1)); done
         for p in $(list "$pps_payloads"); do for dir in $(list "$dirs"); do
             k=1; while [ $k -le "$repeats" ]; do
-                attempt pps "config=$cfg mtu=$mtu payload=$p dir=$dir rep=$k" \
-                    "$cfg UDP $dir $p-byte payloads, repeat $k/$repeats" udp_pps_failed pps.json \
-                    one_pps "$mtu" "$p" "$dir" "$k"
+                id=$(run_id pps --arg config "$cfg" --argjson mtu "$mtu" --argjson payload "$p" \
+                    --arg dir "$dir" --argjson rep "$k")
+                attempt "$id" "$cfg UDP $dir $p-byte payloads, repeat $k/$repeats" udp_pps_failed pps.json \
+                    one_pps "$id" "$mtu" "$p" "$dir" "$k"
                 k=$((k + 1))
             done
         done; done
@@ -400,10 +407,11 @@ snapshot() {
     g=$(guest_ctl irqs) || return 1
     echo "$v $g"
 }
-# deltas BEFORE AFTER: the counter fields of a record.
+# deltas BEFORE AFTER: a record's "counters" object.
 deltas() {
-    echo "$1 $2" | awk '{ printf "vcpu_exits=%d wakeups=%d injected=%d relayed=%d trapped=%d polled=%d guest_irqs=%d",
-        $8 - $1, $9 - $2, $10 - $3, $11 - $4, $12 - $5, $13 - $6, $14 - $7 }'
+    echo "$1 $2" | jq -cR 'split(" ") | map(tonumber) as $n | [range(7) | $n[. + 7] - $n[.]] as $d |
+        {vcpu_exits: $d[0], wakeups: $d[1], injected: $d[2], relayed: $d[3], trapped: $d[4], polled: $d[5],
+         guest_irqs: $d[6]}'
 }
 
 set_mtu() {  # MTU: on the tap and in the guest
@@ -423,7 +431,7 @@ guest_recover() {
 
 run_guest() {
     cfg=$1 client='' server=$GUEST restarts=0
-    guest_start "$cfg" || { guest_stop; guest_start "$cfg" || { guest_stop; failed iperf "config=$cfg" "guest_did_not_boot"; return; }; }
+    guest_start "$cfg" || { guest_stop; guest_start "$cfg" || { guest_stop; failed "$(run_id iperf --arg config "$cfg")" guest_did_not_boot; return; }; }
     measure set_mtu guest_recover
     guest_stop
 }
@@ -434,5 +442,7 @@ for c in $(list "$configs"); do
     *) run_guest "$c" ;;
     esac
 done
-say "done: $(grep -c '^iperf .*bps=' "$raw") iperf3 runs, $(grep -c '^rr .*tps=' "$raw") latency runs, $(grep -c '^pps .*pps=' "$raw") packet-rate runs, $failures failed; $raw"
+# completed KIND: how many runs of KIND completed.
+completed() { jq -n --arg k "$1" '[inputs | select(.kind == $k and .failed == null)] | length' "$raw"; }
+say "done: $(completed iperf) iperf3 runs, $(completed rr) latency runs, $(completed pps) packet-rate runs, $failures failed; $raw"
 [ "$failures" = 0 ]

@@ -18,7 +18,7 @@
 #include "bench/report/input_error.h"
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/parse.h"
-#include "bench/report/raw_parser.h"
+#include "bench/report/read_runs.h"
 #include "bench/report/render_gnuplot.h"
 #include "bench/report/render_json.h"
 #include "bench/report/render_text.h"
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   bool help = false;
   try {
     kvmmio::parse_cli(
-        {{"--raw", "a raw measurement file, e.g. --raw raw.txt",
+        {{"--raw", "a raw measurement file (JSON lines), e.g. --raw raw.jsonl",
           [&raws](const std::string& v) { raws.push_back(v); }, /*repeatable=*/true},
          {"--out", "a directory, e.g. --out report", [&out_dir](const std::string& v) { out_dir = v; }},
          {"--title", "the chart's title", [&title](const std::string& v) { title = v; }},
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
 
   report::RawData raw;
   try {
-    for (const std::string& path : raws) report::read_raw_file(path, raw);
+    for (const std::string& path : raws) report::read_runs_file(path, raw);
   } catch (const report::InputError& e) {
     std::fprintf(stderr, "net_report: %s\n", e.what());
     return 2;

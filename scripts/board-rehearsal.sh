@@ -532,7 +532,8 @@ check() {
     # shellcheck source=bench/net-modes.sh
     cfgs=${configs:-$(. "$src/bench/net-modes.sh" && echo "$NET_COMPARE_CONFIGS")}
     for c in ${cfgs//,/ }; do
-        grep "^iperf config=$c " "$out/arm64/raw.txt" 2>/dev/null | grep -qv 'failed=' ||
+        jq -e -n --arg c "$c" 'any(inputs; .kind == "iperf" and .config == $c and .failed == null)' \
+            "$out/arm64/raw.jsonl" >/dev/null 2>&1 ||
             { say "gic$2: no completed iperf run of $c"; ok=0; }
         grep -q "$c" "$out/report/report.txt" 2>/dev/null || { say "gic$2: $c not in report.txt"; ok=0; }
     done

@@ -99,8 +99,8 @@ if [ -c /dev/kvm ]; then
     step "KVM-layer costs on this machine ($arch)"
     mkdir -p "$out/host"
     ./bench/kvm_notify_bench --json "$out/host/kvm-bench.json" | tee "$out/host/kvm-bench.txt"
-    echo "micro platform=host-$arch file=kvm-bench.json" >"$out/host/raw.txt"
-    raws+=(--raw "$out/host/raw.txt")
+    echo "{\"kind\":\"micro\",\"platform\":\"host-$arch\",\"file\":\"kvm-bench.json\"}" >"$out/host/raw.jsonl"
+    raws+=(--raw "$out/host/raw.jsonl")
 else
     step "no /dev/kvm here: skipping the host's KVM-layer microbenchmark"
 fi
@@ -122,13 +122,13 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_CONFIGS="$configs" \
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
-    raws+=(--raw "$out/arm64-gicv3/net-compare/raw.txt")
+    raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
     step "KVM-layer costs on real KVM/ARM with a GICv2 (one more L1 boot)"
     if "$src/scripts/arm64/run.sh" --scenario bench-kvm --gic 2 --quiet \
         --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv2"; then
         cat "$out/arm64-gicv2/kvm-bench.txt"
-        echo "micro platform=arm64-gicv2 file=kvm-bench.json" >"$out/arm64-gicv2/raw.txt"
-        raws+=(--raw "$out/arm64-gicv2/raw.txt")
+        echo '{"kind":"micro","platform":"arm64-gicv2","file":"kvm-bench.json"}' >"$out/arm64-gicv2/raw.jsonl"
+        raws+=(--raw "$out/arm64-gicv2/raw.jsonl")
     fi
     title="kvmmio on nested KVM/ARM (TCG; only ratios and counts carry over to hardware)"
 else
@@ -151,7 +151,7 @@ else
         --configs "$configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
         --streams "$streams" --mtus "$mtus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
-    raws+=(--raw "$out/arm64/raw.txt")
+    raws+=(--raw "$out/arm64/raw.jsonl")
     title="kvmmio on $(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo "this arm64 host")"
 fi
 

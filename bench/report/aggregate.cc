@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// aggregate(): groups the raw runs into cells, takes medians over the runs
-// that completed, and relates each cell to its host and user-trap baselines.
+// aggregate(): groups the runs of every kind into cells, takes medians over
+// the runs that completed, and relates each cell to its host and user-trap
+// baselines. What differs between kinds is data (kinds.h).
 #include <algorithm>
 #include <map>
 #include <tuple>
 
+#include "bench/report/kinds.h"
 #include "bench/report/report.h"
 #include "bench/report/stats.h"
 
@@ -13,41 +15,29 @@ namespace {
 
 // Known configurations first, in their fixed order; then the others as
 // they first appear in the input.
-class ConfigOrder {
- public:
-  explicit ConfigOrder(const RawData& raw) {
-    for (const char* c : kKnownConfigs) add(c);
-    for (const IperfRun& r : raw.iperf) add(r.config);
-    for (const RrRun& r : raw.rr) add(r.config);
-    for (const PpsRun& r : raw.pps) add(r.config);
+std::vector<std::string> config_order(const RawData& raw) {
+  std::vector<std::string> order(std::begin(kKnownConfigs), std::end(kKnownConfigs));
+  for (const Run& r : raw.runs)
+    if (std::find(order.begin(), order.end(), r.config) == order.end()) order.push_back(r.config);
+  return order;
+}
+
+size_t kind_rank(const std::string& kind) {
+  const auto& k = kinds();
+  return std::find_if(k.begin(), k.end(), [&](const KindSpec& s) { return kind == s.name; }) - k.begin();
+}
+
+bool complete(const Run& r) {
+  const Params& p = r.params;
+  for (const char* name : find_kind(r.kind)->params) {
+    const std::string n = name;
+    if ((n == "mtu" && !p.mtu) || (n == "payload" && !p.payload) || (n == "dir" && !p.dir) ||
+        (n == "streams" && !p.streams))
+      return false;
   }
-  size_t rank(const std::string& config) const { return std::find(order_.begin(), order_.end(), config) - order_.begin(); }
+  return true;
+}
 
-  // The configs that have runs, in display order.
-  std::vector<std::string> present(const RawData& raw) const {
-    std::vector<std::string> out;
-    for (const std::string& c : order_) {
-      const auto same = [&](const auto& r) { return r.config == c; };
-      if (std::any_of(raw.iperf.begin(), raw.iperf.end(), same) || std::any_of(raw.rr.begin(), raw.rr.end(), same) ||
-          std::any_of(raw.pps.begin(), raw.pps.end(), same))
-        out.push_back(c);
-    }
-    return out;
-  }
-
- private:
-  void add(const std::string& c) {
-    if (std::find(order_.begin(), order_.end(), c) == order_.end()) order_.push_back(c);
-  }
-  std::vector<std::string> order_;
-};
-
-using IperfKey = std::tuple<unsigned, Direction, unsigned, size_t>;  // mtu, dir, streams, config rank
-
-// Median, lowest, highest and spread of the completed runs' values.
-struct Range {
-  std::optional<double> median, min, max, spread_pct;
-};
 Range range_of(const std::vector<double>& v) {
   Range r;
   r.median = median(v);
@@ -59,191 +49,115 @@ Range range_of(const std::vector<double>& v) {
   return r;
 }
 
-// Each counter summed over `ok` per `unit` of what the runs received
-// (`amount` of a run: its bytes, or its datagrams).
-template <class Run, class Amount>
-std::optional<CounterRates> counter_rates(const std::vector<const Run*>& ok, Amount amount, long double unit) {
-  RunCounters sum;
+// Each counter summed over `ok`, per `unit` of the runs' `amount`.
+std::optional<std::map<std::string, double>> rates(const KindSpec& kind, const std::vector<const Run*>& ok) {
+  if (!kind.amount || ok.empty()) return std::nullopt;
+  std::map<std::string, uint64_t> sum;
   uint64_t total = 0;
   for (const Run* r : ok) {
     // One run without counters would make the sums lie about the rest.
     if (!r->counters) return std::nullopt;
-    sum.vcpu_exits += r->counters->vcpu_exits;
-    sum.wakeups += r->counters->wakeups;
-    sum.injected += r->counters->injected;
-    sum.relayed += r->counters->relayed;
-    sum.trapped += r->counters->trapped;
-    sum.polled += r->counters->polled;
-    sum.guest_irqs += r->counters->guest_irqs;
-    total += amount(*r);
+    for (const auto& [name, v] : *r->counters) sum[name] += static_cast<uint64_t>(v);
+    total += static_cast<uint64_t>(r->values.at(kind.amount));
   }
-  if (ok.empty() || total == 0) return std::nullopt;
-  const auto per = [&](uint64_t count) { return *per_unit(count, total, unit); };
-  CounterRates g;
-  g.vcpu_exits = per(sum.vcpu_exits);
-  g.wakeups = per(sum.wakeups);
-  g.vmm_irqs = per(sum.injected + sum.relayed);
-  g.injected = per(sum.injected);
-  g.relayed = per(sum.relayed);
-  g.trapped = per(sum.trapped);
-  g.polled = per(sum.polled);
-  g.guest_irqs = per(sum.guest_irqs);
-  return g;
-}
-
-std::vector<IperfCell> iperf_cells(const RawData& raw, const ConfigOrder& order) {
-  std::map<IperfKey, std::vector<const IperfRun*>> groups;
-  for (const IperfRun& r : raw.iperf) groups[{r.mtu, r.dir, r.streams, order.rank(r.config)}].push_back(&r);
-
-  std::vector<IperfCell> cells;
-  for (const auto& [key, runs] : groups) {
-    IperfCell c;
-    c.config = runs.front()->config;
-    c.mtu = runs.front()->mtu;
-    c.dir = runs.front()->dir;
-    c.streams = runs.front()->streams;
-    std::vector<const IperfRun*> ok;
-    std::vector<double> gbps;
-    for (const IperfRun* r : runs) {
-      if (r->failed) {
-        ++c.runs_failed;
-        continue;
-      }
-      ok.push_back(r);
-      gbps.push_back(r->bps / 1e9);
-      c.bytes += r->bytes;
-    }
-    c.runs_ok = static_cast<unsigned>(ok.size());
-    const Range g = range_of(gbps);
-    c.median_gbps = g.median;
-    c.min_gbps = g.min;
-    c.max_gbps = g.max;
-    c.spread_pct = g.spread_pct;
-    c.per_gb = counter_rates(ok, [](const IperfRun& r) { return r.bytes; }, 1e9L);
-    cells.push_back(std::move(c));
-  }
-
-  auto baseline = [&](const IperfCell& c, const char* config) -> std::optional<double> {
-    for (const IperfCell& b : cells)
-      if (b.config == config && b.mtu == c.mtu && b.dir == c.dir && b.streams == c.streams) return b.median_gbps;
-    return std::nullopt;
-  };
-  for (IperfCell& c : cells) {
-    c.ratio_to_host = ratio(c.median_gbps, baseline(c, kHostConfig));
-    c.ratio_to_user_trap = ratio(c.median_gbps, baseline(c, kUserTrapConfig));
-  }
-  return cells;
-}
-
-std::vector<RrCell> rr_cells(const RawData& raw, const ConfigOrder& order) {
-  std::map<std::pair<unsigned, size_t>, std::vector<const RrRun*>> groups;
-  for (const RrRun& r : raw.rr) groups[{r.mtu, order.rank(r.config)}].push_back(&r);
-
-  std::vector<RrCell> cells;
-  for (const auto& [key, runs] : groups) {
-    RrCell c;
-    c.config = runs.front()->config;
-    c.mtu = runs.front()->mtu;
-    std::vector<double> tps, p50, p90, p99;
-    for (const RrRun* r : runs) {
-      if (r->failed) {
-        ++c.runs_failed;
-        continue;
-      }
-      ++c.runs_ok;
-      tps.push_back(r->tps);
-      p50.push_back(r->p50_us);
-      p90.push_back(r->p90_us);
-      p99.push_back(r->p99_us);
-    }
-    c.median_tps = median(tps);
-    c.median_p50_us = median(p50);
-    c.median_p90_us = median(p90);
-    c.median_p99_us = median(p99);
-    cells.push_back(std::move(c));
-  }
-  for (RrCell& c : cells) {
-    for (const RrCell& host : cells)
-      if (host.config == kHostConfig && host.mtu == c.mtu) c.p50_ratio_to_host = ratio(c.median_p50_us, host.median_p50_us);
-  }
-  return cells;
-}
-
-using PpsKey = std::tuple<unsigned, unsigned, Direction, size_t>;  // mtu, payload, dir, config rank
-
-std::vector<PpsCell> pps_cells(const RawData& raw, const ConfigOrder& order) {
-  std::map<PpsKey, std::vector<const PpsRun*>> groups;
-  for (const PpsRun& r : raw.pps) groups[{r.mtu, r.payload, r.dir, order.rank(r.config)}].push_back(&r);
-
-  std::vector<PpsCell> cells;
-  for (const auto& [key, runs] : groups) {
-    PpsCell c;
-    c.config = runs.front()->config;
-    c.mtu = runs.front()->mtu;
-    c.payload = runs.front()->payload;
-    c.dir = runs.front()->dir;
-    std::vector<const PpsRun*> ok;
-    std::vector<double> pps, loss;
-    for (const PpsRun* r : runs) {
-      if (r->failed) {
-        ++c.runs_failed;
-        continue;
-      }
-      ok.push_back(r);
-      pps.push_back(r->pps);
-      if (r->sent) loss.push_back(100.0 * double(r->lost) / double(r->sent));
-      c.sent += r->sent;
-      c.received += r->received;
-    }
-    c.runs_ok = static_cast<unsigned>(ok.size());
-    const Range p = range_of(pps);
-    c.median_pps = p.median;
-    c.min_pps = p.min;
-    c.max_pps = p.max;
-    c.spread_pct = p.spread_pct;
-    c.median_loss_pct = median(loss);
-    c.per_mpkt = counter_rates(ok, [](const PpsRun& r) { return r.received; }, 1e6L);
-    cells.push_back(std::move(c));
-  }
-  for (PpsCell& c : cells) {
-    for (const PpsCell& host : cells)
-      if (host.config == kHostConfig && host.mtu == c.mtu && host.payload == c.payload && host.dir == c.dir)
-        c.ratio_to_host = ratio(c.median_pps, host.median_pps);
-  }
-  return cells;
-}
-
-std::optional<double> us_of(const MicroResult& m, const char* name) {
-  for (const auto& [k, v] : m.us)
-    if (k == name) return v;
-  return std::nullopt;
-}
-
-std::vector<Failure> failures(const RawData& raw) {
-  std::vector<Failure> out;
-  for (const IperfRun& r : raw.iperf)
-    if (r.failed) out.push_back({"iperf", r.source, r.config, r.mtu, r.dir, r.streams, r.rep, *r.failed, std::nullopt});
-  for (const RrRun& r : raw.rr)
-    if (r.failed) out.push_back({"rr", r.source, r.config, r.mtu, std::nullopt, std::nullopt, r.rep, *r.failed, std::nullopt});
-  for (const PpsRun& r : raw.pps)
-    if (r.failed) out.push_back({"pps", r.source, r.config, r.mtu, r.dir, std::nullopt, r.rep, *r.failed, r.payload});
+  if (total == 0) return std::nullopt;
+  sum["vmm_irqs"] = sum["injected"] + sum["relayed"];
+  std::map<std::string, double> out;
+  for (const auto& [name, count] : sum) out[name] = *per_unit(count, total, kind.unit);
   return out;
+}
+
+Cell make_cell(const std::vector<const Run*>& runs) {
+  const Run& first = *runs.front();
+  const KindSpec& kind = *find_kind(first.kind);
+  Cell c;
+  c.kind = first.kind;
+  c.config = first.config;
+  c.params = first.params;
+  std::vector<const Run*> ok;
+  std::map<std::string, std::vector<double>> values;
+  for (const Run* r : runs) {
+    if (r->failed) {
+      ++c.runs_failed;
+      continue;
+    }
+    ok.push_back(r);
+    for (const auto& [name, v] : r->values) {
+      values[name].push_back(v);
+      c.sums[name] += v;
+    }
+  }
+  c.runs_ok = static_cast<unsigned>(ok.size());
+  for (const auto& [name, v] : values) c.values[name] = range_of(v);
+  c.rates = rates(kind, ok);
+  return c;
 }
 
 }  // namespace
 
+Range Cell::range(const std::string& name) const {
+  const auto it = values.find(name);
+  return it == values.end() ? Range{} : it->second;
+}
+
+std::optional<double> Cell::median(const std::string& name, double scale) const {
+  const std::optional<double> m = range(name).median;
+  if (!m) return std::nullopt;
+  return *m / scale;
+}
+
+double Cell::sum(const std::string& name) const {
+  const auto it = sums.find(name);
+  return it == sums.end() ? 0 : it->second;
+}
+
+std::optional<double> Cell::rate(const std::string& name) const {
+  if (!rates) return std::nullopt;
+  return rates->at(name);
+}
+
+std::vector<Cell> Report::of_kind(std::string_view kind) const {
+  std::vector<Cell> out;
+  for (const Cell& c : cells)
+    if (c.kind == kind) out.push_back(c);
+  return out;
+}
+
 Report aggregate(const RawData& raw) {
-  const ConfigOrder order(raw);
+  const std::vector<std::string> order = config_order(raw);
+  const auto rank = [&](const std::string& c) { return std::find(order.begin(), order.end(), c) - order.begin(); };
   Report rep;
   for (const MetaEntry& m : raw.meta) rep.meta.emplace_back(m.key, m.value);
-  rep.configs = order.present(raw);
-  rep.iperf = iperf_cells(raw, order);
-  rep.rr = rr_cells(raw, order);
-  rep.pps = pps_cells(raw, order);
-  for (const MicroResult& m : raw.micro)
-    rep.micro.push_back({m, ratio(us_of(m, "mmio_exit"), us_of(m, "ioeventfd")),
-                         ratio(us_of(m, "irq_line_relay"), us_of(m, "irqfd"))});
-  rep.failures = failures(raw);
+  for (const std::string& c : order)
+    if (std::any_of(raw.runs.begin(), raw.runs.end(), [&](const Run& r) { return r.config == c; }))
+      rep.configs.push_back(c);
+
+  using Key = std::tuple<size_t, decltype(Params().key()), ptrdiff_t>;
+  std::map<Key, std::vector<const Run*>> groups;
+  for (const Run& r : raw.runs)
+    if (complete(r)) groups[{kind_rank(r.kind), r.params.key(), rank(r.config)}].push_back(&r);
+  for (const auto& [key, runs] : groups) rep.cells.push_back(make_cell(runs));
+
+  for (Cell& c : rep.cells) {
+    const std::string headline = find_kind(c.kind)->headline;
+    for (const Cell& b : rep.cells) {
+      if (b.kind != c.kind || !(b.params == c.params)) continue;
+      if (b.config == kHostConfig) c.ratio_to_host = ratio(c.median(headline), b.median(headline));
+      if (b.config == kUserTrapConfig) c.ratio_to_user_trap = ratio(c.median(headline), b.median(headline));
+    }
+  }
+  for (const Run& r : raw.runs)
+    if (r.failed) rep.failures.push_back(r);
+  std::stable_sort(rep.failures.begin(), rep.failures.end(),
+                   [](const Run& a, const Run& b) { return kind_rank(a.kind) < kind_rank(b.kind); });
+  for (const MicroResult& m : raw.micro) {
+    const auto us = [&](const char* name) -> std::optional<double> {
+      for (const auto& [k, v] : m.us)
+        if (k == name) return v;
+      return std::nullopt;
+    };
+    rep.micro.push_back({m, ratio(us("mmio_exit"), us("ioeventfd")), ratio(us("irq_line_relay"), us("irqfd"))});
+  }
   return rep;
 }
 

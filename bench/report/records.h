@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The raw records of the main job's measurement file, as the parser returns
-// them: one struct per record kind. Each remembers the file and line it came
-// from, so later checks and the failure list can point at it.
-// The format is described in bench/report/raw_parser.h.
+// What the reader returns from the main job's JSON-lines files (one run a
+// line; docs/benchmarks.md, "Raw records"): the runs of every measuring kind
+// in one shape, the microbenchmark results and the meta entries. Each
+// remembers the file and line it came from, for later errors and the
+// failure list.
 #pragma once
 
-#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,66 +21,30 @@ struct Source {
   std::string str() const { return file + ":" + std::to_string(line); }
 };
 
-enum class Direction { kGuestToHost, kHostToGuest };
-const char* to_string(Direction d);  // "g2h", "h2g"
-
-// The VMM's counters over one iperf or pps run (deltas of kvmmio --stats).
-struct RunCounters {
-  uint64_t vcpu_exits = 0;
-  uint64_t wakeups = 0;
-  uint64_t injected = 0;
-  uint64_t relayed = 0;
-  uint64_t trapped = 0;
-  uint64_t polled = 0;
-  uint64_t guest_irqs = 0;
+// The parameters a run was measured at. Which ones a kind has is in
+// kinds.h; the others stay unset. A failed run may lack some.
+struct Params {
+  std::optional<unsigned> mtu;
+  std::optional<unsigned> payload;  // UDP payload bytes
+  std::optional<std::string> dir;   // "g2h" or "h2g"
+  std::optional<unsigned> streams;
+  // The report's order: by MTU, payload, direction (g2h first), streams.
+  auto key() const { return std::tie(mtu, payload, dir, streams); }
+  bool operator==(const Params& o) const { return key() == o.key(); }
 };
 
-// One iperf3 run. When `failed` holds a reason the measurements are unset.
-struct IperfRun {
+// One measured run: iperf, rr, pps or a later kind.
+struct Run {
   Source source;
+  std::string kind;
   std::string config;
-  unsigned mtu = 0;
-  Direction dir = Direction::kGuestToHost;
-  unsigned streams = 0;
+  Params params;
   unsigned rep = 0;
-  std::optional<std::string> failed;
-  uint64_t bytes = 0;  // received
-  double seconds = 0;
-  double bps = 0;  // receiver bits per second
-  std::optional<RunCounters> counters;  // absent without a VM (config=host)
-};
-
-// One TCP request/response run (bench/tcp_rr).
-struct RrRun {
-  Source source;
-  std::string config;
-  unsigned mtu = 0;
-  unsigned rep = 0;
-  std::optional<std::string> failed;
-  uint64_t transactions = 0;
-  double seconds = 0;
-  double tps = 0;
-  double p50_us = 0;
-  double p90_us = 0;
-  double p99_us = 0;
-};
-
-// One UDP packet-rate run (bench/udp_pps at full rate). received + lost
-// == sent.
-struct PpsRun {
-  Source source;
-  std::string config;
-  unsigned mtu = 0;
-  unsigned payload = 0;  // UDP payload bytes
-  Direction dir = Direction::kGuestToHost;
-  unsigned rep = 0;
-  std::optional<std::string> failed;
-  uint64_t sent = 0;
-  uint64_t received = 0;
-  uint64_t lost = 0;
-  double seconds = 0;
-  double pps = 0;  // datagrams received per second
-  std::optional<RunCounters> counters;  // absent without a VM (config=host)
+  std::optional<std::string> failed;    // the reason; then `values` is empty
+  std::map<std::string, double> values;  // the kind's results (kinds.h)
+  // The VMM's counters over the run (deltas of kvmmio --stats), by name;
+  // absent without a VM (config host).
+  std::optional<std::map<std::string, double>> counters;
 };
 
 // One kvm_notify_bench --json result, loaded from the file a `micro`
@@ -101,9 +67,7 @@ struct MetaEntry {
 // Everything read from one or more raw files, in input order.
 struct RawData {
   std::vector<MetaEntry> meta;
-  std::vector<IperfRun> iperf;
-  std::vector<RrRun> rr;
-  std::vector<PpsRun> pps;
+  std::vector<Run> runs;
   std::vector<MicroResult> micro;
 };
 

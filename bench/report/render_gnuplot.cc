@@ -12,6 +12,8 @@
 #include <array>
 #include <cstdio>
 
+#include "bench/report/kinds.h"
+
 namespace kvmmio::report {
 namespace {
 
@@ -29,49 +31,41 @@ std::string value(const std::optional<double>& v) {
   return buf;
 }
 
-// How one chart reads its cells: which share a group (a row of the data),
-// the group's label, and a cell's median, min and max.
-bool same_group(const IperfCell& a, const IperfCell& b) {
-  return a.mtu == b.mtu && a.dir == b.dir && a.streams == b.streams;
+// How one chart reads its cells: cells with the same parameters share a
+// group (a row of the data); its label, and a cell's median, min and max.
+std::string label(const Cell& c) {
+  const Params& p = c.params;
+  const std::string dir = p.dir.value_or("-");
+  if (c.kind == "pps") return dir + " " + std::to_string(p.payload.value_or(0)) + " B";
+  return dir + " " + std::to_string(p.streams.value_or(0)) + "x " + std::to_string(p.mtu.value_or(0));
 }
-bool same_group(const PpsCell& a, const PpsCell& b) {
-  return a.mtu == b.mtu && a.payload == b.payload && a.dir == b.dir;
+std::array<std::optional<double>, 3> bar(const Cell& c) {
+  const Range r = c.range(find_kind(c.kind)->headline);
+  const double scale = c.kind == "iperf" ? 1e9 : 1;  // bits/s as Gbit/s
+  const auto scaled = [&](const std::optional<double>& v) { return v ? std::optional(*v / scale) : v; };
+  return {scaled(r.median), scaled(r.min), scaled(r.max)};
 }
-std::string label(const IperfCell& c) {
-  return std::string(to_string(c.dir)) + " " + std::to_string(c.streams) + "x " + std::to_string(c.mtu);
-}
-std::string label(const PpsCell& c) {
-  return std::string(to_string(c.dir)) + " " + std::to_string(c.payload) + " B";
-}
-std::array<std::optional<double>, 3> bar(const IperfCell& c) { return {c.median_gbps, c.min_gbps, c.max_gbps}; }
-std::array<std::optional<double>, 3> bar(const PpsCell& c) { return {c.median_pps, c.min_pps, c.max_pps}; }
 
 // Configs with cells, in display order (the others get no bar).
-template <class Cell>
 std::vector<std::string> bar_configs(const Report& r, const std::vector<Cell>& cells) {
   std::vector<std::string> out;
   for (const std::string& c : r.configs)
-    for (const Cell& cell : cells)
-      if (cell.config == c) {
-        out.push_back(c);
-        break;
-      }
+    if (std::any_of(cells.begin(), cells.end(), [&](const Cell& cell) { return cell.config == c; })) out.push_back(c);
   return out;
 }
 
-template <class Cell>
 std::string data(const std::string& what, const std::vector<Cell>& cells, const std::vector<std::string>& configs) {
   std::string out = "# net_report " + what + ": group, then median min max for each config:\n#";
   for (const std::string& c : configs) out += " " + c;
   out += "\n";
   for (size_t i = 0; i < cells.size(); ++i) {
     const Cell& first = cells[i];
-    if (i && same_group(cells[i - 1], first)) continue;
+    if (i && cells[i - 1].params == first.params) continue;
     // Data-file strings are double-quoted; the label holds no quotes.
     out += "\"" + label(first) + "\"";
     for (const std::string& config : configs) {
       const Cell* cell = nullptr;
-      for (size_t j = i; j < cells.size() && same_group(cells[j], first); ++j)
+      for (size_t j = i; j < cells.size() && cells[j].params == first.params; ++j)
         if (cells[j].config == config) cell = &cells[j];
       if (cell)
         for (const std::optional<double>& v : bar(*cell)) out += " " + value(v);
@@ -94,12 +88,12 @@ std::vector<ModeCounters> mode_counters(const Report& r, const std::vector<std::
   std::vector<ModeCounters> out;
   for (const std::string& config : configs) {
     double gb_total = 0, exits = 0, irqs = 0;
-    for (const IperfCell& cell : r.iperf) {
-      if (cell.config != config || !cell.per_gb || cell.bytes == 0) continue;
-      const double gb = static_cast<double>(cell.bytes) / 1e9;
+    for (const Cell& cell : r.of_kind("iperf")) {
+      if (cell.config != config || !cell.rates || cell.sum("bytes") == 0) continue;
+      const double gb = cell.sum("bytes") / 1e9;
       gb_total += gb;
-      exits += cell.per_gb->vcpu_exits * gb;
-      irqs += cell.per_gb->vmm_irqs * gb;
+      exits += *cell.rate("vcpu_exits") * gb;
+      irqs += *cell.rate("vmm_irqs") * gb;
     }
     if (gb_total > 0) out.push_back({config, exits / gb_total, irqs / gb_total});
   }
@@ -117,7 +111,6 @@ std::string counters_block(const std::vector<ModeCounters>& modes) {
 }
 
 // "n = 3 runs per bar", or a range where cells differ.
-template <class Cell>
 std::string runs_per_bar(const std::vector<Cell>& cells) {
   unsigned lo = ~0u, hi = 0;
   for (const Cell& c : cells) {
@@ -131,7 +124,6 @@ std::string runs_per_bar(const std::vector<Cell>& cells) {
 
 // A config's legend entry, with its failed runs (its bars show the runs
 // that completed; report.txt lists each failure).
-template <class Cell>
 std::string legend(const std::vector<Cell>& cells, const std::string& config) {
   unsigned ok = 0, failed = 0;
   for (const Cell& c : cells)
@@ -142,7 +134,6 @@ std::string legend(const std::vector<Cell>& cells, const std::string& config) {
 
 // The plot command for block `index` of the data file in gnuplot variable
 // `var`; histogram columns come in threes per config: median, min, max.
-template <class Cell>
 std::string plot(const std::string& var, const std::vector<Cell>& cells, const std::vector<std::string>& configs) {
   std::string plots;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -159,7 +150,7 @@ std::string no_data(const std::string& what) {
   return "set label 1 " + quoted(what) + " at graph 0.5, 0.5 center\nplot [0:1] NaN notitle\nunset label 1\n";
 }
 
-std::string script(const Report& r, const std::vector<std::string>& gbps_configs,
+std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps, const std::vector<std::string>& gbps_configs,
                    const std::vector<std::string>& pps_configs, const std::vector<ModeCounters>& modes,
                    const std::string& title) {
   const int panels = pps_configs.empty() ? 2 : 3;
@@ -185,19 +176,19 @@ std::string script(const Report& r, const std::vector<std::string>& gbps_configs
       "set style data histogram\n"
       "set style histogram errorbars gap 2 lw 1\n"
       "# Panel: throughput.\n"
-      "set title " + quoted("iperf3 throughput: median of " + runs_per_bar(r.iperf) + ", error bars from min to max") + "\n"
+      "set title " + quoted("iperf3 throughput: median of " + runs_per_bar(iperf) + ", error bars from min to max") + "\n"
       "set xlabel 'g2h: guest to host, h2g: host to guest; Nx: N parallel iperf3 streams; then the MTU in bytes'\n"
       "set ylabel 'Gbit/s'\n"
       "set xtics rotate by 25 right  # a full matrix has 12+ cells: upright labels collide\n";
-  out += gbps_configs.empty() ? no_data("no iperf runs in the raw data") : plot("data", r.iperf, gbps_configs);
+  out += gbps_configs.empty() ? no_data("no iperf runs in the raw data") : plot("data", iperf, gbps_configs);
   out += "set xtics norotate center\n";
   if (!pps_configs.empty())
     out += "# Panel: packet rate.\n"
-           "set title " + quoted("UDP packet rate (udp_pps at full rate): median of " + runs_per_bar(r.pps) +
+           "set title " + quoted("UDP packet rate (udp_pps at full rate): median of " + runs_per_bar(pps) +
                                  ", error bars from min to max") + "\n"
            "set xlabel 'g2h: guest to host, h2g: host to guest; then the UDP payload in bytes'\n"
            "set ylabel 'datagrams received per s'\n" +
-           plot("pps_data", r.pps, pps_configs);
+           plot("pps_data", pps, pps_configs);
   out +=
       "# Panel: what each mode costs the VMM.\n"
       "set title 'VMM work per GB received, over all iperf3 runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
@@ -218,13 +209,14 @@ std::string script(const Report& r, const std::vector<std::string>& gbps_configs
 }  // namespace
 
 GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
-  const std::vector<std::string> gbps_configs = bar_configs(report, report.iperf);
-  const std::vector<std::string> pps_configs = bar_configs(report, report.pps);
+  const std::vector<Cell> iperf = report.of_kind("iperf"), pps = report.of_kind("pps");
+  const std::vector<std::string> gbps_configs = bar_configs(report, iperf);
+  const std::vector<std::string> pps_configs = bar_configs(report, pps);
   const std::vector<ModeCounters> modes = mode_counters(report, gbps_configs);
   // Two blank lines end a gnuplot data block: the counters are `index 1`.
-  return {script(report, gbps_configs, pps_configs, modes, title),
-          data("throughput Gbit/s", report.iperf, gbps_configs) + "\n\n" + counters_block(modes),
-          data("packet rate, datagrams/s", report.pps, pps_configs)};
+  return {script(iperf, pps, gbps_configs, pps_configs, modes, title),
+          data("throughput Gbit/s", iperf, gbps_configs) + "\n\n" + counters_block(modes),
+          data("packet rate, datagrams/s", pps, pps_configs)};
 }
 
 }  // namespace kvmmio::report

@@ -4,6 +4,7 @@
 #include "bench/report/render_json.h"
 
 #include <cmath>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -18,59 +19,64 @@ Json number(const std::optional<double>& v) {
   return *v;
 }
 
-Json counter_rates(const std::optional<CounterRates>& g) {
-  if (!g) return nullptr;
-  return {{"vcpu_exits", number(g->vcpu_exits)}, {"wakeups", number(g->wakeups)},
-          {"vmm_irqs", number(g->vmm_irqs)},     {"injected", number(g->injected)},
-          {"relayed", number(g->relayed)},       {"trapped", number(g->trapped)},
-          {"polled", number(g->polled)},         {"guest_irqs", number(g->guest_irqs)}};
+Json optional(const std::optional<unsigned>& v) { return v ? Json(*v) : Json(nullptr); }
+Json optional(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); }
+
+Json counter_rates(const Cell& c) {
+  if (!c.rates) return nullptr;
+  Json out = Json::object();
+  for (const char* name : {"vcpu_exits", "wakeups", "vmm_irqs", "injected", "relayed", "trapped", "polled", "guest_irqs"})
+    out[name] = number(c.rate(name));
+  return out;
 }
 
-Json iperf(const IperfCell& c) {
-  return {{"config", c.config},
-          {"mtu", c.mtu},
-          {"dir", to_string(c.dir)},
-          {"streams", c.streams},
-          {"runs_ok", c.runs_ok},
-          {"runs_failed", c.runs_failed},
-          {"median_gbps", number(c.median_gbps)},
-          {"min_gbps", number(c.min_gbps)},
-          {"max_gbps", number(c.max_gbps)},
-          {"spread_pct", number(c.spread_pct)},
-          {"ratio_to_host", number(c.ratio_to_host)},
-          {"ratio_to_user_trap", number(c.ratio_to_user_trap)},
-          {"bytes", c.bytes},
-          {"per_gb", counter_rates(c.per_gb)}};
+// The members every cell starts with: config and its parameters, run counts.
+Json head(const Cell& c) {
+  Json out = {{"config", c.config}, {"mtu", optional(c.params.mtu)}};
+  if (c.params.payload) out["payload"] = *c.params.payload;
+  if (c.params.dir) out["dir"] = *c.params.dir;
+  if (c.params.streams) out["streams"] = *c.params.streams;
+  out["runs_ok"] = c.runs_ok;
+  out["runs_failed"] = c.runs_failed;
+  return out;
 }
 
-Json rr(const RrCell& c) {
-  return {{"config", c.config},
-          {"mtu", c.mtu},
-          {"runs_ok", c.runs_ok},
-          {"runs_failed", c.runs_failed},
-          {"median_tps", number(c.median_tps)},
-          {"median_p50_us", number(c.median_p50_us)},
-          {"median_p90_us", number(c.median_p90_us)},
-          {"median_p99_us", number(c.median_p99_us)},
-          {"p50_ratio_to_host", number(c.p50_ratio_to_host)}};
+// median_, min_, max_ and spread_pct of value `name` as `unit`, scaled.
+void add_range(Json& out, const Cell& c, const char* name, const std::string& unit, double scale) {
+  const Range r = c.range(name);
+  const auto scaled = [&](const std::optional<double>& v) { return v ? number(*v / scale) : Json(nullptr); };
+  out["median_" + unit] = scaled(r.median);
+  out["min_" + unit] = scaled(r.min);
+  out["max_" + unit] = scaled(r.max);
+  out["spread_pct"] = number(r.spread_pct);
 }
 
-Json pps(const PpsCell& c) {
-  return {{"config", c.config},
-          {"mtu", c.mtu},
-          {"payload", c.payload},
-          {"dir", to_string(c.dir)},
-          {"runs_ok", c.runs_ok},
-          {"runs_failed", c.runs_failed},
-          {"median_pps", number(c.median_pps)},
-          {"min_pps", number(c.min_pps)},
-          {"max_pps", number(c.max_pps)},
-          {"spread_pct", number(c.spread_pct)},
-          {"median_loss_pct", number(c.median_loss_pct)},
-          {"ratio_to_host", number(c.ratio_to_host)},
-          {"sent", c.sent},
-          {"received", c.received},
-          {"per_mpkt", counter_rates(c.per_mpkt)}};
+Json iperf(const Cell& c) {
+  Json out = head(c);
+  add_range(out, c, "bps", "gbps", 1e9);
+  out["ratio_to_host"] = number(c.ratio_to_host);
+  out["ratio_to_user_trap"] = number(c.ratio_to_user_trap);
+  out["bytes"] = static_cast<uint64_t>(c.sum("bytes"));
+  out["per_gb"] = counter_rates(c);
+  return out;
+}
+
+Json rr(const Cell& c) {
+  Json out = head(c);
+  for (const char* v : {"tps", "p50_us", "p90_us", "p99_us"}) out[std::string("median_") + v] = number(c.median(v));
+  out["p50_ratio_to_host"] = number(c.ratio_to_host);
+  return out;
+}
+
+Json pps(const Cell& c) {
+  Json out = head(c);
+  add_range(out, c, "pps", "pps", 1);
+  out["median_loss_pct"] = number(c.median("loss_pct"));
+  out["ratio_to_host"] = number(c.ratio_to_host);
+  out["sent"] = static_cast<uint64_t>(c.sum("sent"));
+  out["received"] = static_cast<uint64_t>(c.sum("received"));
+  out["per_mpkt"] = counter_rates(c);
+  return out;
 }
 
 Json micro(const MicroPlatform& p) {
@@ -88,15 +94,15 @@ Json micro(const MicroPlatform& p) {
           {"irq_line_relay_per_irqfd", number(p.irq_line_relay_per_irqfd)}};
 }
 
-Json failure(const Failure& f) {
+Json failure(const Run& f) {
   return {{"kind", f.kind},
           {"config", f.config},
-          {"mtu", f.mtu},
-          {"dir", f.dir ? Json(to_string(*f.dir)) : Json(nullptr)},
-          {"streams", f.streams ? Json(*f.streams) : Json(nullptr)},
-          {"payload", f.payload ? Json(*f.payload) : Json(nullptr)},
-          {"rep", f.rep},
-          {"reason", f.reason},
+          {"mtu", optional(f.params.mtu)},
+          {"dir", optional(f.params.dir)},
+          {"streams", optional(f.params.streams)},
+          {"payload", optional(f.params.payload)},
+          {"rep", f.rep ? Json(f.rep) : Json(nullptr)},
+          {"reason", *f.failed},
           {"source", f.source.str()}};
 }
 
@@ -108,11 +114,12 @@ std::string render_json(const Report& report, const std::string& title) {
   Json doc = {{"schema_version", kJsonSchemaVersion}, {"title", title}, {"meta", meta},
               {"iperf", Json::array()},           {"rr", Json::array()},  {"pps", Json::array()},
               {"micro", Json::array()},           {"failures", Json::array()}};
-  for (const IperfCell& c : report.iperf) doc["iperf"].push_back(iperf(c));
-  for (const RrCell& c : report.rr) doc["rr"].push_back(rr(c));
-  for (const PpsCell& c : report.pps) doc["pps"].push_back(pps(c));
+  // Each kind's cells under its own key, in its own shape (kinds.h lists
+  // the kinds the reader accepts).
+  const std::map<std::string, Json (*)(const Cell&)> shape = {{"iperf", iperf}, {"rr", rr}, {"pps", pps}};
+  for (const Cell& c : report.cells) doc[c.kind].push_back(shape.at(c.kind)(c));
   for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
-  for (const Failure& f : report.failures) doc["failures"].push_back(failure(f));
+  for (const Run& f : report.failures) doc["failures"].push_back(failure(f));
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -34,62 +34,63 @@ std::string runs(unsigned ok, unsigned failed) {
   return failed ? std::to_string(ok) + " +" + std::to_string(failed) + "f" : std::to_string(ok);
 }
 
-std::string throughput(const Report& r) {
+std::string num(const std::optional<unsigned>& v) { return v ? std::to_string(*v) : "-"; }
+
+// `row` with a cell's counter columns added: exits, wake-ups, VMM irqs,
+// guest irqs.
+std::vector<std::string> with_counters(std::vector<std::string> row, const Cell& c) {
+  for (const char* name : {"vcpu_exits", "wakeups", "vmm_irqs", "guest_irqs"}) row.push_back(count(c.rate(name)));
+  return row;
+}
+
+// One row per cell, a blank line between cells of different parameters.
+template <class Row>
+void add_rows(TextTable& t, const std::vector<Cell>& cells, Row row) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i && !(cells[i - 1].params == cells[i].params)) t.gap();
+    t.row(row(cells[i]));
+  }
+}
+
+std::string throughput(const std::vector<Cell>& cells) {
   TextTable t({L, R, L, R, R, R, R, R, R, R, R, R, R});
   t.header({"", "", "", "", "Gbit/s", "spread", "", "x", "x user-", "exits", "wake-ups", "VMM irqs", "guest irqs"});
   t.header({"config", "MTU", "dir", "streams", "median", "%", "n", "host", "trap", "/GB", "/GB", "/GB", "/GB"});
-  const IperfCell* prev = nullptr;
-  for (const IperfCell& c : r.iperf) {
-    if (prev && (prev->mtu != c.mtu || prev->dir != c.dir || prev->streams != c.streams)) t.gap();
-    prev = &c;
-    const auto g = [&](double PerGb::*field) -> std::optional<double> {
-      if (!c.per_gb) return std::nullopt;
-      return (*c.per_gb).*field;
-    };
-    t.row({c.config, std::to_string(c.mtu), to_string(c.dir), std::to_string(c.streams), fixed(c.median_gbps, 2),
-           fixed(c.spread_pct, 1), runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2),
-           fixed(c.ratio_to_user_trap, 2), count(g(&PerGb::vcpu_exits)), count(g(&PerGb::wakeups)),
-           count(g(&PerGb::vmm_irqs)), count(g(&PerGb::guest_irqs))});
-  }
+  add_rows(t, cells, [](const Cell& c) {
+    return with_counters({c.config, num(c.params.mtu), c.params.dir.value_or("-"), num(c.params.streams),
+                          fixed(c.median("bps", 1e9), 2), fixed(c.range("bps").spread_pct, 1),
+                          runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2), fixed(c.ratio_to_user_trap, 2)},
+                         c);
+  });
   return "Throughput: iperf3, receiver Gbit/s, median over completed runs (n; +Nf = N failed)\n"
          "spread = (max - min) / median; x host, x user-trap = median / that config's median for the same\n"
          "MTU, dir and streams; /GB = VMM counter per 1e9 bytes received; VMM irqs = injected + relayed\n\n" +
          t.render();
 }
 
-std::string latency(const Report& r) {
+std::string latency(const std::vector<Cell>& cells) {
   TextTable t({L, R, R, R, R, R, R, R});
   t.header({"", "", "trans/s", "p50", "p90", "p99", "", "p50 x"});
   t.header({"config", "MTU", "median", "us", "us", "us", "n", "host"});
-  const RrCell* prev = nullptr;
-  for (const RrCell& c : r.rr) {
-    if (prev && prev->mtu != c.mtu) t.gap();
-    prev = &c;
-    t.row({c.config, std::to_string(c.mtu), fixed(c.median_tps, 0), fixed(c.median_p50_us, 1),
-           fixed(c.median_p90_us, 1), fixed(c.median_p99_us, 1), runs(c.runs_ok, c.runs_failed),
-           fixed(c.p50_ratio_to_host, 2)});
-  }
+  add_rows(t, cells, [](const Cell& c) -> std::vector<std::string> {
+    return {c.config, num(c.params.mtu), fixed(c.median("tps"), 0), fixed(c.median("p50_us"), 1),
+            fixed(c.median("p90_us"), 1), fixed(c.median("p99_us"), 1), runs(c.runs_ok, c.runs_failed),
+            fixed(c.ratio_to_host, 2)};
+  });
   return "Latency: tcp_rr, 1-byte request and response on one TCP connection, medians over completed runs\n\n" +
          t.render();
 }
 
-std::string packet_rate(const Report& r) {
+std::string packet_rate(const std::vector<Cell>& cells) {
   TextTable t({L, R, R, L, R, R, R, R, R, R, R, R, R});
   t.header({"", "", "", "", "pkt/s", "spread", "loss", "", "x", "exits", "wake-ups", "VMM irqs", "guest irqs"});
   t.header({"config", "MTU", "payload", "dir", "median", "%", "%", "n", "host", "/Mpkt", "/Mpkt", "/Mpkt", "/Mpkt"});
-  const PpsCell* prev = nullptr;
-  for (const PpsCell& c : r.pps) {
-    if (prev && (prev->mtu != c.mtu || prev->payload != c.payload || prev->dir != c.dir)) t.gap();
-    prev = &c;
-    const auto m = [&](double CounterRates::*field) -> std::optional<double> {
-      if (!c.per_mpkt) return std::nullopt;
-      return (*c.per_mpkt).*field;
-    };
-    t.row({c.config, std::to_string(c.mtu), std::to_string(c.payload), to_string(c.dir), fixed(c.median_pps, 0),
-           fixed(c.spread_pct, 1), fixed(c.median_loss_pct, 1), runs(c.runs_ok, c.runs_failed),
-           fixed(c.ratio_to_host, 2), count(m(&CounterRates::vcpu_exits)), count(m(&CounterRates::wakeups)),
-           count(m(&CounterRates::vmm_irqs)), count(m(&CounterRates::guest_irqs))});
-  }
+  add_rows(t, cells, [](const Cell& c) {
+    return with_counters({c.config, num(c.params.mtu), num(c.params.payload), c.params.dir.value_or("-"),
+                          fixed(c.median("pps"), 0), fixed(c.range("pps").spread_pct, 1),
+                          fixed(c.median("loss_pct"), 1), runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2)},
+                         c);
+  });
   return "Packet rate: udp_pps at full rate, UDP datagrams received per second, median over completed runs\n"
          "loss = lost / sent, median over runs; x host = median / host median for the same MTU, payload and\n"
          "dir; /Mpkt = VMM counter per 1e6 datagrams received; VMM irqs = injected + relayed\n\n" +
@@ -135,12 +136,14 @@ std::string micro(const Report& r) {
 
 std::string failures(const Report& r) {
   std::string out = "Failed runs (not in the medians)\n\n";
-  for (const Failure& f : r.failures) {
-    out += "  " + f.kind + " config=" + f.config + " mtu=" + std::to_string(f.mtu);
-    if (f.payload) out += " payload=" + std::to_string(*f.payload);
-    if (f.dir) out += std::string(" dir=") + to_string(*f.dir);
-    if (f.streams) out += " streams=" + std::to_string(*f.streams);
-    out += " rep=" + std::to_string(f.rep) + ": " + f.reason + " (" + f.source.str() + ")\n";
+  for (const Run& f : r.failures) {
+    out += "  " + f.kind + " config=" + f.config;
+    if (f.params.mtu) out += " mtu=" + std::to_string(*f.params.mtu);
+    if (f.params.payload) out += " payload=" + std::to_string(*f.params.payload);
+    if (f.params.dir) out += " dir=" + *f.params.dir;
+    if (f.params.streams) out += " streams=" + std::to_string(*f.params.streams);
+    if (f.rep) out += " rep=" + std::to_string(f.rep);
+    out += ": " + *f.failed + " (" + f.source.str() + ")\n";
   }
   return out;
 }
@@ -162,9 +165,12 @@ std::string render_text(const Report& report, const std::string& title) {
     }
     out += line + "\n";
   }
-  if (!report.iperf.empty()) out += "\n" + throughput(report);
-  if (!report.rr.empty()) out += "\n" + latency(report);
-  if (!report.pps.empty()) out += "\n" + packet_rate(report);
+  using Table = std::string (*)(const std::vector<Cell>&);
+  for (const auto& [kind, table] : {std::pair<const char*, Table>{"iperf", throughput}, {"rr", latency},
+                                    {"pps", packet_rate}}) {
+    const std::vector<Cell> cells = report.of_kind(kind);
+    if (!cells.empty()) out += "\n" + table(cells);
+  }
   if (!report.micro.empty()) out += "\n" + micro(report);
   if (!report.failures.empty()) out += "\n" + failures(report);
   return out;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The aggregated report that the renderers print: iperf cells, latency
-// cells, packet-rate cells, microbenchmark platforms and the failed runs. aggregate() builds it
-// from the raw records; docs/benchmarks.md documents every field.
+// The aggregated report that the renderers print: one cell type for the
+// runs of every kind (iperf, rr, pps, ...), microbenchmark platforms and the
+// failed runs. aggregate() builds it from the raw records;
+// docs/benchmarks.md documents every field.
 #pragma once
 
-#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,64 +16,34 @@
 
 namespace kvmmio::report {
 
-// The VMM's counters over a cell's completed runs, summed and divided by
-// what the runs received: per GB (1e9 bytes) for iperf cells, per million
-// datagrams for pps cells.
-struct CounterRates {
-  double vcpu_exits = 0;
-  double wakeups = 0;
-  double vmm_irqs = 0;  // injected + relayed
-  double injected = 0;
-  double relayed = 0;
-  double trapped = 0;
-  double polled = 0;
-  double guest_irqs = 0;
-};
-using PerGb = CounterRates;
-
-// The iperf runs of one (config, mtu, dir, streams).
-struct IperfCell {
-  std::string config;
-  unsigned mtu = 0;
-  Direction dir = Direction::kGuestToHost;
-  unsigned streams = 0;
-  unsigned runs_ok = 0;
-  unsigned runs_failed = 0;
-  // Unset when no run completed.
-  std::optional<double> median_gbps, min_gbps, max_gbps;
-  std::optional<double> spread_pct;          // (max - min) / median * 100
-  std::optional<double> ratio_to_host;       // median / host median, same mtu, dir, streams
-  std::optional<double> ratio_to_user_trap;  // median / user-trap median, same key
-  uint64_t bytes = 0;                        // received, summed over ok runs
-  std::optional<PerGb> per_gb;               // unset without counters (config=host)
+// Median, lowest, highest and spread ((max - min) / median * 100) of the
+// completed runs' values; unset when no run has the value.
+struct Range {
+  std::optional<double> median, min, max, spread_pct;
 };
 
-// The request/response runs of one (config, mtu).
-struct RrCell {
+// The runs of one kind, config and set of parameters.
+struct Cell {
+  std::string kind;
   std::string config;
-  unsigned mtu = 0;
+  Params params;
   unsigned runs_ok = 0;
   unsigned runs_failed = 0;
-  std::optional<double> median_tps, median_p50_us, median_p90_us, median_p99_us;
-  std::optional<double> p50_ratio_to_host;  // median p50 / host median p50, same mtu
-};
-
-// The packet-rate runs of one (config, mtu, payload, dir).
-struct PpsCell {
-  std::string config;
-  unsigned mtu = 0;
-  unsigned payload = 0;
-  Direction dir = Direction::kGuestToHost;
-  unsigned runs_ok = 0;
-  unsigned runs_failed = 0;
-  // Datagrams received per second; unset when no run completed.
-  std::optional<double> median_pps, min_pps, max_pps;
-  std::optional<double> spread_pct;       // (max - min) / median * 100
-  std::optional<double> median_loss_pct;  // median over runs of lost / sent * 100
-  std::optional<double> ratio_to_host;    // median / host median, same mtu, payload, dir
-  uint64_t sent = 0;                      // summed over ok runs
-  uint64_t received = 0;                  // summed over ok runs
-  std::optional<CounterRates> per_mpkt;   // per 1e6 received; unset without counters
+  std::map<std::string, Range> values;  // each of the kind's values (and loss_pct)
+  std::map<std::string, double> sums;   // each value summed over completed runs
+  // Each counter summed over completed runs per the kind's unit of its
+  // amount (per 1e9 bytes, per 1e6 datagrams), plus vmm_irqs (injected +
+  // relayed). Unset when a completed run has no counters, when none
+  // completed, or for a zero amount.
+  std::optional<std::map<std::string, double>> rates;
+  std::optional<double> ratio_to_host;       // headline median / the host cell's, same kind and params
+  std::optional<double> ratio_to_user_trap;  // likewise against user-trap
+  // Value `name`'s range (all unset when no completed run has it), and its
+  // median divided by `scale`.
+  Range range(const std::string& name) const;
+  std::optional<double> median(const std::string& name, double scale = 1) const;
+  std::optional<double> rate(const std::string& name) const;
+  double sum(const std::string& name) const;  // 0 when no completed run has it
 };
 
 struct MicroPlatform {
@@ -80,27 +52,14 @@ struct MicroPlatform {
   std::optional<double> irq_line_relay_per_irqfd;  // us.irq_line_relay / us.irqfd
 };
 
-// A run recorded with failed=REASON.
-struct Failure {
-  std::string kind;  // "iperf", "rr" or "pps"
-  Source source;
-  std::string config;
-  unsigned mtu = 0;
-  std::optional<Direction> dir;    // iperf and pps
-  std::optional<unsigned> streams;  // iperf only
-  unsigned rep = 0;
-  std::string reason;
-  std::optional<unsigned> payload;  // pps only
-};
-
 struct Report {
   std::vector<std::pair<std::string, std::string>> meta;
-  std::vector<std::string> configs;  // every config with iperf, rr or pps runs, display order
-  std::vector<IperfCell> iperf;  // by mtu, dir, streams, then config order
-  std::vector<RrCell> rr;        // by mtu, then config order
-  std::vector<PpsCell> pps;      // by mtu, payload, dir, then config order
+  std::vector<std::string> configs;  // every config with runs, display order
+  // By kind (kinds.h order), then params (Params::key), then config order.
+  std::vector<Cell> cells;
   std::vector<MicroPlatform> micro;  // in input order
-  std::vector<Failure> failures;     // iperf, then rr, then pps, each in input order
+  std::vector<Run> failures;         // by kind, each in input order
+  std::vector<Cell> of_kind(std::string_view kind) const;
 };
 
 // The configurations in display order; others follow in first-seen order.

@@ -26,8 +26,6 @@ std::optional<double> ratio(std::optional<double> num, std::optional<double> den
   return *num / *den;
 }
 
-std::optional<double> per_gb(uint64_t count, uint64_t bytes) { return per_unit(count, bytes, 1e9L); }
-
 std::optional<double> per_unit(uint64_t count, uint64_t amount, long double unit) {
   if (amount == 0) return std::nullopt;
   // Long double keeps counts near 2^64 exact enough before the division.

@@ -18,9 +18,7 @@ std::optional<double> spread_pct(std::optional<double> min, std::optional<double
 // num / den; unset if either is unset or den is zero.
 std::optional<double> ratio(std::optional<double> num, std::optional<double> den);
 
-// count per 1e9 bytes; unset for zero bytes.
-std::optional<double> per_gb(uint64_t count, uint64_t bytes);
-// count per `unit` of `amount` (per_gb is unit 1e9); unset for a zero amount.
+// count per `unit` of `amount` (1e9: per GB of bytes); unset for a zero amount.
 std::optional<double> per_unit(uint64_t count, uint64_t amount, long double unit);
 
 }  // namespace kvmmio::report

@@ -11,18 +11,17 @@
 namespace kvmmio::report {
 namespace {
 
+using test::iperf_line;
 using test::parse;
 
-const IperfCell& cell(const Report& r, const std::string& config) {
-  for (const IperfCell& c : r.iperf)
+// The iperf cell of `config` (the first, by the report's order).
+Cell cell(const Report& r, const std::string& config) {
+  for (const Cell& c : r.of_kind("iperf"))
     if (c.config == config) return c;
   throw std::runtime_error("no cell " + config);
 }
 
-std::string iperf_line(const std::string& config, unsigned rep, double gbps, const std::string& extra = "") {
-  return "iperf config=" + config + " mtu=1500 dir=g2h streams=1 rep=" + std::to_string(rep) +
-         " bytes=1000 seconds=1 bps=" + std::to_string(gbps * 1e9) + extra + "\n";
-}
+double gbps(const Cell& c) { return *c.median("bps", 1e9); }
 
 TEST(NetReportStats, MedianOfOddAndEvenCounts) {
   EXPECT_EQ(median({}), std::nullopt);
@@ -31,28 +30,28 @@ TEST(NetReportStats, MedianOfOddAndEvenCounts) {
   EXPECT_EQ(median({9, 1, 5, 2}), 3.5);  // (2 + 5) / 2
 }
 
-TEST(NetReportStats, SpreadRatioPerGb) {
+TEST(NetReportStats, SpreadRatioPerUnit) {
   EXPECT_EQ(spread_pct(8, 12, 10), 40);
   EXPECT_EQ(spread_pct(0, 0, 0), std::nullopt);
   EXPECT_EQ(spread_pct(std::nullopt, 1, 1), std::nullopt);
   EXPECT_EQ(ratio(3, 4), 0.75);
   EXPECT_EQ(ratio(3, 0), std::nullopt);
   EXPECT_EQ(ratio(3, std::nullopt), std::nullopt);
-  EXPECT_EQ(per_gb(500, 2'000'000'000), 250);
-  EXPECT_EQ(per_gb(1, 0), std::nullopt);
+  EXPECT_EQ(per_unit(500, 2'000'000'000, 1e9L), 250);
+  EXPECT_EQ(per_unit(1, 0, 1e9L), std::nullopt);
 }
 
 TEST(NetReportAggregate, SampleCellsMediansAndSpread) {
   const Report r = aggregate(parse(test::kSampleRuns));
-  ASSERT_EQ(r.iperf.size(), 3u);
-  const IperfCell& host = cell(r, "host");
+  ASSERT_EQ(r.of_kind("iperf").size(), 3u);
+  const Cell host = cell(r, "host");
   EXPECT_EQ(host.runs_ok, 3u);
-  EXPECT_DOUBLE_EQ(*host.median_gbps, 11);
-  EXPECT_DOUBLE_EQ(*host.min_gbps, 10);
-  EXPECT_DOUBLE_EQ(*host.max_gbps, 12);
-  EXPECT_DOUBLE_EQ(*host.spread_pct, 200.0 / 11);  // (12 - 10) / 11 * 100
-  EXPECT_EQ(host.bytes, 20'625'000'000u);
-  EXPECT_DOUBLE_EQ(*cell(r, "vhost-irqfd").median_gbps, 8.75);  // (8 + 9.5) / 2
+  EXPECT_DOUBLE_EQ(gbps(host), 11);
+  EXPECT_DOUBLE_EQ(*host.values.at("bps").min, 10e9);
+  EXPECT_DOUBLE_EQ(*host.values.at("bps").max, 12e9);
+  EXPECT_DOUBLE_EQ(*host.values.at("bps").spread_pct, 200.0 / 11);  // (12 - 10) / 11 * 100
+  EXPECT_EQ(host.sums.at("bytes"), 20'625'000'000.0);
+  EXPECT_DOUBLE_EQ(gbps(cell(r, "vhost-irqfd")), 8.75);  // (8 + 9.5) / 2
 }
 
 TEST(NetReportAggregate, RatiosToHostAndUserTrap) {
@@ -68,156 +67,160 @@ TEST(NetReportAggregate, RatiosAreAbsentWithoutABaselineOfTheSameKey) {
   // The host ran at MTU 9000 only and in the other direction: no baseline.
   const Report r = aggregate(parse(
       iperf_line("vhost-irqfd", 1, 5) +
-      "iperf config=host mtu=9000 dir=g2h streams=1 rep=1 bytes=1 seconds=1 bps=8e9\n"
-      "iperf config=user-trap mtu=1500 dir=h2g streams=1 rep=1 bytes=1 seconds=1 bps=1e9\n"
-      "iperf config=user-trap mtu=1500 dir=g2h streams=2 rep=1 bytes=1 seconds=1 bps=1e9\n"));
-  const IperfCell& v = cell(r, "vhost-irqfd");
+      R"({"kind":"iperf","config":"host","mtu":9000,"dir":"g2h","streams":1,"rep":1,"bytes":1,"seconds":1,"bps":8000000000})" "\n"
+      R"({"kind":"iperf","config":"user-trap","mtu":1500,"dir":"h2g","streams":1,"rep":1,"bytes":1,"seconds":1,"bps":1000000000})" "\n"
+      R"({"kind":"iperf","config":"user-trap","mtu":1500,"dir":"g2h","streams":2,"rep":1,"bytes":1,"seconds":1,"bps":1000000000})" "\n"));
+  const Cell v = cell(r, "vhost-irqfd");
   EXPECT_EQ(v.ratio_to_host, std::nullopt);
   EXPECT_EQ(v.ratio_to_user_trap, std::nullopt);
-  EXPECT_EQ(r.iperf.size(), 4u);
+  EXPECT_EQ(r.of_kind("iperf").size(), 4u);
 }
 
 TEST(NetReportAggregate, PerGbSumsCountersOverBytes) {
   const Report r = aggregate(parse(test::kSampleRuns));
   // vhost-irqfd: 2000 exits and 50000 guest irqs over 1e10 bytes.
-  const PerGb& v = *cell(r, "vhost-irqfd").per_gb;
-  EXPECT_DOUBLE_EQ(v.vcpu_exits, 200);
-  EXPECT_DOUBLE_EQ(v.guest_irqs, 5000);
-  EXPECT_DOUBLE_EQ(v.vmm_irqs, 0);
+  const Cell v = cell(r, "vhost-irqfd");
+  EXPECT_DOUBLE_EQ(*v.rate("vcpu_exits"), 200);
+  EXPECT_DOUBLE_EQ(*v.rate("guest_irqs"), 5000);
+  EXPECT_DOUBLE_EQ(*v.rate("vmm_irqs"), 0);
   // user-trap, ok runs only (2e9 bytes): exits 1e6, wakeups 4000, injected
   // 8000, relayed 4000, trapped 6e5, guest irqs 10000.
-  const PerGb& u = *cell(r, "user-trap").per_gb;
-  EXPECT_DOUBLE_EQ(u.vcpu_exits, 500000);
-  EXPECT_DOUBLE_EQ(u.wakeups, 2000);
-  EXPECT_DOUBLE_EQ(u.injected, 4000);
-  EXPECT_DOUBLE_EQ(u.relayed, 2000);
-  EXPECT_DOUBLE_EQ(u.vmm_irqs, 6000);
-  EXPECT_DOUBLE_EQ(u.trapped, 300000);
-  EXPECT_DOUBLE_EQ(u.polled, 0);
-  EXPECT_DOUBLE_EQ(u.guest_irqs, 5000);
-  EXPECT_EQ(cell(r, "host").per_gb, std::nullopt);
+  const Cell u = cell(r, "user-trap");
+  EXPECT_DOUBLE_EQ(*u.rate("vcpu_exits"), 500000);
+  EXPECT_DOUBLE_EQ(*u.rate("wakeups"), 2000);
+  EXPECT_DOUBLE_EQ(*u.rate("injected"), 4000);
+  EXPECT_DOUBLE_EQ(*u.rate("relayed"), 2000);
+  EXPECT_DOUBLE_EQ(*u.rate("vmm_irqs"), 6000);
+  EXPECT_DOUBLE_EQ(*u.rate("trapped"), 300000);
+  EXPECT_DOUBLE_EQ(*u.rate("polled"), 0);
+  EXPECT_DOUBLE_EQ(*u.rate("guest_irqs"), 5000);
+  EXPECT_EQ(cell(r, "host").rates, std::nullopt);
 }
 
 TEST(NetReportAggregate, FailedRunsAreCountedListedAndLeftOutOfMedians) {
   const Report r = aggregate(parse(test::kSampleRuns));
-  const IperfCell& u = cell(r, "user-trap");
+  const Cell u = cell(r, "user-trap");
   EXPECT_EQ(u.runs_ok, 2u);
   EXPECT_EQ(u.runs_failed, 1u);
-  EXPECT_DOUBLE_EQ(*u.median_gbps, 2.5);  // (2 + 3) / 2, not the median of three
-  EXPECT_EQ(u.bytes, 2'000'000'000u);
+  EXPECT_DOUBLE_EQ(gbps(u), 2.5);  // (2 + 3) / 2, not the median of three
+  EXPECT_EQ(u.sums.at("bytes"), 2'000'000'000.0);
   ASSERT_EQ(r.failures.size(), 1u);
   EXPECT_EQ(r.failures[0].kind, "iperf");
   EXPECT_EQ(r.failures[0].config, "user-trap");
   EXPECT_EQ(r.failures[0].rep, 2u);
-  EXPECT_EQ(r.failures[0].reason, "iperf3_timeout");
-  EXPECT_EQ(r.failures[0].source.str(), "raw:10");
+  EXPECT_EQ(r.failures[0].failed, "iperf3_timeout");
+  EXPECT_EQ(r.failures[0].source.str(), "raw:9");
 }
 
 TEST(NetReportAggregate, ACellWhoseRunsAllFailedHasNoMedian) {
   const Report r = aggregate(parse(
       iperf_line("host", 1, 10) +
-      "iperf config=vhost-irqfd mtu=1500 dir=g2h streams=1 rep=1 failed=guest_hung\n"
-      "rr config=host mtu=1500 rep=1 failed=refused\n"));
-  const IperfCell& v = cell(r, "vhost-irqfd");
+      R"({"kind":"iperf","config":"vhost-irqfd","mtu":1500,"dir":"g2h","streams":1,"rep":1,"failed":"guest_hung"})" "\n"
+      R"({"kind":"rr","config":"host","mtu":1500,"rep":1,"failed":"refused"})" "\n"));
+  const Cell v = cell(r, "vhost-irqfd");
   EXPECT_EQ(v.runs_ok, 0u);
-  EXPECT_EQ(v.median_gbps, std::nullopt);
-  EXPECT_EQ(v.spread_pct, std::nullopt);
+  EXPECT_EQ(v.median("bps"), std::nullopt);
+  EXPECT_EQ(v.values.count("bps"), 0u);
   EXPECT_EQ(v.ratio_to_host, std::nullopt);
-  EXPECT_EQ(v.per_gb, std::nullopt);
-  EXPECT_EQ(r.rr[0].median_p50_us, std::nullopt);
-  EXPECT_EQ(r.rr[0].runs_failed, 1u);
+  EXPECT_EQ(v.rates, std::nullopt);
+  EXPECT_EQ(r.of_kind("rr")[0].median("p50_us"), std::nullopt);
+  EXPECT_EQ(r.of_kind("rr")[0].runs_failed, 1u);
   ASSERT_EQ(r.failures.size(), 2u);
   EXPECT_EQ(r.failures[1].kind, "rr");
-  EXPECT_EQ(r.failures[1].dir, std::nullopt);
+  EXPECT_EQ(r.failures[1].params.dir, std::nullopt);
 }
 
 TEST(NetReportAggregate, PerGbIsAbsentIfAnyRunLacksCounters) {
-  const std::string counters = " vcpu_exits=1 wakeups=0 injected=0 relayed=0 trapped=0 polled=0 guest_irqs=0";
-  const Report r = aggregate(parse(iperf_line("vm", 1, 1, counters) + iperf_line("vm", 2, 1)));
-  EXPECT_EQ(cell(r, "vm").per_gb, std::nullopt);
+  const Report r = aggregate(parse(iperf_line("vm", 1, 1, test::kCounters) + iperf_line("vm", 2, 1)));
+  EXPECT_EQ(cell(r, "vm").rates, std::nullopt);
+  EXPECT_TRUE(cell(aggregate(parse(iperf_line("vm", 1, 1, test::kCounters))), "vm").rates);
 }
 
 TEST(NetReportAggregate, PpsCellsMediansLossRatioAndPerMillionPackets) {
   const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSamplePps));
-  ASSERT_EQ(r.pps.size(), 3u);  // 64 g2h host and vhost-irqfd, then 1472 h2g user-trap
-  const PpsCell& host = r.pps[0];
+  const std::vector<Cell> pps = r.of_kind("pps");
+  ASSERT_EQ(pps.size(), 3u);  // 64 g2h host and vhost-irqfd, then 1472 h2g user-trap
+  const Cell& host = pps[0];
   EXPECT_EQ(host.config, "host");
   EXPECT_EQ(host.runs_ok, 2u);
-  EXPECT_DOUBLE_EQ(*host.median_pps, 110000);
-  EXPECT_DOUBLE_EQ(*host.min_pps, 100000);
-  EXPECT_DOUBLE_EQ(*host.max_pps, 120000);
-  EXPECT_DOUBLE_EQ(*host.spread_pct, 20000.0 / 110000 * 100);
-  EXPECT_DOUBLE_EQ(*host.median_loss_pct, 0);
+  EXPECT_DOUBLE_EQ(*host.median("pps"), 110000);
+  EXPECT_DOUBLE_EQ(*host.values.at("pps").min, 100000);
+  EXPECT_DOUBLE_EQ(*host.values.at("pps").max, 120000);
+  EXPECT_DOUBLE_EQ(*host.values.at("pps").spread_pct, 20000.0 / 110000 * 100);
+  EXPECT_DOUBLE_EQ(*host.median("loss_pct"), 0);
   EXPECT_DOUBLE_EQ(*host.ratio_to_host, 1);
-  EXPECT_EQ(host.per_mpkt, std::nullopt);
-  const PpsCell& v = r.pps[1];
+  EXPECT_EQ(host.rates, std::nullopt);
+  const Cell& v = pps[1];
   EXPECT_EQ(v.config, "vhost-irqfd");
-  EXPECT_DOUBLE_EQ(*v.median_pps, 20000);
-  EXPECT_DOUBLE_EQ(*v.median_loss_pct, 12.5);
+  EXPECT_DOUBLE_EQ(*v.median("pps"), 20000);
+  EXPECT_DOUBLE_EQ(*v.median("loss_pct"), 12.5);
   EXPECT_DOUBLE_EQ(*v.ratio_to_host, 20000.0 / 110000);
-  EXPECT_EQ(v.sent, 90000u);
-  EXPECT_EQ(v.received, 80000u);
-  ASSERT_TRUE(v.per_mpkt);
-  EXPECT_DOUBLE_EQ(v.per_mpkt->vcpu_exits, 20000);
-  EXPECT_DOUBLE_EQ(v.per_mpkt->wakeups, 20000);
-  EXPECT_DOUBLE_EQ(v.per_mpkt->vmm_irqs, 0);
-  EXPECT_DOUBLE_EQ(v.per_mpkt->guest_irqs, 10000);
-  const PpsCell& u = r.pps[2];
-  EXPECT_EQ(u.payload, 1472u);
-  EXPECT_EQ(u.dir, Direction::kHostToGuest);
+  EXPECT_EQ(v.sums.at("sent"), 90000);
+  EXPECT_EQ(v.sums.at("received"), 80000);
+  ASSERT_TRUE(v.rates);
+  EXPECT_DOUBLE_EQ(*v.rate("vcpu_exits"), 20000);
+  EXPECT_DOUBLE_EQ(*v.rate("wakeups"), 20000);
+  EXPECT_DOUBLE_EQ(*v.rate("vmm_irqs"), 0);
+  EXPECT_DOUBLE_EQ(*v.rate("guest_irqs"), 10000);
+  const Cell& u = pps[2];
+  EXPECT_EQ(u.params.payload, 1472u);
+  EXPECT_EQ(u.params.dir, "h2g");
   EXPECT_EQ(u.runs_failed, 1u);
-  EXPECT_EQ(u.median_pps, std::nullopt);
+  EXPECT_EQ(u.median("pps"), std::nullopt);
   EXPECT_EQ(u.ratio_to_host, std::nullopt);
   ASSERT_EQ(r.failures.size(), 2u);  // the sample's iperf failure, then this one
   EXPECT_EQ(r.failures[1].kind, "pps");
-  EXPECT_EQ(r.failures[1].payload, 1472u);
-  EXPECT_EQ(r.failures[1].dir, Direction::kHostToGuest);
-  EXPECT_EQ(r.failures[1].streams, std::nullopt);
+  EXPECT_EQ(r.failures[1].params.payload, 1472u);
+  EXPECT_EQ(r.failures[1].params.dir, "h2g");
+  EXPECT_EQ(r.failures[1].params.streams, std::nullopt);
 }
 
 TEST(NetReportAggregate, KnownConfigsFirstThenOthersInFirstSeenOrder) {
   const Report r = aggregate(parse(iperf_line("zeta", 1, 1) + iperf_line("user-trap", 1, 1) +
                                    iperf_line("alpha", 1, 1) + iperf_line("host", 1, 1) +
-                                   "rr config=rr-only mtu=1500 rep=1 failed=x\n"));
-  ASSERT_EQ(r.iperf.size(), 4u);
-  EXPECT_EQ(r.iperf[0].config, "host");
-  EXPECT_EQ(r.iperf[1].config, "user-trap");
-  EXPECT_EQ(r.iperf[2].config, "zeta");
-  EXPECT_EQ(r.iperf[3].config, "alpha");
+                                   R"({"kind":"rr","config":"rr-only","mtu":1500,"rep":1,"failed":"x"})" "\n"));
+  const std::vector<Cell> iperf = r.of_kind("iperf");
+  ASSERT_EQ(iperf.size(), 4u);
+  EXPECT_EQ(iperf[0].config, "host");
+  EXPECT_EQ(iperf[1].config, "user-trap");
+  EXPECT_EQ(iperf[2].config, "zeta");
+  EXPECT_EQ(iperf[3].config, "alpha");
   EXPECT_EQ(r.configs, (std::vector<std::string>{"host", "user-trap", "zeta", "alpha", "rr-only"}));
 }
 
 TEST(NetReportAggregate, CellsAreGroupedByMtuThenDirectionThenStreams) {
   auto line = [](unsigned mtu, const char* dir, unsigned streams) {
-    return "iperf config=host mtu=" + std::to_string(mtu) + " dir=" + dir + " streams=" + std::to_string(streams) +
-           " rep=1 bytes=1 seconds=1 bps=1\n";
+    return R"({"kind":"iperf","config":"host","mtu":)" + std::to_string(mtu) + R"(,"dir":")" + dir +
+           R"(","streams":)" + std::to_string(streams) + R"(,"rep":1,"bytes":1,"seconds":1,"bps":1})" "\n";
   };
   const Report r = aggregate(parse(line(9000, "g2h", 1) + line(1500, "h2g", 1) + line(1500, "g2h", 4) +
                                    line(1500, "g2h", 1)));
-  ASSERT_EQ(r.iperf.size(), 4u);
-  EXPECT_EQ(r.iperf[0].streams, 1u);
-  EXPECT_EQ(r.iperf[1].streams, 4u);
-  EXPECT_EQ(r.iperf[2].dir, Direction::kHostToGuest);
-  EXPECT_EQ(r.iperf[3].mtu, 9000u);
+  const std::vector<Cell> iperf = r.of_kind("iperf");
+  ASSERT_EQ(iperf.size(), 4u);
+  EXPECT_EQ(iperf[0].params.streams, 1u);
+  EXPECT_EQ(iperf[1].params.streams, 4u);
+  EXPECT_EQ(iperf[2].params.dir, "h2g");
+  EXPECT_EQ(iperf[3].params.mtu, 9000u);
 }
 
 TEST(NetReportAggregate, LatencyCellsAndP50RatioToHost) {
   const Report r = aggregate(parse(
-      "rr config=vhost-irqfd mtu=1500 rep=1 transactions=1 seconds=1 tps=10 p50_us=90 p90_us=1 p99_us=300\n"
-      "rr config=vhost-irqfd mtu=1500 rep=2 transactions=1 seconds=1 tps=30 p50_us=110 p90_us=1 p99_us=100\n"
-      "rr config=host mtu=1500 rep=1 transactions=1 seconds=1 tps=50 p50_us=40 p90_us=1 p99_us=60\n"
-      "rr config=host mtu=9000 rep=1 transactions=1 seconds=1 tps=50 p50_us=40 p90_us=1 p99_us=60\n"
-      "rr config=user-trap mtu=9000 rep=1 failed=x\n"));
-  ASSERT_EQ(r.rr.size(), 4u);
-  EXPECT_EQ(r.rr[0].config, "host");
-  const RrCell& v = r.rr[1];
+      R"({"kind":"rr","config":"vhost-irqfd","mtu":1500,"rep":1,"transactions":1,"seconds":1,"tps":10,"p50_us":90,"p90_us":1,"p99_us":300})" "\n"
+      R"({"kind":"rr","config":"vhost-irqfd","mtu":1500,"rep":2,"transactions":1,"seconds":1,"tps":30,"p50_us":110,"p90_us":1,"p99_us":100})" "\n"
+      R"({"kind":"rr","config":"host","mtu":1500,"rep":1,"transactions":1,"seconds":1,"tps":50,"p50_us":40,"p90_us":1,"p99_us":60})" "\n"
+      R"({"kind":"rr","config":"host","mtu":9000,"rep":1,"transactions":1,"seconds":1,"tps":50,"p50_us":40,"p90_us":1,"p99_us":60})" "\n"
+      R"({"kind":"rr","config":"user-trap","mtu":9000,"rep":1,"failed":"x"})" "\n"));
+  const std::vector<Cell> rr = r.of_kind("rr");
+  ASSERT_EQ(rr.size(), 4u);
+  EXPECT_EQ(rr[0].config, "host");
+  const Cell& v = rr[1];
   EXPECT_EQ(v.config, "vhost-irqfd");
   EXPECT_EQ(v.runs_ok, 2u);
-  EXPECT_DOUBLE_EQ(*v.median_tps, 20);
-  EXPECT_DOUBLE_EQ(*v.median_p50_us, 100);
-  EXPECT_DOUBLE_EQ(*v.median_p99_us, 200);
-  EXPECT_DOUBLE_EQ(*v.p50_ratio_to_host, 2.5);  // 100 / 40
-  EXPECT_EQ(r.rr[3].p50_ratio_to_host, std::nullopt);  // user-trap at 9000: all failed
+  EXPECT_DOUBLE_EQ(*v.median("tps"), 20);
+  EXPECT_DOUBLE_EQ(*v.median("p50_us"), 100);
+  EXPECT_DOUBLE_EQ(*v.median("p99_us"), 200);
+  EXPECT_DOUBLE_EQ(*v.ratio_to_host, 2.5);  // p50: 100 / 40
+  EXPECT_EQ(rr[3].ratio_to_host, std::nullopt);  // user-trap at 9000: all failed
 }
 
 TEST(NetReportAggregate, MicroRatios) {

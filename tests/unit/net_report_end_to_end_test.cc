@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// net_report end to end on files: a raw file and its micro JSON in a
-// scratch directory, through read_raw_file, aggregate and the renderers;
+// net_report end to end on files: a raw JSON-lines file and its micro JSON in a
+// scratch directory, through read_runs_file, aggregate and the renderers;
 // the JSON is read back and its key numbers checked.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/report/raw_parser.h"
+#include "bench/report/read_runs.h"
 #include "bench/report/render_json.h"
 #include "bench/report/render_text.h"
 #include "bench/report/report.h"
@@ -23,10 +23,10 @@ using Json = nlohmann::ordered_json;
 class NetReportEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::ofstream(dir_.file("raw.txt")) << test::kSampleRuns << test::kSampleMicroLine;
+    std::ofstream(dir_.file("raw.jsonl")) << test::kSampleRuns << test::kSampleMicroLine;
     std::ofstream(dir_.file("micro.json")) << test::kMicroJson;
     RawData raw;
-    read_raw_file(dir_.file("raw.txt"), raw);
+    read_runs_file(dir_.file("raw.jsonl"), raw);
     report_ = aggregate(raw);
   }
   vmm::test::TempDir dir_;
@@ -79,7 +79,7 @@ TEST_F(NetReportEndToEnd, JsonReadsBackWithTheExpectedNumbers) {
 
   ASSERT_EQ(j["failures"].size(), 1u);
   EXPECT_EQ(j["failures"][0]["reason"].get<std::string>(), "iperf3_timeout");
-  EXPECT_EQ(j["failures"][0]["source"].get<std::string>(), dir_.file("raw.txt") + ":10");
+  EXPECT_EQ(j["failures"][0]["source"].get<std::string>(), dir_.file("raw.jsonl") + ":9");
 }
 
 TEST_F(NetReportEndToEnd, TextHasEveryTable) {

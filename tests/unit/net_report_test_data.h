@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Shared by the net_report tests: parsing raw text held in a string, and a
-// small raw file like the main job writes, with numbers chosen so that the
-// expected medians, ratios and per-GB figures are exact.
+// Shared by the net_report tests: parsing raw JSON lines held in a string,
+// and a small raw file like the main job writes, with numbers chosen so that
+// the expected medians, ratios and per-GB figures are exact.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,15 +10,15 @@
 #include <string_view>
 
 #include "bench/report/input_error.h"
-#include "bench/report/raw_parser.h"
+#include "bench/report/read_runs.h"
 #include "bench/report/records.h"
 
 namespace kvmmio::report::test {
 
-// Raw text as if read from a file named "raw" (micro paths from `dir`).
+// Raw JSON lines as if read from a file named "raw" (micro paths from `dir`).
 inline RawData parse(std::string_view text, const std::string& dir = ".") {
   RawData d;
-  parse_raw(text, "raw", dir, d);
+  parse_runs(text, "raw", dir, d);
   return d;
 }
 
@@ -42,19 +42,18 @@ inline constexpr const char* kMicroJson =
 //   host:        10, 12, 11 Gbit/s           -> median 11, spread 2/11
 //   vhost-irqfd: 8, 9.5 (even n)             -> median 8.75
 //   user-trap:   2, 3 and a failed run       -> median 2.5
-inline constexpr const char* kSampleRuns = R"(# net_report sample
-meta gic=3 seconds=5 repeats=3 kernel=6.1.0-57-arm64
+inline constexpr const char* kSampleRuns = R"({"kind":"meta","gic":"3","seconds":"5","repeats":"3","kernel":"6.1.0-57-arm64"}
 
-iperf config=host mtu=1500 dir=g2h streams=1 rep=1 bytes=6250000000 seconds=5 bps=10000000000
-iperf config=host mtu=1500 dir=g2h streams=1 rep=2 bytes=7500000000 seconds=5 bps=12000000000
-iperf config=host mtu=1500 dir=g2h streams=1 rep=3 bytes=6875000000 seconds=5 bps=11000000000
-iperf config=vhost-irqfd mtu=1500 dir=g2h streams=1 rep=1 bytes=5000000000 seconds=5 bps=8e9 vcpu_exits=500 wakeups=0 injected=0 relayed=0 trapped=0 polled=0 guest_irqs=20000
-iperf config=vhost-irqfd mtu=1500 dir=g2h streams=1 rep=2 bytes=5000000000 seconds=5 bps=9.5e9 vcpu_exits=1500 wakeups=0 injected=0 relayed=0 trapped=0 polled=0 guest_irqs=30000
-iperf config=user-trap mtu=1500 dir=g2h streams=1 rep=1 bytes=1000000000 seconds=5 bps=2e9 vcpu_exits=400000 wakeups=1000 injected=3000 relayed=1000 trapped=200000 polled=0 guest_irqs=4000
-iperf config=user-trap mtu=1500 dir=g2h streams=1 rep=2 failed=iperf3_timeout
-iperf config=user-trap mtu=1500 dir=g2h streams=1 rep=3 bytes=1000000000 seconds=5 bps=3e9 vcpu_exits=600000 wakeups=3000 injected=5000 relayed=3000 trapped=400000 polled=0 guest_irqs=6000
-rr config=host mtu=1500 rep=1 transactions=100000 seconds=5 tps=20000 p50_us=40 p90_us=50 p99_us=80
-rr config=vhost-irqfd mtu=1500 rep=1 transactions=50000 seconds=5 tps=10000 p50_us=100 p90_us=120 p99_us=200
+{"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":6250000000,"seconds":5,"bps":10000000000}
+{"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":2,"bytes":7500000000,"seconds":5,"bps":12000000000}
+{"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":3,"bytes":6875000000,"seconds":5,"bps":11000000000}
+{"kind":"iperf","config":"vhost-irqfd","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":5000000000,"seconds":5,"bps":8000000000,"counters":{"vcpu_exits":500,"wakeups":0,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":20000}}
+{"kind":"iperf","config":"vhost-irqfd","mtu":1500,"dir":"g2h","streams":1,"rep":2,"bytes":5000000000,"seconds":5,"bps":9500000000,"counters":{"vcpu_exits":1500,"wakeups":0,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":30000}}
+{"kind":"iperf","config":"user-trap","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":1000000000,"seconds":5,"bps":2000000000,"counters":{"vcpu_exits":400000,"wakeups":1000,"injected":3000,"relayed":1000,"trapped":200000,"polled":0,"guest_irqs":4000}}
+{"kind":"iperf","config":"user-trap","mtu":1500,"dir":"g2h","streams":1,"rep":2,"failed":"iperf3_timeout"}
+{"kind":"iperf","config":"user-trap","mtu":1500,"dir":"g2h","streams":1,"rep":3,"bytes":1000000000,"seconds":5,"bps":3000000000,"counters":{"vcpu_exits":600000,"wakeups":3000,"injected":5000,"relayed":3000,"trapped":400000,"polled":0,"guest_irqs":6000}}
+{"kind":"rr","config":"host","mtu":1500,"rep":1,"transactions":100000,"seconds":5,"tps":20000,"p50_us":40,"p90_us":50,"p99_us":80}
+{"kind":"rr","config":"vhost-irqfd","mtu":1500,"rep":1,"transactions":50000,"seconds":5,"tps":10000,"p50_us":100,"p90_us":120,"p99_us":200}
 )";
 // Packet-rate runs, for the tests that add them to kSampleRuns:
 //   host 64 g2h:        100000, 120000 pkt/s, no loss -> median 110000
@@ -62,12 +61,23 @@ rr config=vhost-irqfd mtu=1500 rep=1 transactions=50000 seconds=5 tps=10000 p50_
 //                       loss 12.5%; 1600 exits and 800 guest irqs over
 //                       80000 datagrams received: 20000 and 10000 per Mpkt
 //   user-trap 1472 h2g: one failed run
-inline constexpr const char* kSamplePps = R"(pps config=host mtu=1500 payload=64 dir=g2h rep=1 sent=100000 received=100000 lost=0 seconds=1 pps=100000
-pps config=host mtu=1500 payload=64 dir=g2h rep=2 sent=120000 received=120000 lost=0 seconds=1 pps=120000
-pps config=vhost-irqfd mtu=1500 payload=64 dir=g2h rep=1 sent=40000 received=30000 lost=10000 seconds=2 pps=15000 vcpu_exits=600 wakeups=600 injected=0 relayed=0 trapped=0 polled=0 guest_irqs=300
-pps config=vhost-irqfd mtu=1500 payload=64 dir=g2h rep=2 sent=50000 received=50000 lost=0 seconds=2 pps=25000 vcpu_exits=1000 wakeups=1000 injected=0 relayed=0 trapped=0 polled=0 guest_irqs=500
-pps config=user-trap mtu=1500 payload=1472 dir=h2g rep=1 failed=udp_pps_failed
+inline constexpr const char* kSamplePps = R"({"kind":"pps","config":"host","mtu":1500,"payload":64,"dir":"g2h","rep":1,"sent":100000,"received":100000,"lost":0,"seconds":1,"pps":100000}
+{"kind":"pps","config":"host","mtu":1500,"payload":64,"dir":"g2h","rep":2,"sent":120000,"received":120000,"lost":0,"seconds":1,"pps":120000}
+{"kind":"pps","config":"vhost-irqfd","mtu":1500,"payload":64,"dir":"g2h","rep":1,"sent":40000,"received":30000,"lost":10000,"seconds":2,"pps":15000,"counters":{"vcpu_exits":600,"wakeups":600,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":300}}
+{"kind":"pps","config":"vhost-irqfd","mtu":1500,"payload":64,"dir":"g2h","rep":2,"sent":50000,"received":50000,"lost":0,"seconds":2,"pps":25000,"counters":{"vcpu_exits":1000,"wakeups":1000,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":500}}
+{"kind":"pps","config":"user-trap","mtu":1500,"payload":1472,"dir":"h2g","rep":1,"failed":"udp_pps_failed"}
 )";
-inline constexpr const char* kSampleMicroLine = "micro platform=host-x86_64 file=micro.json\n";
+inline constexpr const char* kSampleMicroLine = R"({"kind":"micro","platform":"host-x86_64","file":"micro.json"})" "\n";
+
+// An iperf record of config at MTU 1500, g2h, 1 stream: `gbps` received
+// over 1000 bytes, `extra` members appended (e.g. R"(,"counters":{...})").
+inline std::string iperf_line(const std::string& config, unsigned rep, double gbps, const std::string& extra = "") {
+  return R"({"kind":"iperf","config":")" + config + R"(","mtu":1500,"dir":"g2h","streams":1,"rep":)" +
+         std::to_string(rep) + R"(,"bytes":1000,"seconds":1,"bps":)" + std::to_string(gbps * 1e9) + extra + "}\n";
+}
+
+// The seven counters as a record's "counters" member, after a comma.
+inline constexpr const char* kCounters =
+    R"(,"counters":{"vcpu_exits":1,"wakeups":2,"injected":3,"relayed":4,"trapped":5,"polled":6,"guest_irqs":7})";
 
 }  // namespace kvmmio::report::test

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # net-compare: the main job's guest-versus-host network comparison in L1
 # (bench/net-compare.sh does the work; scripts/main.sh runs this scenario
-# with the full matrix and turns raw.txt into the report with net_report).
+# with the full matrix and turns raw.jsonl into the report with net_report).
 # Parameters (run.sh --env NAME=VALUE; lists comma-separated):
 #   KVMMIO_BENCH_CONFIGS  default: NET_COMPARE_CONFIGS, the host and the five guest modes
 #   KVMMIO_BENCH_REPEATS  default 3
@@ -37,19 +37,23 @@ secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
 [ "${KVMMIO_BENCH_CHECK:-0}" = 1 ] || exit $status
 
 # --- as a test: what the raw records must show ------------------------------------
-raw=$R/raw.txt
+raw=$R/raw.jsonl
+# runs KIND CONFIG [FILTER]: the completed KIND runs of CONFIG (JSON lines
+# of raw.jsonl), FILTER (jq) applied to them as an array.
+runs() {
+    jq -rcn --arg k "$1" --arg c "$2" "[inputs | select(.kind == \$k and .config == \$c and .failed == null)] | ${3:-.[]}" "$raw"
+}
 msg=''
-[ $status = 0 ] || msg="net-compare.sh exited $status: $(grep -c 'failed=' "$raw") failed runs"
+[ $status = 0 ] || msg="net-compare.sh exited $status: $(jq -n '[inputs | select(.failed)] | length' "$raw") failed runs"
 for c in $(echo "$configs" | tr ',' ' '); do
-    n=$(grep -c "^iperf config=$c .*bps=" "$raw" || true)
-    [ -n "$msg" ] || [ "$n" -gt 0 ] || msg="no iperf3 result for $c"
-    [ -n "$msg" ] || grep -q "^rr config=$c .*tps=" "$raw" || msg="no latency result for $c"
-    [ -n "$msg" ] || grep "^pps config=$c .*pps=" "$raw" | grep -qv ' received=0 ' ||
+    [ -n "$msg" ] || [ "$(runs iperf "$c" length)" -gt 0 ] || msg="no iperf3 result for $c"
+    [ -n "$msg" ] || [ "$(runs rr "$c" length)" -gt 0 ] || msg="no latency result for $c"
+    [ -n "$msg" ] || [ "$(runs pps "$c" 'map(select(.received > 0)) | length')" -gt 0 ] ||
         msg="no packet-rate result with packets received for $c"
     # Per mode, summed over its runs: who carried the traffic.
-    sums=$(grep "^iperf config=$c .*bps=" "$raw" | awk '{
-        for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] }
-        } END { print s["trapped"] + 0, s["polled"] + 0, s["injected"] + 0, s["relayed"] + 0, s["guest_irqs"] + 0 }')
+    # shellcheck disable=SC2016 # a jq program: $k is jq's
+    sums=$(runs iperf "$c" 'def sum($k): map(.counters[$k] // 0) | add // 0;
+        "\(sum("trapped")) \(sum("polled")) \(sum("injected")) \(sum("relayed")) \(sum("guest_irqs"))"')
     # shellcheck disable=SC2086 # five numbers
     set -- $sums
     echo "net-compare $c: trapped $1 polled $2 injected $3 relayed $4 guest irqs $5"
@@ -61,7 +65,7 @@ done
 # exits left, where vhost-irqfd pays two per guest interrupt (the
 # InterruptStatus read and the ACK). Snapshots interrupt the vCPUs, so not
 # exactly zero: under a tenth of the trapped mode's.
-exits_of() { grep "^iperf config=$1 .*bps=" "$raw" | sed -n 's/.* vcpu_exits=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'; }
+exits_of() { runs iperf "$1" 'map(.counters.vcpu_exits // 0) | add // 0'; }
 case ,$configs, in
 *,vhost-irqfd,*vhost-irqfd-mirror,*)
     trapped_exits=$(exits_of vhost-irqfd) mirror_exits=$(exits_of vhost-irqfd-mirror)
@@ -71,6 +75,6 @@ case ,$configs, in
         msg="vhost-irqfd-mirror: $mirror_exits vCPU exits during traffic, not under a tenth of vhost-irqfd's $trapped_exits"
     ;;
 esac
-[ -n "$msg" ] || [ "${KVMMIO_BENCH_MICRO:-1}" != 1 ] || grep -q '^micro ' "$raw" || msg="no microbenchmark record"
+[ -n "$msg" ] || [ "${KVMMIO_BENCH_MICRO:-1}" != 1 ] || grep -q '"kind":"micro"' "$raw" || msg="no microbenchmark record"
 record all-modes "$secs" "$msg"
 write_cases net-compare

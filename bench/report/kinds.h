@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The measuring run kinds as data: what a record of each must carry and
+// how its cells are summarised. A later kind is one more entry here (and
+// its table in the renderers).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace kvmmio::report {
+
+struct KindSpec {
+  const char* name;
+  std::vector<const char*> params;  // required: of mtu, payload, dir, streams
+  std::vector<const char*> values;  // required numbers of a completed run
+  const char* headline;             // the value the baseline ratios compare
+  // The counters are given per `unit` of this value, summed (null: the
+  // kind carries no counters).
+  const char* amount;
+  long double unit;
+};
+
+inline const std::vector<KindSpec>& kinds() {
+  static const std::vector<KindSpec> k = {
+      {"iperf", {"mtu", "dir", "streams"}, {"bytes", "seconds", "bps"}, "bps", "bytes", 1e9L},
+      {"rr", {"mtu"}, {"transactions", "seconds", "tps", "p50_us", "p90_us", "p99_us"}, "p50_us", nullptr, 0},
+      {"pps", {"mtu", "payload", "dir"}, {"sent", "received", "lost", "seconds", "pps"}, "pps", "received", 1e6L},
+  };
+  return k;
+}
+
+// The kind's entry, or null for an unknown one.
+inline const KindSpec* find_kind(std::string_view name) {
+  for (const KindSpec& k : kinds())
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+// The VMM counters a guest run carries, all of them or none.
+inline constexpr const char* kCounterNames[] = {"vcpu_exits", "wakeups", "injected", "relayed",
+                                                "trapped",    "polled",  "guest_irqs"};
+
+}  // namespace kvmmio::report

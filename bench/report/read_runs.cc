@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// parse_runs: one JSON object a line, checked against its kind's entry in
+// kinds.h; then the checks that need the records read before (duplicates,
+// contradicting meta).
+#include "bench/report/read_runs.h"
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/report/input_error.h"
+#include "bench/report/kinds.h"
+#include "bench/report/micro_file.h"
+
+namespace kvmmio::report {
+namespace {
+
+using Json = nlohmann::ordered_json;  // meta keeps the record's order
+
+// One record being read: its members are taken one by one, and whatever
+// is left at the end is an error (a misspelt member would otherwise be
+// silently ignored).
+class Record {
+ public:
+  Record(Json obj, Source at) : obj_(std::move(obj)), at_(std::move(at)) {}
+  const Source& source() const { return at_; }
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(at_, what); }
+
+  bool has(const char* key) const { return obj_.contains(key); }
+  Json take(const char* key) {
+    const auto it = obj_.find(key);
+    if (it == obj_.end()) fail(std::string("\"") + key + "\" missing");
+    Json v = std::move(*it);
+    obj_.erase(it);
+    return v;
+  }
+  std::string text(const char* key) {
+    const Json v = take(key);
+    if (!v.is_string() || v.get<std::string>().empty()) fail(std::string("\"") + key + "\" is not a non-empty string");
+    return v.get<std::string>();
+  }
+  // A number from 0 to 2^53: counts stay exact, and sums of them convert
+  // to 64-bit integers without overflow.
+  double number(const char* key) {
+    const Json v = take(key);
+    if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 0x1p53))
+      fail(std::string("\"") + key + "\" is not a number from 0 to 2^53");
+    return v.get<double>();
+  }
+  // A whole number from 1 to 2^32 - 1 (MTUs, streams, payloads, repeats).
+  unsigned count(const char* key) {
+    const Json v = take(key);
+    if (!v.is_number_unsigned() || v.get<uint64_t>() == 0 || v.get<uint64_t>() > std::numeric_limits<unsigned>::max())
+      fail(std::string("\"") + key + "\" is not a whole number from 1 to 4294967295");
+    return static_cast<unsigned>(v.get<uint64_t>());
+  }
+  void reject_rest() const {
+    if (!obj_.empty()) fail("unknown member \"" + obj_.begin().key() + "\"");
+  }
+
+ private:
+  Json obj_;
+  Source at_;
+};
+
+void read_param(Record& rec, const std::string& name, Params& p) {
+  if (name == "dir") {
+    p.dir = rec.text("dir");
+    if (*p.dir != "g2h" && *p.dir != "h2g") rec.fail("\"dir\" is \"" + *p.dir + "\", neither g2h nor h2g");
+  } else {
+    (name == "mtu" ? p.mtu : name == "payload" ? p.payload : p.streams) = rec.count(name.c_str());
+  }
+}
+
+// The counters come all together (the VMM reports all of them) or not at
+// all (no VM); a partial set means a broken writer, not an absent value.
+std::map<std::string, double> read_counters(Record& rec) {
+  Json obj = rec.take("counters");
+  if (!obj.is_object()) rec.fail("\"counters\" is not an object");
+  Record c(std::move(obj), rec.source());
+  std::map<std::string, double> out;
+  for (const char* n : kCounterNames) {
+    if (!c.has(n)) rec.fail(std::string("\"counters\" has no \"") + n + "\" (give all seven counters or none)");
+    out[n] = c.number(n);
+  }
+  c.reject_rest();
+  return out;
+}
+
+// A run's identity; two runs with the same one are the same run given twice.
+bool same_run(const Run& a, const Run& b) {
+  return a.kind == b.kind && a.config == b.config && a.params == b.params && a.rep == b.rep;
+}
+
+void add_run(const KindSpec& kind, Record& rec, RawData& into) {
+  Run r;
+  r.source = rec.source();
+  r.kind = kind.name;
+  r.config = rec.text("config");
+  if (rec.has("failed")) r.failed = rec.text("failed");
+  if (!r.failed || rec.has("rep")) r.rep = rec.count("rep");
+  for (const char* p : kind.params)
+    if (!r.failed || rec.has(p)) read_param(rec, p, r.params);
+  // What a failed run managed to measure is not used, but it is allowed.
+  for (const char* v : kind.values)
+    if (!r.failed || rec.has(v)) {
+      const double x = rec.number(v);
+      if (!r.failed) r.values[v] = x;
+    }
+  if (kind.amount && rec.has("counters")) r.counters = read_counters(rec);
+  rec.reject_rest();
+  if (r.values.count("sent")) {
+    // udp_pps accounts every datagram sent as received or lost.
+    if (r.values["received"] + r.values["lost"] != r.values["sent"]) rec.fail("received + lost is not sent");
+    if (r.values["sent"] > 0) r.values["loss_pct"] = 100 * r.values["lost"] / r.values["sent"];
+  }
+  for (const Run& o : into.runs)
+    if (same_run(o, r)) rec.fail(r.kind + " run already given at " + o.source.str());
+  into.runs.push_back(std::move(r));
+}
+
+// The whole file, or nothing if it is not a readable regular file.
+std::optional<std::string> read_whole(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return s.str();
+}
+
+void add_micro(Record& rec, const std::string& base_dir, RawData& into) {
+  MicroResult m;
+  m.source = rec.source();
+  m.platform = rec.text("platform");
+  m.file = rec.text("file");
+  rec.reject_rest();
+  for (const MicroResult& o : into.micro)
+    if (o.platform == m.platform) rec.fail("micro platform " + m.platform + " already given at " + o.source.str());
+  const std::filesystem::path p(m.file);
+  const std::string path = p.is_absolute() ? m.file : (std::filesystem::path(base_dir) / p).string();
+  const std::optional<std::string> text = read_whole(path);
+  if (!text) rec.fail("cannot read " + path);
+  try {
+    read_micro_json(*text, m);
+  } catch (const std::runtime_error& e) {
+    rec.fail(path + ": " + e.what());
+  }
+  into.micro.push_back(std::move(m));
+}
+
+void add_meta(const Json& obj, const Source& at, RawData& into) {
+  for (const auto& [key, v] : obj.items()) {
+    if (key == "kind") continue;
+    if (!v.is_string() && !v.is_number()) throw InputError(at, "meta \"" + key + "\" is not a string or number");
+    const std::string value = v.is_string() ? v.get<std::string>() : v.dump();
+    bool seen = false;
+    for (const MetaEntry& o : into.meta) {
+      if (o.key != key) continue;
+      // Merged files must describe the same set-up, or the cells would mix
+      // measurements of different machines.
+      if (o.value != value)
+        throw InputError(at, "meta " + key + "=" + value + " contradicts " + key + "=" + o.value + " at " + o.source.str());
+      seen = true;
+    }
+    if (!seen) into.meta.push_back({at, key, value});
+  }
+}
+
+void add_line(std::string_view line, const Source& at, const std::string& base_dir, RawData& into) {
+  Json obj = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (obj.is_discarded()) throw InputError(at, "not JSON");
+  if (!obj.is_object()) throw InputError(at, "not a JSON object");
+  Record rec(obj, at);
+  const std::string kind = rec.text("kind");
+  if (kind == "meta") return add_meta(obj, at, into);
+  if (kind == "micro") return add_micro(rec, base_dir, into);
+  const KindSpec* spec = find_kind(kind);
+  if (!spec) throw InputError(at, "unknown kind \"" + kind + "\" (expected meta, micro, iperf, rr or pps)");
+  add_run(*spec, rec, into);
+}
+
+}  // namespace
+
+void parse_runs(std::string_view text, const std::string& name, const std::string& base_dir, RawData& into) {
+  int number = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    add_line(line, Source{name, number}, base_dir, into);
+  }
+}
+
+void read_runs_file(const std::string& path, RawData& into) {
+  const std::optional<std::string> text = read_whole(path);
+  if (!text) throw InputError(path + ": cannot read the raw file");
+  parse_runs(*text, path, std::filesystem::path(path).parent_path().string(), into);
+}
+
+}  // namespace kvmmio::report
