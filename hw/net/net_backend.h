@@ -19,7 +19,7 @@ namespace kvmmio::net {
 class NetBackend {
  public:
   virtual ~NetBackend() = default;  // stops moving packets, releases everything
-  // A VMM-owned data queue was kicked (userspace backend only).
+  // A VMM-owned data queue was notified (userspace backend only).
   virtual void queue_notify(uint32_t queue) { (void)queue; }
   // The tap works again (device lock held): up again, or re-attached
   // after it was removed (`reattached`: the tap fds were detached meanwhile).
