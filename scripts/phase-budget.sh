@@ -2,8 +2,10 @@
 # shellcheck shell=bash
 # scripts/phase-budget.sh: the time budget of each phase of CI (.ci/run) and
 # of the test command (scripts/test.sh), in seconds on the 2-core machine CI
-# runs on. CI's hard limit is 90 min; the phases' budgets add up to 45,
-# half of it, so that a busy machine or the scenarios still to come fit. A phase that overruns its budget is named at the end of both
+# runs on. CI's hard limit is 90 min; its budget is 45, half of it, so that
+# a busy machine or the scenarios still to come fit; each phase's budget is
+# its target (together they are more than 45 today: the board rehearsal
+# does not yet fit beside the rest). A phase that overruns its budget is named at the end of both
 # scripts' output; it fails nothing by itself (the hard limit does).
 #
 # Sourced by .ci/run and scripts/test.sh:
@@ -26,7 +28,7 @@ make check|1080|test.sh: host tests, the arm64 cross build and initramfs, every 
 coverage|40|test.sh: gcovr over the counts make check left
 distcheck|310|test.sh: the tarball built at -O0 and tested, installed, installcheck
 fuzz|150|test.sh: the two libFuzzer targets built with clang and run side by side, 60 s each
-board rehearsal|420|test.sh: the two boards booted (Debian 12 GICv3, Debian 13 GICv2; their roots and builds made in the background from the build on)
+board rehearsal|900|test.sh: the Debian 12 board (GICv3): root, carried build, main.sh --quick and the guest scenarios
 ci: scripts/main.sh --quick|180|.ci/run: the main job on its smallest matrix with the host and the mirror mode, in the same root
 ci: total|2700|.ci/run from start to end: 45 min, half of the hard limit'
 

