@@ -17,7 +17,7 @@
 #           count; results as KVMMIO-L2-* lines
 #   net-resets  multiqueue traffic, driver reload and link cycles, a tap
 #           outage (net-resets.sh is the L1 side, which it meets at TCP
-#           ports 5002-5005 to take its counts in between)
+#           ports 5002-5006 to take its counts in between)
 #   hostile the hostile guest of issue #13 (hostile-guest.sh is the L1
 #           side): unbinds every virtio-mmio device from its driver, then
 #           hostile_guest drives them by hand from the RAM kernel.reserved=
@@ -126,6 +126,8 @@ net_resets_test() {
     echo "KVMMIO-L2-MQ-IPERF-tx: $(parallel_iperf '')"
     echo "KVMMIO-L2-MQ-IPERF-rx: $(parallel_iperf -R)"
     meet_host 5003 || return
+    # L1 takes its vhost workers' counts now: the resets below may end them.
+    meet_host 5006 || return
     # Link cycles stop and start the driver's queues; driver reloads reset
     # the device (virtio remove and probe), which restarts the backend.
     n=0
