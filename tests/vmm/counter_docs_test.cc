@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <vector>
 
+#include "tests/vmm/unwired_devices.h"
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
@@ -30,22 +30,16 @@ std::string undocumented(const Counters& c, const std::string& type) {
 // The keys come from real devices through the one slot path the VMM uses
 // (virtio_counters visits the device's own counters).
 TEST(CounterDocs, EveryVirtioNetKeyHasARow) {
-  GuestMemory memory;
-  EventLoop loop;
-  std::vector<UniqueFd> wire;
-  net::NetOptions o;
-  o.tap = "sockpair";
-  o.vhost = net::VhostMode::kOff;
-  const net::VirtioNet device(o, 0, memory, loop, net::Tap::socketpair("sockpair", 1, wire));
-  const Counters c = virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), device);
+  const test::UnwiredDevices devices;
+  const Counters c =
+      virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), devices.net);
   EXPECT_EQ(undocumented(c, "virtio-net"), "");
 }
 
 TEST(CounterDocs, EveryVirtioConsoleKeyHasARow) {
-  GuestMemory memory;
-  EventLoop loop;
-  const console::VirtioConsole device(memory, loop, /*output_fd=*/1);
-  const Counters c = virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), device);
+  const test::UnwiredDevices devices;
+  const Counters c =
+      virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), devices.console);
   EXPECT_EQ(undocumented(c, "virtio-console"), "");
 }
 

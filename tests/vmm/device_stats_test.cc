@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/vmm/unwired_devices.h"
+
 #include <string>
 #include <vector>
 
@@ -85,14 +87,9 @@ TEST(DeviceStats, TheDevicesOwnGuestErrorsCountInTheOneGuestErrorsKey) {
 
 TEST(DeviceStats, VirtioNetAddsItsBackendAndCounters) {
   virtio::TransportCounters t;
-  GuestMemory memory;
-  EventLoop loop;
-  std::vector<UniqueFd> wire;
-  net::NetOptions o;
-  o.tap = "sockpair";
-  o.vhost = net::VhostMode::kOff;
-  const net::VirtioNet device(o, 0, memory, loop, net::Tap::socketpair("sockpair", 1, wire));
-  const Counters c = virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false), device);
+  const test::UnwiredDevices devices;
+  const Counters c =
+      virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false), devices.net);
   std::vector<std::string> want = kVirtioKeys;
   want.insert(want.end(), {"vhost", "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "rx_dropped",
                            "rx_stalls", "tap_errors", "tap_down", "tap_up", "tap_removed",
@@ -105,10 +102,9 @@ TEST(DeviceStats, VirtioNetAddsItsBackendAndCounters) {
 
 TEST(DeviceStats, VirtioConsoleAddsItsCounters) {
   virtio::TransportCounters t;
-  GuestMemory memory;
-  EventLoop loop;
-  const console::VirtioConsole device(memory, loop, /*output_fd=*/1);
-  const Counters c = virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false), device);
+  const test::UnwiredDevices devices;
+  const Counters c =
+      virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false), devices.console);
   std::vector<std::string> want = kVirtioKeys;
   want.insert(want.end(), {"tx_bytes", "rx_bytes", "tx_stalls", "rx_waits", "output_dropped",
                            "budget_yields", "activations"});
