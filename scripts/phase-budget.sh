@@ -26,7 +26,7 @@ dependencies|200|test.sh: install-deps.sh in the fresh root (compilers, QEMU, ar
 build|200|test.sh: the native build, configured with --coverage
 make check|1080|test.sh: host tests, the arm64 cross build and initramfs, every nested scenario (two at a time)
 coverage|40|test.sh: gcovr over the counts make check left
-distcheck|310|test.sh: the tarball built at -O0 and tested, installed, installcheck
+distcheck|420|test.sh: the tarball built and tested at -O2 -Werror, installed, installcheck
 fuzz|150|test.sh: the two libFuzzer targets built with clang and run side by side, 60 s each
 board rehearsal|900|test.sh: the Debian 12 board (GICv3): root, carried build, main.sh --quick and the guest scenarios
 ci: scripts/main.sh --quick|180|.ci/run: the main job on its smallest matrix with the host and the mirror mode, in the same root

@@ -9,7 +9,7 @@
 #   4. line coverage of the host tests (scripts/coverage.sh --counted: gcovr
 #      over the counts make check's run left in the build, which is
 #      configured with --coverage; fails below the project's floor),
-#   5. make distcheck (tarball, VPATH build at -O0, install, uninstall),
+#   5. make distcheck (tarball, VPATH build, install, uninstall),
 #   6. fuzzes the virtio-mmio transport and the real devices for a bounded
 #      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
@@ -181,11 +181,7 @@ fi
 dist_status=0
 if [ $distcheck = 1 ] && [ $check_status -eq 0 ]; then
   # Bounded: a hung test in the tarball build must fail the run, not stall it.
-  # At -O0: distcheck proves that the tarball builds, tests, installs and
-  # uninstalls; optimised code under -Werror is the arm64 cross build's
-  # (make check), and -O2 made distcheck's compiles the slower part of it.
-  timeout --kill-after=30 "${KVMMIO_DISTCHECK_TIMEOUT:-1500}" \
-    make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS=-O0 CFLAGS=-O0" || dist_status=$?
+  timeout --kill-after=30 "${KVMMIO_DISTCHECK_TIMEOUT:-1500}" make -j"$jobs" distcheck || dist_status=$?
   [ $dist_status -ne 124 ] || echo "test.sh: make distcheck did not finish in ${KVMMIO_DISTCHECK_TIMEOUT:-1500} s" >&2
   phase_done distcheck
 fi
