@@ -56,7 +56,7 @@ while (($#)); do
     --no-board) board=0 ;;
     --scenarios) scenarios=${2:?--scenarios needs a LIST, e.g. vmm-boot,net-modes}; shift ;;
     --net-modes) net_modes=${2:?--net-modes needs a LIST, e.g. vhost-irqfd-mirror}; shift ;;
-    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
