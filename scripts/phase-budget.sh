@@ -5,8 +5,9 @@
 # runs on. CI's hard limit is 90 min; its budget is 45, half of it, so that
 # a busy machine or the scenarios still to come fit; each phase's budget is
 # its target (together they are more than 45 today: the board rehearsal
-# does not yet fit beside the rest). A phase that overruns its budget is named at the end of both
-# scripts' output; it fails nothing by itself (the hard limit does).
+# does not yet fit beside the rest). A phase that overruns its budget is
+# named at the end of both scripts' output; it fails nothing by itself (the
+# hard limit does).
 #
 # Sourced by .ci/run and scripts/test.sh:
 #   phase_budget NAME      the budget of phase NAME, in seconds (0: none)

@@ -208,8 +208,7 @@ if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if [ $check_status -ne 0 ]; then
     board_line="board rehearsal: not run: make check failed"
   elif why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    # shellcheck disable=SC2086 # the flags are words
-    "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags || board_status=$?
+    make board-rehearsal BOARD_REHEARSAL_FLAGS="$board_flags" || board_status=$?
     phase_done "board rehearsal"
     if [ $board_status -eq 0 ]; then
       board_line="board rehearsal: passed ($board_flags): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
