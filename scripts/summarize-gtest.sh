@@ -4,10 +4,24 @@
 # scenarios' files in the same shape, tests/arm64/lib.sh) found under the
 # given directories and prints "N passed, N failed, N skipped": each test
 # case counted once, by outcome (a disabled case counts as skipped).
+#   summarize-gtest.sh --failures DIR...: instead, one line per failed case,
+#   "FAILED Suite.Case (file.json): " and the first two lines of its first
+#   failure, so a CI log that keeps only part of the output still names it.
 set -euo pipefail
+failures=0
+if [ "${1:-}" = --failures ]; then failures=1; shift; fi
 mapfile -t files < <(find "$@" -name '*.json' 2>/dev/null | sort)
 if ((${#files[@]} == 0)); then
-  echo "0 passed, 0 failed, 0 skipped"
+  [ $failures = 1 ] || echo "0 passed, 0 failed, 0 skipped"
+  exit 0
+fi
+if [ $failures = 1 ]; then
+  for f in "${files[@]}"; do
+    jq -r --arg file "${f##*/}" '.testsuites[]? | .testsuite[]?
+        | select((.failures // []) != [])
+        | "FAILED \(.classname).\(.name) (\($file)): "
+          + (.failures[0].failure | split("\n")[0:2] | join(" | "))' "$f"
+  done
   exit 0
 fi
 jq -rs '[.[] | .testsuites[]? | .testsuite[]?

@@ -234,6 +234,10 @@ echo "test.sh: $(budget_close)"
 [ -z "$coverage_line" ] || echo "$coverage_line"
 [ -z "$board_line" ] || echo "$board_line"
 "$src/scripts/kvm-coverage.sh" "$build"
+# The failed cases by name (at most 20), so that a log kept only in part
+# still says which.
+"$src/scripts/summarize-gtest.sh" --failures "$build/tests/results" "$build/tests/arm64/results" |
+  head -n 20 || true
 "$src/scripts/summarize-gtest.sh" "$build/tests/results" "$build/tests/arm64/results"
 [ $check_status -eq 0 ] && [ $coverage_status -eq 0 ] && [ $dist_status -eq 0 ] && [ $fuzz_status -eq 0 ] &&
   [ $board_status -eq 0 ]

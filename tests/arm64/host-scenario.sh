@@ -101,4 +101,5 @@ flock -u 8
 echo "$status" >"$results/exit-status"
 echo "== $scenario on this host's KVM (GICv$gic): exit status $status after $((SECONDS - started)) s; results in $results"
 echo "   GoogleTest cases: $("$src/scripts/summarize-gtest.sh" "$results")"
+"$src/scripts/summarize-gtest.sh" --failures "$results" | sed 's/^/   /'
 exit "$status"

@@ -74,5 +74,6 @@ status=${PIPESTATUS[0]}
 set -e
 echo "== $scenario on L1 gic-version=$gic${kernels:+, kernels L1:L2 $kernels}: exit status $status after $((SECONDS - started)) s; results in $results"
 echo "   GoogleTest cases: $("$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" "$results")"
+"$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" --failures "$results" | sed 's/^/   /'
 grep -h 'KVMMIO-FAIL' "$results/console.log" 2>/dev/null | sed 's/^/   /' || true
 exit $status

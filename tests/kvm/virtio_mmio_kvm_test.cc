@@ -23,6 +23,7 @@
 #include "kvmmio/virtio/notify_fd_source.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/mmio_transport.h"
+#include "../virtio/wait_limit.h"
 
 namespace kvmmio::test {
 namespace {
@@ -119,7 +120,7 @@ TEST_P(VirtioMmioOnKvm, GuestQueueNotifyRunsTheQueueHandlerThroughTheIoEventFdWi
   v.machine.load_store_loop(/*value=*/0, kStores);  // queue 0's index, to QueueNotify
   const Report r = v.machine.run_until_report();
   ASSERT_EQ(r.kind, Report::Kind::kDone) << to_string(r.kind);
-  ASSERT_TRUE(v.device.wait_for_chains(kChains, 5000)) << v.device.chains() << " chains";
+  ASSERT_TRUE(v.device.wait_for_chains(kChains, test::kWaitLimitMs)) << v.device.chains() << " chains";
   EXPECT_EQ(ring.used_idx(), kChains);
   EXPECT_EQ(v.machine.notify_exits(), 0u);  // no QueueNotify store left the guest
   EXPECT_EQ(v.transport.counters().notifies_trapped.load(), 0u);

@@ -21,6 +21,7 @@
 #include "kvmmio/net/virtio_net_spec.h"
 #include "link_control.h"
 #include "packet_socket.h"
+#include "../virtio/wait_limit.h"
 
 namespace kvmmio::net {
 namespace {
@@ -130,7 +131,7 @@ TEST(Tap, FramesWrittenToTheFdArriveOnTheInterfaceIntact) {
     std::copy(frame.begin(), frame.end(), with_hdr.begin() + sizeof(spec::NetHdrV1));
     ASSERT_EQ(::write(tap.fd(0), with_hdr.data(), with_hdr.size()),
               static_cast<ssize_t>(with_hdr.size()));
-    auto got = sock.receive(2000);
+    auto got = sock.receive(test::kWaitLimitMs);
     ASSERT_TRUE(got) << "frame " << int(seed) << " did not arrive";
     EXPECT_EQ(*got, frame);
   }
@@ -146,7 +147,7 @@ TEST(Tap, FramesSentOnTheInterfaceAreReadFromTheFdWithAVnetHeader) {
   std::vector<uint8_t> buf(4096);
   for (int tries = 0; tries < 50; ++tries) {  // skip the kernel's own traffic
     pollfd p{tap.fd(0), POLLIN, 0};
-    ASSERT_EQ(::poll(&p, 1, 2000), 1) << "nothing to read from the tap";
+    ASSERT_EQ(::poll(&p, 1, test::kWaitLimitMs), 1) << "nothing to read from the tap";
     const ssize_t n = ::read(tap.fd(0), buf.data(), buf.size());
     ASSERT_GT(n, static_cast<ssize_t>(sizeof(spec::NetHdrV1)));
     std::vector<uint8_t> got(buf.begin() + sizeof(spec::NetHdrV1), buf.begin() + n);

@@ -16,6 +16,7 @@
 #include "../virtio/driver_ring.h"
 #include "open_fds.h"
 #include "packet_socket.h"
+#include "../virtio/wait_limit.h"
 
 namespace kvmmio::net {
 namespace {
@@ -90,7 +91,7 @@ TEST_F(VhostNetTest, TransmittedFramesReachTheTapIntactWithoutTheVmm) {
   for (uint16_t i = 0; i < 8; ++i) {
     const auto frame = test::test_frame(static_cast<uint8_t>(i), 60 + 97 * i);
     transmit(i, frame);
-    auto got = sock.receive(5000);
+    auto got = sock.receive(test::kWaitLimitMs);
     ASSERT_TRUE(got) << "frame " << i << " never left the tap";
     EXPECT_EQ(*got, frame) << "frame " << i << " corrupted";
   }
@@ -155,7 +156,7 @@ TEST_F(VhostNetTest, StopReportsWhereTheKernelStoppedAndRestartResumesThere) {
     start(vhost, tap, 0, tx_next);
     const auto frame = test::test_frame(static_cast<uint8_t>(100 + cycle));
     transmit(static_cast<uint16_t>(cycle), frame);
-    auto got = sock.receive(5000);
+    auto got = sock.receive(test::kWaitLimitMs);
     ASSERT_TRUE(got) << "cycle " << cycle;
     EXPECT_EQ(*got, frame);
     vhost.stop_vring(VhostNet::kRxVring);

@@ -31,6 +31,7 @@
 #include "link_control.h"
 #include "open_fds.h"
 #include "packet_socket.h"
+#include "../virtio/wait_limit.h"
 
 namespace kvmmio::net {
 namespace {
@@ -165,7 +166,7 @@ void expect_traffic_both_ways(NetMachine& m, uint8_t seed, uint64_t tx_buf) {
   test::PacketSocket sock(m.device->tap().ifindex());
   const auto out = test::test_frame(seed, 700);
   m.send(out, tx_buf);
-  auto sent = sock.receive(5000);
+  auto sent = sock.receive(test::kWaitLimitMs);
   ASSERT_TRUE(sent) << "the guest's frame never left the tap";
   EXPECT_EQ(*sent, out);
   const auto in = test::test_frame(static_cast<uint8_t>(seed + 1), 900);
@@ -203,7 +204,7 @@ TEST_P(VirtioNetTest, GuestFramesLeaveThroughTheTapIntact) {
   for (int i = 0; i < 10; ++i) {
     const auto frame = test::test_frame(static_cast<uint8_t>(i), 60 + 143 * i);
     m.send(frame, kBuffers + i * 4096);
-    auto got = sock.receive(5000);
+    auto got = sock.receive(test::kWaitLimitMs);
     ASSERT_TRUE(got) << "frame " << i << " never left the tap";
     EXPECT_EQ(*got, frame);
   }
@@ -483,7 +484,7 @@ TEST_P(VirtioNetTest, DescriptorOutsideRamNeedsResetAndAResetRecovers) {
   test::PacketSocket sock(m.device->tap().ifindex());
   const auto frame = test::test_frame(8, 500);
   m.send(frame, kBuffers);
-  auto got = sock.receive(5000);
+  auto got = sock.receive(test::kWaitLimitMs);
   ASSERT_TRUE(got) << "no traffic after the reset";
   EXPECT_EQ(*got, frame);
 }
@@ -531,7 +532,7 @@ TEST_P(VirtioNetTest, ResetAndReinitialiseRepeatedlyWithoutLeakingFds) {
   EXPECT_EQ(m.device->counters().activations.load(), 21u);
   const auto frame = test::test_frame(77);
   m.send(frame, kBuffers);
-  auto got = sock.receive(5000);
+  auto got = sock.receive(test::kWaitLimitMs);
   ASSERT_TRUE(got);
   EXPECT_EQ(*got, frame);
 }
@@ -600,7 +601,7 @@ TEST_P(VirtioNetTest, InterruptsBypassTheVmmOnlyWithVhost) {
   test::PacketSocket sock(m.device->tap().ifindex());
   for (int i = 0; i < 5; ++i) {
     m.send(test::test_frame(static_cast<uint8_t>(i)), kBuffers + i * 4096);
-    ASSERT_TRUE(sock.receive(5000));
+    ASSERT_TRUE(sock.receive(test::kWaitLimitMs));
     // A polled notify is an eventfd write: one the loop has not read yet
     // adds up with the next into one wake-up (as KVM's ioeventfd writes
     // do). Let the loop take each before the next, so each is one.

@@ -10,6 +10,7 @@
 #include "../virtio/driver_ring.h"
 #include "../virtio/harness.h"
 #include "kvmmio/virtio/mmio_regs.h"
+#include "../virtio/wait_limit.h"
 
 namespace kvmmio::virtio {
 namespace {
@@ -64,7 +65,7 @@ TEST(QueueNotifies, APolledNotifyRunsTheQueueHandlerOnTheEventLoop) {
   h.bring_up();
   add_request(ring);
   ASSERT_TRUE(h.notify_fds.guest_notify(0));  // the guest's store, swallowed by KVM
-  ASSERT_TRUE(h.device->wait_for_chains(1, 5000));
+  ASSERT_TRUE(h.device->wait_for_chains(1, ::kvmmio::test::kWaitLimitMs));
   EXPECT_TRUE(eventually([&] { return ring.used_idx() == 1; }));
   EXPECT_GE(h.counters().notifies_polled.load(), 1u);
   EXPECT_EQ(h.counters().notifies_trapped.load(), 0u);

@@ -19,6 +19,7 @@
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "mmio_driver.h"
+#include "wait_limit.h"
 
 namespace kvmmio::virtio::test {
 
@@ -142,7 +143,7 @@ class ManualClock {
 
 // Polls `condition` until true or timeout (for work done on the event loop).
 template <typename F>
-bool eventually(F condition, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+bool eventually(F condition, std::chrono::milliseconds timeout = ::kvmmio::test::kWaitLimit) {
   const auto end = std::chrono::steady_clock::now() + timeout;
   while (!condition()) {
     if (std::chrono::steady_clock::now() > end) return false;
