@@ -47,7 +47,11 @@ mkdir -p "$build"
 cd "$build"
 if [ ! -f Makefile ]; then
   # Static binaries only: no libkvmmio.so (and no libtool wrapper scripts).
+  # -O2 without -g: build-initramfs.sh strips the debug information off
+  # anyway, and making it was a third of this build's compile time
+  # (a test file: 12.5 s with -g -O2, 8.6 s with -O2).
   "$src/configure" --host=aarch64-linux-gnu --enable-static-binaries --disable-shared --enable-werror \
+    CXXFLAGS=-O2 CFLAGS=-O2 \
     CPPFLAGS="-I$sysroot/usr/include" \
     LDFLAGS="-L$sysroot/usr/lib/aarch64-linux-gnu" \
     PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \

@@ -48,7 +48,7 @@ net_test() {
     ip addr add "$ip/24" dev eth0 && ip link set eth0 up || { echo "KVMMIO-L2-ERROR: no eth0"; return; }
     echo "KVMMIO-L2-DRIVER: $(basename "$(readlink /sys/class/net/eth0/device/driver)")"
     echo "KVMMIO-L2-VIRTIO-IDS: $(cat /sys/bus/virtio/devices/*/device 2>/dev/null | tr '\n' ' ')"
-    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING: ok" || echo "KVMMIO-L2-PING: failed"
+    ping -c 3 -A -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING: ok" || echo "KVMMIO-L2-PING: failed"
     echo "KVMMIO-L2-NET-UP"
     # L1 pings us now; it says when it is done by opening port 5002.
     i=0
@@ -120,7 +120,7 @@ net_resets_test() {
     ip link set lo up
     eth0_up || { echo "KVMMIO-L2-ERROR: no eth0"; return; }
     echo "KVMMIO-L2-QUEUES: $(ls -d /sys/class/net/eth0/queues/rx-* | wc -l) rx $(ls -d /sys/class/net/eth0/queues/tx-* | wc -l) tx"
-    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING: ok" || echo "KVMMIO-L2-PING: failed"
+    ping -c 3 -A -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING: ok" || echo "KVMMIO-L2-PING: failed"
     echo "KVMMIO-L2-NET-UP"
     meet_host 5002 || return
     echo "KVMMIO-L2-MQ-IPERF-tx: $(parallel_iperf '')"
@@ -144,7 +144,7 @@ net_resets_test() {
         n=$((n + 1))
     done
     echo "KVMMIO-L2-RESETS: 20 link cycles, $n driver reloads"
-    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING-AFTER-RESETS: ok" ||
+    ping -c 3 -A -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING-AFTER-RESETS: ok" ||
         echo "KVMMIO-L2-PING-AFTER-RESETS: failed"
     transfer_check RESETS
     dd if=/dev/urandom of=/tmp/to-host bs=64k count=32 2>/dev/null
@@ -155,7 +155,7 @@ net_resets_test() {
     meet_host 5005 || return
     ping -c 40 -i 0.5 -W 1 "$host" >/tmp/outage 2>&1
     echo "KVMMIO-L2-OUTAGE-PINGS: $(awk '/packets transmitted/ { print $1, $4 }' /tmp/outage)"
-    ping -c 3 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING-AFTER-OUTAGE: ok" ||
+    ping -c 3 -A -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-PING-AFTER-OUTAGE: ok" ||
         echo "KVMMIO-L2-PING-AFTER-OUTAGE: failed"
     echo "KVMMIO-L2-CARRIER-AFTER-OUTAGE: $(cat /sys/class/net/eth0/carrier)"
     transfer_check OUTAGE

@@ -46,7 +46,7 @@ run_mode() {
     (sleep 600 | nc -l -p 5001 >/tmp/from-guest) &
     wait_l2_marker "$out.console" NET-UP 600
     ping_back=failed
-    ping -c 3 -W 5 "$GUEST" >/dev/null 2>&1 && ping_back=ok
+    ping -c 3 -A -W 5 "$GUEST" >/dev/null 2>&1 && ping_back=ok
     nc -l -p 5002 </dev/null >/dev/null  # L2 waits for this to start its traffic
     finish_l2_net "$out" "$start"
     secs=$l2_secs c=$out.console j=$out.json msg=$l2_msg
