@@ -144,9 +144,14 @@ add_program() {
     install -D -m 755 "$ROOT/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" \
         "$tree/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1"
     ln -sf aarch64-linux-gnu/ld-linux-aarch64.so.1 "$tree/lib/ld-linux-aarch64.so.1"
-    local todo=("$file")
+    # libgcc_s.so.1 with every dynamic program, though none names it: glibc
+    # loads it itself to unwind a thread at pthread_cancel or pthread_exit,
+    # and aborts the program without it. iperf3 3.16 and later (Debian 13's)
+    # cancels its worker threads at the end of each test, so on a Debian 13
+    # board L2's iperf3 client died with "Aborted" after a test.
+    local todo=("$file") extra=libgcc_s.so.1
     while ((${#todo[@]})); do
-        for lib in $($READELF -d "${todo[0]}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+        for lib in $($READELF -d "${todo[0]}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p') $extra; do
             [[ -e $tree/lib/aarch64-linux-gnu/$lib ]] && continue
             found=''
             for d in "$ROOT/lib/aarch64-linux-gnu" "$ROOT/usr/lib/aarch64-linux-gnu"; do
@@ -157,7 +162,7 @@ add_program() {
             install -D -m 755 "$(readlink -f "$found")" "$tree/lib/aarch64-linux-gnu/$lib"
             todo+=("$found")
         done
-        todo=("${todo[@]:1}")
+        todo=("${todo[@]:1}") extra=''
     done
 }
 
