@@ -3,16 +3,20 @@
 // embedder writes it (docs/embedding.md walks through it).
 //
 // It sets up a KVM VM with guest RAM, an event loop, and one virtio-mmio
-// transport in front of a device of its own: an entropy source (virtio
-// device ID 4, the device Linux's virtio-rng driver binds), which fills the
-// buffers the driver offers with bytes from getrandom(2).
+// slot (KvmMmioSlot: irqfd, notify ioeventfds, the transport, and the
+// read-only register mirror with its InterruptACK ioeventfd) in front of a
+// device of its own: an entropy source (virtio device ID 4, the device
+// Linux's virtio-rng driver binds), which fills the buffers the driver
+// offers with bytes from getrandom(2).
 //
 // With no guest kernel at hand, the program then plays the guest's driver
 // itself: it builds a split virtqueue in guest RAM and makes the register
-// accesses Linux's virtio-mmio driver makes, through the VM's MMIO bus,
-// which is where a VMM's vCPU loop hands the MMIO exits of a real guest
-// (Vcpu::run() does exactly that). So the program exercises the same code
-// a guest's accesses would, and checks what it gets back.
+// accesses Linux's virtio-mmio driver makes. Its stores go through the VM's
+// MMIO bus, which is where a VMM's vCPU loop hands the MMIO exits of a real
+// guest (Vcpu::run() does exactly that); its loads read the mirror page
+// where the slot mapped one, as a guest's loads would, else the bus. So the
+// program exercises the same code a guest's accesses would, and checks what
+// it gets back.
 //
 // Build it against an installed kvmmio:
 //   g++ entropy_device.cc $(pkg-config --cflags --libs kvmmio) -o entropy_device
@@ -31,9 +35,10 @@
 #include <kvmmio/base/log.h>
 #include <kvmmio/kvm.h>
 #include <kvmmio/virtio/descriptor_chain.h>
+#include <kvmmio/virtio/kvm_mmio_slot.h>
 #include <kvmmio/virtio/mmio_regs.h>
 #include <kvmmio/virtio/mmio_transport.h>
-#include <kvmmio/virtio/notify_fd_source.h>
+#include <kvmmio/virtio/register_mirror.h>
 #include <kvmmio/virtio/split_queue.h>
 #include <kvmmio/virtio/virtio_device.h>
 #include <kvmmio/vm.h>
@@ -102,7 +107,8 @@ class EntropyDevice final : public VirtioDevice {
 
 constexpr uint64_t kRamBase = 0x40000000;  // where the guest's RAM starts
 constexpr uint64_t kRamSize = 2 << 20;
-constexpr uint64_t kMmioBase = 0x0a000000;  // the device's register window
+constexpr uint64_t kMmioBase = 0x0a000000;  // the device's register window, a page of its own
+constexpr uint32_t kGsi = 16;               // its interrupt (on arm64: SPI 16)
 constexpr uint16_t kQueueSize = 8;
 // The ring's three parts and the buffer, each on a page of its own.
 constexpr uint64_t kDescGpa = kRamBase, kAvailGpa = kRamBase + 0x1000,
@@ -111,8 +117,12 @@ constexpr uint32_t kBufferLen = 32;
 
 class Driver {
  public:
-  Driver(MmioBus& bus, uint64_t base) : bus_(bus), base_(base) {}
-  uint32_t read(uint32_t reg) {
+  // `mirror`: the page a guest's loads would read (regs=mirror), or nullptr
+  // for loads that exit to the bus (regs=trap).
+  Driver(MmioBus& bus, uint64_t base, const RegisterMirror* mirror) : bus_(bus), base_(base), mirror_(mirror) {}
+  uint32_t read(uint32_t reg) { return mirror_ ? mirror_->read32(reg) : read_trapped(reg); }
+  // A load as it arrives when it exits: through the bus to the transport.
+  uint32_t read_trapped(uint32_t reg) {
     uint8_t b[4] = {};
     if (!bus_.read(base_ + reg, b)) throw std::runtime_error("nothing at the register window");
     uint32_t v;
@@ -128,6 +138,7 @@ class Driver {
  private:
   MmioBus& bus_;
   uint64_t base_;
+  const RegisterMirror* mirror_;
 };
 
 [[noreturn]] void fail(const char* what) {
@@ -146,19 +157,22 @@ int run() {
   vm.add_ram(kRamBase, kRamSize);  // memfd-backed, registered with KVM
   EventLoop loop;      // one thread: polled notifies, relayed interrupts
 
-  // ---- One virtio-mmio transport in front of the device --------------------
+  // ---- One virtio-mmio slot in front of the device --------------------------
   EntropyDevice device(vm.memory());
-  // The device's interrupt. In a VMM this is an IrqFd's eventfd
-  // (IrqFd(vm, gsi).event()), which raises the GSI in the in-kernel
-  // interrupt controller; here the program reads it to see the interrupt.
-  EventFd irq;
-  IoEventFdSource notify_fds(vm);  // queue notifies as KVM ioeventfds
-  TransportEnv env{vm.memory(), irq, kMmioBase, &notify_fds, &loop, "entropy0"};
-  MmioTransport transport(device, env);  // version 2, ioeventfd, irqfd: the defaults
+  // TransportOptions' defaults: version 2, notify=ioeventfd, irq=irqfd,
+  // regs=mirror (regs=trap, said once, where KVM lacks KVM_CAP_READONLY_MEM).
+  KvmMmioSlot slot(vm, device, loop, {.base = kMmioBase, .gsi = kGsi, .name = "entropy0"});
+  MmioTransport& transport = slot.transport();
+  // The accesses that still exit arrive here: stores, and with regs=trap loads.
   vm.mmio_bus().claim(kMmioBase, MmioTransport::window_size(), transport, "entropy0");
+  const RegisterMirror* mirror = slot.mirror_mapped() ? transport.mirror() : nullptr;
+  std::printf("entropy_device: %s\n",
+              mirror ? "regs=mirror: register loads read the read-only mirror page, used-buffer ACKs "
+                       "go to an ioeventfd"
+                     : "regs=trap: every register access exits");
 
   // ---- The guest's driver: probe, negotiate, set up queue 0 ----------------
-  Driver d(vm.mmio_bus(), kMmioBase);
+  Driver d(vm.mmio_bus(), kMmioBase, mirror);
   expect(d.read(reg::kMagicValue) == kMagic, "MagicValue is not \"virt\"");
   expect(d.read(reg::kVersion) == kVersionModern, "Version is not 2");
   expect(d.read(reg::kDeviceId) == 4, "DeviceID is not 4 (entropy)");
@@ -204,8 +218,14 @@ int run() {
   expect(mem.load<uint16_t>(kUsedGpa + 2) == 1, "no used buffer (used idx is not 1)");
   expect(mem.load<uint32_t>(kUsedGpa + 4) == 0, "used element is not descriptor 0");
   expect(mem.load<uint32_t>(kUsedGpa + 8) == kBufferLen, "used length is not 32");
-  expect(irq.take().value_or(0) >= 1, "no interrupt");
+  // The interrupt is the slot's irqfd. With no interrupt controller (a VMM
+  // makes one: arm64::Vgic) the Vm keeps the irqfd queued, so its eventfd
+  // just counts: the program reads it to see the interrupt.
+  expect(slot.irqfd().event().take().value_or(0) >= 1, "no interrupt");
   expect(d.read(reg::kInterruptStatus) & interrupt::kUsedBuffer, "InterruptStatus lacks used-buffer");
+  expect(d.read(reg::kStatus) == d.read_trapped(reg::kStatus), "the mirror's Status is not the register's");
+  // A guest's store of this value on a vCPU never leaves the kernel with the
+  // mirror (the ACK ioeventfd counts it); here it arrives as an exit would.
   d.write(reg::kInterruptAck, interrupt::kUsedBuffer);
   uint8_t got[kBufferLen];
   expect(mem.read(kBufferGpa, got, sizeof got), "buffer outside RAM");
@@ -215,10 +235,10 @@ int run() {
 
   const TransportCounters& c = transport.counters();
   std::printf("entropy_device: transport counters: notifies_trapped %" PRIu64
-              ", interrupts_injected %" PRIu64 ", guest_errors %" PRIu64 "; device served %" PRIu64
-              " bytes\n",
-              c.notifies_trapped.load(), c.interrupts_injected.load(), c.guest_errors.load(),
-              device.bytes_served());
+              ", interrupts_injected %" PRIu64 ", register_reads %" PRIu64 ", guest_errors %" PRIu64
+              "; interrupt_acks_in_kernel %" PRIu64 "; device served %" PRIu64 " bytes\n",
+              c.notifies_trapped.load(), c.interrupts_injected.load(), c.register_reads.load(),
+              c.guest_errors.load(), slot.interrupt_acks_in_kernel(), device.bytes_served());
   expect(c.guest_errors.load() == 0, "the transport counted guest errors");
 
   d.write(reg::kStatus, 0);  // reset: the device drops its activation

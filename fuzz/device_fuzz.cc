@@ -106,6 +106,7 @@ struct Machine {
     virtio::TransportOptions c;
     c.version = setup & 2 ? virtio::kVersionLegacy : virtio::kVersionModern;
     c.notify = virtio::NotifyMode::kTrap;
+    c.regs = virtio::RegsMode::kTrap;  // the net transport has the mirror (the default), this one not
     con_transport = std::make_unique<virtio::MmioTransport>(
         *con, virtio::TransportEnv{.memory = memory, .irq = con_irq, .base = kConsole, .loop = &loop, .name = "fuzz-console"},
         c);

@@ -68,7 +68,6 @@ void parse_console(RunOptions& o, const std::string& value) {
                      ": choose serial (the PL011 UART, ttyAMA0) or virtio "
                      "(virtio-console, hvc0)");
   o.console = ConsoleKind::kVirtio;
-  o.console_transport.regs = virtio::RegsMode::kMirror;  // as --net's default
   if (comma == std::string::npos) return;
   const std::string_view rest = std::string_view(value).substr(comma + 1);
   if (rest.empty())

@@ -1,22 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// VirtioSlot: one virtio-mmio slot of the machine, owning everything a
-// virtio device needs there: its edge-triggered SPI as an irqfd, KVM
-// ioeventfds for its queue notifies, the device model and the
-// transport in front of it, and with regs=mirror the transport's register
-// mirror mapped read-only over the window plus the ioeventfd that takes the
-// guest's InterruptACK of used buffers in the kernel. The machine claims it
-// on the MMIO bus, where the writes that still exit arrive.
+// VirtioSlot: one virtio-mmio slot of the machine: the device model and the
+// library's KvmMmioSlot in front of it (its SPI as an irqfd, the notify
+// ioeventfds, the transport, and with regs=mirror the read-only register
+// mirror and the InterruptACK ioeventfd). The machine claims it on the MMIO
+// bus, where the accesses that still exit arrive; it reports the slot's
+// counters for --stats.
 #pragma once
 
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 
-#include "kvmmio/ioeventfd.h"
-#include "kvmmio/irqfd.h"
-#include "kvmmio/virtio/notify_fd_source.h"
+#include "kvmmio/virtio/kvm_mmio_slot.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "vmm/machine.h"
 #include "vmm/stats.h"
@@ -29,26 +24,20 @@ class VirtioSlot final : public MmioDevice {
              const virtio::TransportOptions& options);
   ~VirtioSlot() override;
 
-  void mmio_read(uint64_t offset, std::span<uint8_t> data) override { transport_->mmio_read(offset, data); }
+  void mmio_read(uint64_t offset, std::span<uint8_t> data) override { transport().mmio_read(offset, data); }
   void mmio_write(uint64_t offset, std::span<const uint8_t> data) override {
-    transport_->mmio_write(offset, data);
+    transport().mmio_write(offset, data);
   }
 
   virtio::VirtioDevice& device() { return *device_; }
-  virtio::MmioTransport& transport() { return *transport_; }
-  // The transport's counters, then the device's, for --stats.
+  virtio::MmioTransport& transport() { return slot_.transport(); }
+  // The transport's counters, the kernel's, the slot's settings, then the
+  // device's, for --stats.
   Counters counters() const;
 
  private:
-  IrqFd irq_;
-  virtio::IoEventFdSource notify_fds_;
   std::unique_ptr<virtio::VirtioDevice> device_;
-  std::unique_ptr<virtio::MmioTransport> transport_;
-  // regs=mirror; after the transport, so they go before its mirror page.
-  ReadOnlySlot mirror_slot_;
-  mutable std::optional<IoEventFd> ack_fd_;  // read (and cleared) by counters()
-  mutable std::mutex ack_mutex_;
-  mutable uint64_t acks_in_kernel_ = 0;  // the ack fd's counter, read so far
+  virtio::KvmMmioSlot slot_;  // after the device, which outlives its transport
 };
 
 // Makes the device a slot will hold; may fill in `attached` (the console

@@ -101,9 +101,6 @@ void check_interface_name(std::string_view name, std::string_view shown) {
 
 NetOptions NetOptions::parse(std::string_view spec) {
   NetOptions o;
-  // The VMM's default (the library's is regs=trap): register reads from the
-  // read-only mirror, where KVM supports it (vmm/virtio_slot.cc).
-  o.transport.regs = virtio::RegsMode::kMirror;
   for (const auto& [key, value] : parse_key_values(spec, "--net " + std::string(spec))) {
     const DeviceKey* device_key = nullptr;
     for (const DeviceKey& k : kDeviceKeys)

@@ -11,9 +11,9 @@
 // clear bit would make Linux's vm_interrupt() skip the rings and lose the
 // interrupt. docs/virtio-mmio.md has the full reasoning.
 //
-// With regs=mirror the same holds for every queue: the VMM maps the mirror
-// over the window and the guest's InterruptACK of the used-buffer bit is
-// swallowed by an ioeventfd in the kernel, so the VMM cannot clear that bit
+// With regs=mirror the same holds for every queue: KvmMmioSlot maps the
+// mirror over the window and the guest's InterruptACK of the used-buffer bit
+// is swallowed by its ioeventfd in the kernel, so the VMM cannot clear that bit
 // before the guest's next read. It reads as set from DRIVER_OK on. The
 // config-change bit keeps its meaning: set (and published to the mirror)
 // before its interrupt, cleared when the guest's ACK of it exits.

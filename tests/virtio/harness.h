@@ -32,7 +32,9 @@ struct TransportHarness {
   static constexpr uint64_t kBuffers = kRam + 0x100000;
 
   struct Config {
-    TransportOptions options{.version = kVersionModern, .notify = NotifyMode::kTrap};
+    // regs=trap: nothing maps a mirror here, so every register access is
+    // the transport's (tests of the mirror ask for it).
+    TransportOptions options{.version = kVersionModern, .notify = NotifyMode::kTrap, .regs = RegsMode::kTrap};
     EchoDevice::Options device{};
     bool ioeventfds = false;  // wire FakeNotifyFds + EventLoop
     bool loop = false;        // an EventLoop even without notify fds (irq=relay)

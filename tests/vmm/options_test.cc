@@ -97,7 +97,8 @@ TEST(Options, NetMayBeGivenSeveralTimes) {
 }
 
 // Register reads from the read-only mirror unless asked otherwise (the
-// library's own default is regs=trap).
+// library's default; the slot falls back to regs=trap without
+// KVM_CAP_READONLY_MEM).
 TEST(Options, NetAndConsoleTakeRegsMirrorByDefault) {
   const Command c = parse_command_line({"run", "--kernel", "k", "--net", "tap=a", "--net",
                                         "tap=b,regs=trap", "--console", "virtio,regs=trap"});

@@ -95,6 +95,7 @@ struct ConsoleMachine {
     virtio::TransportOptions t;
     t.version = o.version;
     t.notify = o.ioeventfds ? virtio::NotifyMode::kIoEventFd : virtio::NotifyMode::kTrap;
+    t.regs = virtio::RegsMode::kTrap;  // no mirror mapped: every register access is the transport's
     transport = std::make_unique<virtio::MmioTransport>(
         *device,
         virtio::TransportEnv{.memory = memory, .irq = irq, .base = kBase,

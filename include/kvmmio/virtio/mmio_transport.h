@@ -16,9 +16,12 @@
 //    eventfd that the EventLoop forwards. docs/virtio-mmio.md explains why
 //    InterruptStatus reports the used-buffer bit whenever a backend bypasses
 //    the VMM;
-//  - register reads (regs=mirror): a RegisterMirror page that always reads
-//    as the registers would, for the VMM to map read-only over the window
-//    (mmio_mirror.cc), so a guest's reads cost no exit.
+//  - register reads (regs=mirror, the default): a RegisterMirror page that
+//    always reads as the registers would, for whoever builds the transport
+//    to map read-only over the window (mmio_mirror.cc), so a guest's reads
+//    cost no exit. KvmMmioSlot (kvm_mmio_slot.h) maps it and assigns the
+//    InterruptACK ioeventfd the mirror expects; a transport used without
+//    one (no KVM at hand) is given regs=trap.
 //
 // Guest mistakes never throw: they are counted, logged rate-limited, and
 // ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
@@ -117,8 +120,8 @@ class MmioTransport final : public MmioDevice, private VirtioInterrupt, private 
   // kTrap when asked for, or when there is no NotifyFdSource or EventLoop.
   NotifyMode notify_mode() const { return notify_mode_; }
   const TransportCounters& counters() const { return counters_; }
-  // regs=mirror: the page the VMM maps read-only at base(); nullptr with
-  // regs=trap. It reads, word by word and byte by byte, as mmio_read would.
+  // regs=mirror: the page to map read-only at base() (KvmMmioSlot does);
+  // nullptr with regs=trap. It reads, word by word and byte by byte, as mmio_read would.
   const RegisterMirror* mirror() const { return mirror_.get(); }
 
   // For device-initiated configuration changes before activation hands

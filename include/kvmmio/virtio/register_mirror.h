@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // RegisterMirror: a host page holding what every readable register of one
-// virtio-mmio device would read as, for a VMM to map into the guest as a
-// read-only KVM memory slot over the device's register window (regs=mirror,
-// docs/virtio-mmio.md "The register mirror"). Guest reads are then plain
-// memory reads with no exit; guest writes still fault to KVM's MMIO path,
-// where ioeventfds match them or they exit to the VMM as before.
+// virtio-mmio device would read as, for KvmMmioSlot to map into the guest
+// as a read-only KVM memory slot over the device's register window
+// (regs=mirror, docs/virtio-mmio.md "The register mirror"). Guest reads are
+// then plain memory reads with no exit; guest writes still fault to KVM's
+// MMIO path, where ioeventfds match them or they exit to the VMM as before.
 //
-// The page is written only by its transport (mmio_mirror.cc), only where a
-// value changed, one writer at a time (the transport's mirror mutex): under
-// the device lock after a trapped write, and without it when the device
-// needs a reset or raises a configuration change from its own threads
-// (then only Status and InterruptStatus). Every update is followed by a clean of the
-// touched cache lines to the point of coherency: the guest maps the window
-// as Device memory, so its loads bypass the caches and would otherwise read
-// stale RAM while the new value sits in the VMM's cache. The clean ends
+// The page is written only by its transport (mmio_mirror.cc, and
+// mmio_interrupts.cc for a configuration change), only where a value
+// changed, one writer at a time (the transport's mirror mutex): under the
+// device lock after a trapped write, and without it when the device needs a
+// reset (then Status and InterruptStatus) or raises a configuration change
+// from its own threads (then also the configuration and ConfigGeneration).
+// Every update is followed by a clean of the touched cache lines to the
+// point of coherency: the guest maps the window as Device memory, so its
+// loads bypass the caches and would otherwise read stale RAM while the new
+// value sits in the VMM's cache. The clean ends
 // with a barrier, so updates reach the guest in the order they are made
 // (the ConfigGeneration protocol relies on that).
 #pragma once

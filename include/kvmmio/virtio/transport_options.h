@@ -13,17 +13,21 @@ namespace kvmmio::virtio {
 
 enum class NotifyMode { kIoEventFd, kTrap };
 enum class IrqMode { kIrqFd, kRelay };
-// kMirror: the transport keeps a RegisterMirror page the VMM maps read-only
-// over the register window, so guest reads do not exit; kTrap: every
-// register access is an MMIO exit. The library's default is kTrap, which
-// asks nothing of an embedder; the kvmmio VMM defaults to kMirror.
+// kMirror: the transport keeps a RegisterMirror page for whoever builds it
+// to map read-only over the register window, so guest reads do not exit,
+// and it expects the guest's InterruptACK of used buffers to be taken by an
+// ioeventfd (the used-buffer bit reads as set from DRIVER_OK on); kTrap:
+// every register access is an MMIO exit. kMirror is the default: a
+// KvmMmioSlot maps the page and assigns that ioeventfd, and uses kTrap
+// where KVM lacks KVM_CAP_READONLY_MEM (kvm_mmio_slot.h). A transport built
+// without a KvmMmioSlot that does neither wants kTrap.
 enum class RegsMode { kMirror, kTrap };
 
 struct TransportOptions {
   uint32_t version = kVersionModern;  // 1: legacy register layout, 2: modern
   NotifyMode notify = NotifyMode::kIoEventFd;
   IrqMode irq = IrqMode::kIrqFd;
-  RegsMode regs = RegsMode::kTrap;
+  RegsMode regs = RegsMode::kMirror;
 
   // Applies one option: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay,
   // regs=mirror|trap.
