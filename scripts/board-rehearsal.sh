@@ -76,7 +76,8 @@
 #         throughput.png present, one completed iperf record per
 #         configuration; test.sh's status 0 and its closing line "N passed,
 #         0 failed, N skipped" with N passed > 0; and no compiler line in
-#         either log (the carried build was up to date). QEMU runs under nice -n 10.
+#         either log (the carried build was up to date). QEMU runs under
+#         nice -n 10.
 # docs/benchmarks.md ("On a board") has the steps and measured times.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
