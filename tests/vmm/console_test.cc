@@ -56,20 +56,19 @@ class Pipe {
 };
 
 // Reads the UART as a guest would (FR.RXFE, then DR) until `n` bytes came
-// or two seconds passed.
+// or eventually()'s limit passed.
 std::string guest_reads(Pl011& uart, size_t n) {
   std::string got;
-  const auto deadline = std::chrono::steady_clock::now() + ::kvmmio::test::kWaitLimit;
-  while (got.size() < n && std::chrono::steady_clock::now() < deadline) {
-    uint8_t buf[4] = {};
-    uart.mmio_read(Pl011::kFR, buf);
-    if (buf[0] & Pl011::kFrRxFifoEmpty) {
-      std::this_thread::sleep_for(1ms);  // a poll with the deadline above
-      continue;
+  eventually([&] {
+    while (got.size() < n) {
+      uint8_t buf[4] = {};
+      uart.mmio_read(Pl011::kFR, buf);
+      if (buf[0] & Pl011::kFrRxFifoEmpty) return false;  // eventually() polls again
+      uart.mmio_read(Pl011::kDR, buf);
+      got += static_cast<char>(buf[0]);
     }
-    uart.mmio_read(Pl011::kDR, buf);
-    got += static_cast<char>(buf[0]);
-  }
+    return true;
+  });
   return got;
 }
 
