@@ -124,14 +124,16 @@ cd "$build"
 # coverage on (the default), a new build directory is configured with gcc's
 # --coverage at -O0, so the counts come from make check's own run of the host
 # tests instead of a second build and a second run (~5 min less on 2 cores);
-# make distcheck still builds and tests the tarball at -O2 with -Werror.
-coverage_flags=(CXXFLAGS="-O0 -g --coverage" CFLAGS="-O0 -g --coverage" LDFLAGS="--coverage")
+# make distcheck still builds the tarball at -O2 with -Werror. No -g: gcov
+# does not use it, and it cost a sixth of each file's compile time at -O0
+# (a net test file: 10.1 s with it, 8.4 s without).
+coverage_flags=(CXXFLAGS="-O0 --coverage" CFLAGS="-O0 --coverage" LDFLAGS="--coverage")
 [ $coverage = 1 ] || coverage_flags=()
 # The native tests, tools and VMM link the shared library, so a static one
 # would only compile every library source a second time; on arm64 the
-# programs are static (see above) and need it.
+# programs are static (see above): the static library, and no shared one.
 static=(--disable-static)
-[[ $arch != aarch64 ]] || static=(--enable-static-binaries)
+[[ $arch != aarch64 ]] || static=(--enable-static-binaries --disable-shared)
 [ -f Makefile ] || "$src/configure" --enable-werror -q "${static[@]}" "${coverage_flags[@]}"
 make -j"$jobs"
 phase_done build
