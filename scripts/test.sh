@@ -75,8 +75,15 @@ if [[ -n $scenarios ]]; then
     if [[ $arch == aarch64 ]]; then
       named=("tests/arm64/host-$s.test")
     else
+      # Its own tests (NAME-gicvN), or else the tests that run it in one
+      # L1 boot with others (vmm-boot: the board-class L1s).
       named=()
       for g in 3 2; do [[ ! -f $src/tests/arm64/$s-gicv$g.test ]] || named+=("tests/arm64/$s-gicv$g.test"); done
+      if [[ ${#named[@]} -eq 0 ]]; then
+        for t in "$src"/tests/arm64/*-gicv[23].test; do
+          ! grep -qE "platform-test\.sh\" ([a-z0-9-]+,)*$s(,[a-z0-9-]+)* " "$t" || named+=("tests/arm64/${t##*/}")
+        done
+      fi
     fi
     [[ ${#named[@]} -gt 0 && -f $src/${named[0]} ]] || {
       echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest" >&2
