@@ -139,27 +139,56 @@ mkdir -p "$out"
 raw=$out/raw.jsonl
 
 # The records (docs/benchmarks.md, "Raw records"): one JSON object a line.
-# run_id KIND JQ_ARGS...: {"kind":KIND} and each --arg/--argjson NAME VALUE
-# given, as one JSON object (a run's identity, or a meta record).
-run_id() { _k=$1; shift; jq -cn --arg kind "$_k" "$@" '$ARGS.named'; }
+# Every run writes a few, and a jq process costs a noticeable fraction of a
+# second in the nested L1 (TCG, dynamically linked), so what the shell can
+# write by itself it writes: names and numbers, not the tools' output.
+# json_str VALUE: VALUE as a JSON string, into $_s (jq only for a value
+# with a character outside the plain set: quotes, backslashes, controls).
+json_str() {
+    case $1 in
+    *[!A-Za-z0-9._:/+@=,\ -]*) _s=$(jq -cn --arg v "$1" '$v') ;;
+    *) _s="\"$1\"" ;;
+    esac
+}
+# run_id KIND [--arg NAME VALUE | --argjson NAME NUMBER]...: {"kind":KIND}
+# and each NAME with its VALUE (a string) or NUMBER, as one JSON object (a
+# run's identity, or a meta record), in the order given.
+run_id() {
+    json_str "$1"; _j="{\"kind\":$_s"; shift
+    while [ $# -ge 3 ]; do
+        case $1 in
+        --arg) json_str "$3"; _j="$_j,\"$2\":$_s" ;;
+        --argjson) is_number "$3" || die "run_id: $2 is not a number: '$3'"; _j="$_j,\"$2\":$3" ;;
+        *) die "run_id: $1 is not --arg or --argjson" ;;
+        esac
+        shift 3
+    done
+    [ $# -eq 0 ] || die "run_id: a NAME without a VALUE: $*"
+    printf '%s}\n' "$_j"
+}
+is_number() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
 run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus "$(nproc)" --arg repeats "$repeats" \
     --arg seconds "$seconds" --arg rr_seconds "$rr_seconds" --arg pps_seconds "$pps_seconds" --arg guest_cpus "$cpus" \
     --arg guest_mem "$mem" >"$raw"
 [ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" >>"$raw"
 failures=0
-# record ID FILTER FILE [JQ_ARGS...]: appends ID plus the results FILTER
-# takes from the tool's JSON output FILE, with "counters" when $_counters
-# holds them; non-zero (nothing written) when the results are not there.
+# record ID FILTER SUMMARY FILE [JQ_ARGS...]: appends ID plus the results
+# FILTER takes from the tool's JSON output FILE, with "counters" when
+# $_counters holds them, and sets $_sum to SUMMARY (a jq string filter over
+# that record: the progress line's words); one jq process for both.
+# Non-zero (nothing written) when the results are not there.
 record() {
-    _id=$1 _filter=$2 _file=$3
-    shift 3
-    _rec=$(jq -c --argjson id "$_id" --argjson counters "${_counters:-null}" "$@" \
-        "$_filter"' | $id + . + (if $counters then {counters: $counters} else {} end)' "$_file" 2>/dev/null) &&
-        [ -n "$_rec" ] || return 1
-    echo "$_rec" >>"$raw"
+    _id=$1 _filter=$2 _summary=$3 _file=$4
+    shift 4
+    _out=$(jq -r --argjson id "$_id" --argjson counters "${_counters:-null}" "$@" \
+        "$_filter"' | $id + . + (if $counters then {counters: $counters} else {} end) |
+        tojson, ('"$_summary"')' "$_file" 2>/dev/null) || return 1
+    _rec=${_out%%"$NL"*} _sum=${_out#*"$NL"}
+    [ -n "$_rec" ] && [ "$_rec" != "$_out" ] || return 1
+    printf '%s\n' "$_rec" >>"$raw"
 }
-# result FILTER: jq FILTER over the record just written.
-result() { echo "$_rec" | jq -r "$1"; }
+NL='
+'
 
 # Overall progress: "run I/N, ~M min left" from the runs so far. N counts
 # every iperf3, tcp_rr and udp_pps run of the matrix; a repeated run does not.
@@ -210,7 +239,7 @@ run_iperf() {
 # $_after (empty for the host config, which has no VMM: no counters).
 counted() {
     _counters=''
-    [ -z "$_before" ] || _counters=$(deltas "$_before" "$_after")
+    [ -z "$_before" ] || deltas "$_before" "$_after"
 }
 
 # one_iperf ID MTU DIR STREAMS REP: one iperf3 run, recorded with the
@@ -220,11 +249,12 @@ one_iperf() {
     if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
     run_iperf "$client" "$server" "$3" "$4" "$_f" || return 1
     if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
-    counted
+    counted || return 1
     record "$1" '.end.sum_received | select(.bytes != null and .bits_per_second != null) |
-        {bytes, seconds: $seconds, bps: .bits_per_second}' "$_f" --argjson seconds "$seconds" || return 1
+        {bytes, seconds: $seconds, bps: .bits_per_second}' '.bps / 1e9 * 1000 | round / 1000' \
+        "$_f" --argjson seconds "$seconds" || return 1
     progress
-    say "$cfg $3 ${4}x MTU $2, repeat $5/$repeats: $(result '.bps / 1e9 * 1000 | round / 1000') Gbit/s ($_prog)"
+    say "$cfg $3 ${4}x MTU $2, repeat $5/$repeats: $_sum Gbit/s ($_prog)"
 }
 
 # one_rr MTU REP: one tcp_rr latency run, recorded (or recorded as failed).
@@ -235,9 +265,10 @@ one_rr() {
     if timeout $((rr_seconds + 30)) $client tcp_rr client "$server" --port 5300 \
         --seconds "$rr_seconds" --size 1 --json >"$_f" 2>&1 &&
         record "$_id" 'select(.transactions != null) | {transactions, seconds, tps,
-            p50_us: .rtt_us.p50, p90_us: .rtt_us.p90, p99_us: .rtt_us.p99}' "$_f"; then
+            p50_us: .rtt_us.p50, p90_us: .rtt_us.p90, p99_us: .rtt_us.p99}' \
+            '"\(.tps) transactions/s, p50 \(.p50_us) us"' "$_f"; then
         progress
-        say "$_progress: $(result .tps) transactions/s, p50 $(result .p50_us) us ($_prog)"
+        say "$_progress: $_sum ($_prog)"
     else
         progress
         say "$_progress: FAILED ($_prog)"
@@ -256,11 +287,12 @@ one_pps() {
     timeout $((pps_seconds + 60)) $client udp_pps client "$server" --port 5400 --seconds "$pps_seconds" \
         --payload "$3" $_rev --json >"$_f" 2>&1 || return 1
     if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
-    counted
-    record "$1" 'select(.sent != null) | {sent, received, lost, seconds, pps: .pps_received}' "$_f" || return 1
+    counted || return 1
+    record "$1" 'select(.sent != null) | {sent, received, lost, seconds, pps: .pps_received}' \
+        '"\(.pps) datagrams/s received, \(if .sent > 0 then 1000 * .lost / .sent | round / 10 else 0 end)% lost"' \
+        "$_f" || return 1
     progress
-    say "$cfg UDP $4 $3-byte payloads, repeat $5/$repeats: $(result .pps) datagrams/s received," \
-        "$(result 'if .sent > 0 then 1000 * .lost / .sent | round / 10 else 0 end')% lost ($_prog)"
+    say "$cfg UDP $4 $3-byte payloads, repeat $5/$repeats: $_sum ($_prog)"
 }
 
 # attempt ID WHAT REASON FILE RUN...: RUN (a one_* function and its
@@ -407,11 +439,16 @@ snapshot() {
     g=$(guest_ctl irqs) || return 1
     echo "$v $g"
 }
-# deltas BEFORE AFTER: a record's "counters" object.
+# deltas BEFORE AFTER: a record's "counters" object into $_counters, from
+# two snapshots of seven counts each; non-zero when they are not that.
 deltas() {
-    echo "$1 $2" | jq -cR 'split(" ") | map(tonumber) as $n | [range(7) | $n[. + 7] - $n[.]] as $d |
-        {vcpu_exits: $d[0], wakeups: $d[1], injected: $d[2], relayed: $d[3], trapped: $d[4], polled: $d[5],
-         guest_irqs: $d[6]}'
+    # shellcheck disable=SC2086 # fourteen numbers
+    set -- $1 $2
+    [ $# -eq 14 ] || return 1
+    for _n in "$@"; do is_number "$_n" || return 1; done
+    _counters="{\"vcpu_exits\":$(($8 - $1)),\"wakeups\":$(($9 - $2)),\"injected\":$((${10} - $3)),"
+    _counters="$_counters\"relayed\":$((${11} - $4)),\"trapped\":$((${12} - $5)),\"polled\":$((${13} - $6)),"
+    _counters="$_counters\"guest_irqs\":$((${14} - $7))}"
 }
 
 set_mtu() {  # MTU: on the tap and in the guest

@@ -52,9 +52,9 @@
 #         needs offline, by running scripts/arm64/fetch-packages.sh in the
 #         root under qemu-user (seeded from this checkout's .cache/arm64, so
 #         only what the root's lists name differently is downloaded); and
-#         main.sh's build (configure, make, make bench in <repo>/build, with
-#         --enable-static-binaries), cross-compiled on the host and carried
-#         in (carry_build below says how it is made the board's own), so the
+#         main.sh's build (configure with scripts/main-build-flags.sh's
+#         arguments, make, make bench in <repo>/build), cross-compiled on
+#         the host and carried in (carry_build below says how it is made the board's own), so the
 #         board's main.sh finds it up to date and compiles nothing under TCG.
 #         The root phase's setup hook gives the board's initramfs
 #         MODULES=list (virtio, ext4): Debian's MODULES=most took 15-20 min
@@ -76,7 +76,8 @@
 #         throughput.png present, one completed iperf record per
 #         configuration; test.sh's status 0 and its closing line "N passed,
 #         0 failed, N skipped" with N passed > 0; and no compiler line in
-#         either log (the carried build was up to date). QEMU runs under nice -n 10.
+#         either log (the carried build was up to date). QEMU runs under
+#         nice -n 10.
 # docs/benchmarks.md ("On a board") has the steps and measured times.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -275,9 +276,10 @@ in_root() {
             /bin/bash -euo pipefail -c "cd /root/kvmmio && $1" bash' "$1"
 }
 
-# carry_build (run by in_ns, $1 = make's job count): configures and builds
-# the board's tree as main.sh does on the board (/root/kvmmio/build,
-# --enable-static-binaries), with the host's aarch64-linux-gnu-g++. In this
+# carry_build (run by in_ns, $1 = make's job count, then main.sh's configure
+# arguments on arm64, scripts/main-build-flags.sh): configures and builds
+# the board's tree as main.sh does on the board (/root/kvmmio/build), with
+# the host's aarch64-linux-gnu-g++. In this
 # mount namespace the board's clone is at /root/kvmmio and the board's
 # /usr/include and /usr/lib/aarch64-linux-gnu cover the host's, where the
 # cross compiler looks after its own directories: headers and libraries
@@ -326,7 +328,7 @@ carry_build='
     mkdir -p /root/kvmmio/build
     cd /root/kvmmio/build
     [ -f Makefile ] || nice -n 10 /root/kvmmio/configure -q --build=aarch64-linux-gnu \
-        --host=aarch64-linux-gnu --enable-static-binaries PKG_CONFIG=pkg-config
+        --host=aarch64-linux-gnu PKG_CONFIG=pkg-config "${@:2}"
     nice -n 10 make -s -j"$1"
     nice -n 10 make -s -j"$1" bench
     # Not the check programs: scripts/test.sh --scenarios on the board
@@ -459,7 +461,9 @@ if want carry; then
     need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu
     [[ -d /usr/lib/aarch64-linux-gnu ]] ||
         die "no /usr/lib/aarch64-linux-gnu to cover with the board's libraries: scripts/install-deps.sh (its arm64 cross packages make it)"
-    in_ns "$carry_build" "$(nproc)"
+    # The board's own defaults: its main.sh runs with a clean environment.
+    mapfile -t main_flags < <(env -u CXXFLAGS -u CFLAGS "$src/scripts/main-build-flags.sh" aarch64)
+    in_ns "$carry_build" "$(nproc)" "${main_flags[@]}"
     board_deps "$clone/build"
     phase_done carry-build
 fi

@@ -32,12 +32,12 @@ if ((counted)); then
     build=$(cd "$build" && pwd)
     cd "$build"
     [ -n "$(find . -path ./board-rehearsal -prune -o -name '*.gcda' -print -quit)" ] ||
-        { echo "coverage.sh: no coverage counts in $build: configure it with CXXFLAGS='-O0 -g --coverage' and run its tests first" >&2; exit 2; }
+        { echo "coverage.sh: no coverage counts in $build: configure it with CXXFLAGS='-O0 --coverage' and run its tests first" >&2; exit 2; }
 else
     mkdir -p "$build"
     cd "$build"
     [ -f Makefile ] || "$src/configure" -q --disable-shared \
-        CXXFLAGS="-O0 -g --coverage" CFLAGS="-O0 -g --coverage" LDFLAGS="--coverage"
+        CXXFLAGS="-O0 --coverage" CFLAGS="-O0 --coverage" LDFLAGS="--coverage"
     make -s -j"$(nproc)"
     find . -name '*.gcda' -delete    # counts of this run only
     tests="tests/unit_tests tests/kvm_tests tests/net_tests tests/vmm_tests tests/vmm/cli.test examples/entropy_device"

@@ -79,12 +79,10 @@ step "dependencies and the native build ($build)"
 [ -x "$src/configure" ] || (cd "$src" && autoreconf -fi)
 mkdir -p "$build"
 cd "$build"
-# On an arm64 host the guest's initramfs takes bench/tcp_rr from this build
-# (a busybox userland: no libstdc++, no libkvmmio.so, no libtool wrapper),
-# so the programs are linked statically there.
-static=()
-[ "$arch" != aarch64 ] || static=(--enable-static-binaries)
-[ -f Makefile ] || "$src/configure" -q "${static[@]}"
+# -O2 without debug information; static programs on arm64 (the guest's
+# initramfs takes bench/tcp_rr from this build): scripts/main-build-flags.sh.
+mapfile -t flags < <("$src/scripts/main-build-flags.sh" "$arch")
+[ -f Makefile ] || "$src/configure" -q "${flags[@]}"
 make -s -j"$(nproc)"
 make -s -j"$(nproc)" bench
 if ((build_only)); then

@@ -23,14 +23,14 @@
 
 # phase|budget in seconds|what the phase does
 BUDGET_TABLE='ci: fresh root|120|.ci/run: mmdebstrap a minbase Debian 12 root and clone into it
-dependencies|200|test.sh: install-deps.sh in the fresh root (compilers, QEMU, arm64 libraries)
-build|200|test.sh: the native build, configured with --coverage
-make check|1080|test.sh: host tests, the arm64 cross build and initramfs, every nested scenario (two at a time)
-coverage|40|test.sh: gcovr over the counts make check left
-distcheck|420|test.sh: the tarball built and tested at -O2 -Werror, installed, installcheck
+dependencies|180|test.sh: install-deps.sh in the fresh root (compilers, QEMU, arm64 libraries)
+build|210|test.sh: the native build, configured with --coverage (-O0, no -g)
+make check|1320|test.sh: host tests, the arm64 cross build and initramfs, every nested scenario (two at a time)
+coverage|30|test.sh: gcovr over the counts make check left
+distcheck|240|test.sh: the tarball complete (every file git tracks), its library, VMM and tools at -O2 -Werror, installed, installcheck
 fuzz|150|test.sh: the two libFuzzer targets built with clang and run side by side, 60 s each
-board rehearsal|900|test.sh: the Debian 12 board (GICv3): root, carried build, main.sh --quick and the guest scenarios
-ci: scripts/main.sh --quick|180|.ci/run: the main job on its smallest matrix with the host and the mirror mode, in the same root
+main job|210|test.sh: scripts/main.sh --quick with the host and the mirror mode (the README main-job command), on this build
+board rehearsal|420|test.sh: the Debian 12 board (GICv3): waits for its root, carried build and image (made in the background from the end of make check), then boots it: main.sh --quick and the guest scenarios
 ci: total|2700|.ci/run from start to end: 45 min, half of the hard limit'
 
 phase_budget() {

@@ -56,20 +56,19 @@ class Pipe {
 };
 
 // Reads the UART as a guest would (FR.RXFE, then DR) until `n` bytes came
-// or two seconds passed.
+// or eventually()'s limit passed.
 std::string guest_reads(Pl011& uart, size_t n) {
   std::string got;
-  const auto deadline = std::chrono::steady_clock::now() + 2s;
-  while (got.size() < n && std::chrono::steady_clock::now() < deadline) {
-    uint8_t buf[4] = {};
-    uart.mmio_read(Pl011::kFR, buf);
-    if (buf[0] & Pl011::kFrRxFifoEmpty) {
-      std::this_thread::sleep_for(1ms);  // a poll with the deadline above
-      continue;
+  eventually([&] {
+    while (got.size() < n) {
+      uint8_t buf[4] = {};
+      uart.mmio_read(Pl011::kFR, buf);
+      if (buf[0] & Pl011::kFrRxFifoEmpty) return false;  // eventually() polls again
+      uart.mmio_read(Pl011::kDR, buf);
+      got += static_cast<char>(buf[0]);
     }
-    uart.mmio_read(Pl011::kDR, buf);
-    got += static_cast<char>(buf[0]);
-  }
+    return true;
+  });
   return got;
 }
 
@@ -108,7 +107,7 @@ TEST_F(ConsoleTest, CtrlAEscapesOnATerminal) {
   EXPECT_EQ(quits, 0);
   in.write("d\x01x");
   EXPECT_EQ(guest_reads(uart, 1), "d");
-  EXPECT_TRUE(eventually([&] { return quits != 0; }, 2s));
+  EXPECT_TRUE(eventually([&] { return quits != 0; }));
   EXPECT_EQ(quits, 1);
 }
 
@@ -121,7 +120,7 @@ TEST_F(ConsoleTest, CtrlAXGetsThroughWhenTheGuestReadsNothing) {
   ConsoleInput console(loop, in.read_fd(), uart, true, [&] { ++quits; });
   in.write(std::string(3 * ConsoleInput::kMaxPending, 'k'));
   in.write("\x01x");
-  EXPECT_TRUE(eventually([&] { return quits != 0; }, 5s));
+  EXPECT_TRUE(eventually([&] { return quits != 0; }));
   EXPECT_EQ(quits.load(), 1);
   // The UART's FIFO took 32 bytes, kMaxPending wait, the rest was dropped.
   EXPECT_EQ(console.input_dropped(), 3 * ConsoleInput::kMaxPending - ConsoleInput::kMaxPending - 32);
@@ -162,7 +161,7 @@ TEST_F(ConsoleTest, ARegularFileIsReadOneSharePerTurnOfTheLoop) {
     gate.open();
     loop.flush();
     EXPECT_EQ(seen.load(), ConsoleInput::kFileBytesPerDispatch);
-    EXPECT_TRUE(eventually([&] { return console.at_eof(); }, 5s));
+    EXPECT_TRUE(eventually([&] { return console.at_eof(); }));
     EXPECT_EQ(sink.taken.load(), 4 * ConsoleInput::kFileBytesPerDispatch);
   }
   ::close(fd);
@@ -183,7 +182,7 @@ TEST_F(ConsoleTest, EndOfInputIsNoticedAndTheVmRunsOn) {
   in.write("bye");
   in.close_write();
   EXPECT_EQ(guest_reads(uart, 3), "bye");
-  EXPECT_TRUE(eventually([&] { return console.at_eof(); }, 2s));
+  EXPECT_TRUE(eventually([&] { return console.at_eof(); }));
   EXPECT_TRUE(console.at_eof());
 }
 
@@ -207,7 +206,7 @@ TEST_F(ConsoleTest, DevNullIsJustEndOfInput) {
   ASSERT_GE(fd, 0);
   {
     ConsoleInput console(loop, fd, uart, false, nullptr);
-    EXPECT_TRUE(eventually([&] { return console.at_eof(); }, 2s));
+    EXPECT_TRUE(eventually([&] { return console.at_eof(); }));
     EXPECT_TRUE(console.at_eof());
   }
   ::close(fd);
