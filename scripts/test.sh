@@ -85,7 +85,7 @@ if [[ -n $scenarios ]]; then
       named=("tests/arm64/host-$s.test")
     else
       # Its own tests (NAME-gicvN), or else the tests that run it in one
-      # L1 boot with others (vmm-boot: the board-class L1s).
+      # L1 boot with others (vmm-boot, net-modes: the board-class L1s).
       named=()
       for g in 3 2; do [[ ! -f $src/tests/arm64/$s-gicv$g.test ]] || named+=("tests/arm64/$s-gicv$g.test"); done
       if [[ ${#named[@]} -eq 0 ]]; then
