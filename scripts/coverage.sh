@@ -40,7 +40,7 @@ else
         CXXFLAGS="-O0 --coverage" CFLAGS="-O0 --coverage" LDFLAGS="--coverage"
     make -s -j"$(nproc)"
     find . -name '*.gcda' -delete    # counts of this run only
-    tests="tests/unit_tests tests/kvm_tests tests/net_tests tests/vmm_tests tests/vmm/cli.test examples/entropy_device"
+    tests="tests/unit_tests tests/kvm_tests tests/net_tests tests/vmm_tests tests/report_tests tests/vmm/cli.test examples/entropy_device"
     # GTEST_OUTPUT off: these runs are for the counts, not the tally.
     env -u GTEST_OUTPUT make -s -j"$(nproc)" check TESTS="$tests" >check.out 2>&1 ||
         { tail -n 40 check.out; echo "coverage.sh: a test failed in the coverage build (above)" >&2; exit 1; }

@@ -4,7 +4,7 @@
 # of the test command (scripts/test.sh), in seconds on the 2-core machine CI
 # runs on. CI's hard limit is 90 min; its budget is 45, half of it, so that
 # a busy machine or the scenarios still to come fit; each phase's budget is
-# its target, and together they leave 1.5 min of the 45 (the board
+# its target, and together they leave 1 min of the 45 (the board
 # rehearsal's budget is its wait and boot: its root, carried build and image
 # are made beside coverage, distcheck, fuzzing and the main job). A phase
 # that overruns its budget is named at the end of both scripts' output; it
@@ -23,15 +23,15 @@
 # tests/check-budget-docs.sh checks the two agree.
 
 # phase|budget in seconds|what the phase does
-BUDGET_TABLE='ci: fresh root|90|.ci/run: mmdebstrap a minbase Debian 12 root and clone into it
-dependencies|150|test.sh: install-deps.sh in the fresh root (compilers, QEMU, arm64 libraries)
-build|150|test.sh: the native build, configured with --coverage (-O0, no -g)
-make check|1080|test.sh: host tests, the arm64 cross build and initramfs, every nested scenario (two at a time)
+BUDGET_TABLE='ci: fresh root|70|.ci/run: mmdebstrap a minbase Debian 12 root and clone into it
+dependencies|100|test.sh: install-deps.sh in the fresh root (compilers, QEMU, arm64 libraries)
+build|120|test.sh: the native build, configured with --coverage (-O0, no -g)
+make check|1140|test.sh: host tests, the arm64 cross build and initramfs, every nested scenario (two at a time)
 coverage|30|test.sh: gcovr over the counts make check left
 distcheck|270|test.sh: the tarball complete (every file git tracks), its library, VMM and tools at -O2 -Werror, installed, installcheck
-fuzz|180|test.sh: the two libFuzzer targets built with clang and run side by side, 60 s each
-main job|180|test.sh: scripts/main.sh --quick with the host and the mirror mode (the README main-job command), on this build
-board rehearsal|480|test.sh: the Debian 12 board (GICv3): waits for its root, carried build and image (made in the background from the end of make check), then boots it: main.sh --quick and the guest scenarios
+fuzz|200|test.sh: the two libFuzzer targets built with clang and run side by side, 60 s each
+main job|170|test.sh: scripts/main.sh --quick with the host and the mirror mode (the README main-job command), on this build
+board rehearsal|540|test.sh: the Debian 12 board (GICv3): waits for its root, carried build and image (made in the background from the end of make check), then boots it: main.sh --quick and the guest scenarios
 ci: total|2700|.ci/run from start to end: 45 min, half of the hard limit'
 
 phase_budget() {
