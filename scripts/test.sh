@@ -15,10 +15,10 @@
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
 #      x86-64 host; its root, carried build and image are made in the
-#      background from the end of step 3, beside steps 4-6, whose machine
-#      they share: the root is one emulated dpkg at a time, ~60% of the
-#      2-core machine): a Debian 12 arm64 root booted as an arm64 KVM host
-#      under qemu-system-aarch64 on GICv3 runs `scripts/main.sh --quick
+#      background from the end of step 3, beside steps 4-6 and 8, whose
+#      machine they share: the root is one emulated dpkg at a time, ~56%
+#      of the 2-core machine): a Debian 12 arm64 root booted as an arm64
+#      KVM host under qemu-system-aarch64 on GICv3 runs `scripts/main.sh --quick
 #      --configs host,vhost-irqfd-mirror` there, offline, with a build
 #      carried in, then `scripts/test.sh --scenarios vmm-boot,net-modes` on
 #      its own KVM ($KVMMIO_BOARD_FLAGS replaces the options, e.g.
