@@ -19,11 +19,11 @@ if ! command -v git >/dev/null || ! git -C "$src" rev-parse --git-dir >/dev/null
     exit 0
 fi
 
-missing=$(git -C "$src" ls-files | grep -Ev "$checkout_only" |
-    while IFS= read -r f; do [ -e "$dist/$f" ] || echo "$f"; done)
+tracked=$(git -C "$src" ls-files | grep -Ev "$checkout_only")
+missing=$(echo "$tracked" | while IFS= read -r f; do [ -e "$dist/$f" ] || echo "$f"; done)
 if [ -n "$missing" ]; then
     echo "check-dist-files: tracked by git but not in the tarball (add them to EXTRA_DIST or a _SOURCES list in Makefile.am):"
     echo "$missing" | sed 's/^/  /'
     exit 1
 fi
-echo "check-dist-files: every tracked file is in the tarball ($(git -C "$src" ls-files | grep -cEv "$checkout_only") files)"
+echo "check-dist-files: every tracked file is in the tarball ($(echo "$tracked" | wc -l) files)"
