@@ -50,27 +50,43 @@ sources_of() {
   esac
 }
 
-# fuzz_target TARGET: builds TARGET's fuzzer if its sources changed, runs it
-# for the time given, prints a summary; status 1 on a finding. The targets
-# run side by side: each build is one clang process and each libFuzzer run
-# one process, so one target alone keeps one core busy.
+# build_targets TARGET...: every source is is compiled once, into BUILDDIR/obj (the targets share the
+# library's), all of them in parallel, by make with the compiler's own
+# dependency files: a header change rebuilds what includes it, nothing else.
+# Objects get -fsanitize=fuzzer-no-link; the link adds libFuzzer's main.
+# shellcheck disable=SC2054 # -fsanitize=a,b: one word with commas
+flags=(-std=c++20 -O1 -gline-tables-only -Wall -Wextra -Werror
+  -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  -I"$src/include" -DVIRTIO_RING_NO_LEGACY=1)
+# shellcheck disable=SC2016 # $(CXX), $<, $@: make's, not the shell's
+build_targets() {
+  local t s mk=$build/targets.mk objs
+  mkdir -p "$build/obj"
+  {
+    printf 'CXX := %s\nFLAGS := %s\n' "$cxx" "${flags[*]}"
+    printf '%s/obj/%%.o: %s/%%\n\t@mkdir -p $(@D)\n\t$(CXX) $(FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@\n' "$build" "$src"
+    for t in "$@"; do
+      objs=()
+      for s in $(sources_of "$t"); do objs+=("$build/obj/${s#"$src"/}.o"); done
+      printf '%s/%s_fuzz: %s\n\t$(CXX) $(FLAGS) -fsanitize=fuzzer $^ -o $@ -lpthread\n' \
+        "$build" "$t" "${objs[*]}"
+      printf -- '-include %s\n' "${objs[@]/%.o/.d}"
+    done
+  } >"$mk"
+  echo "fuzz.sh: building ${*/%/_fuzz} in $build"
+  local -a bins=()
+  for t in "$@"; do bins+=("$build/${t}_fuzz"); done
+  make -s -f "$mk" -j"$(nproc)" "${bins[@]}"
+}
+
+# fuzz_target TARGET: runs TARGET's fuzzer for the time given, prints a
+# summary; status 1 on a finding. The targets run side by side (a libFuzzer
+# run is one process: one target alone keeps one core busy).
 fuzz_target() {
-  local target=$1 seeds bin newest s
-  local -a sources
+  local target=$1 seeds bin s
   seeds=$src/fuzz/corpus/$target
   mkdir -p "$build/corpus/$target" "$build/artifacts/$target" "$seeds"
   bin=$build/${target}_fuzz
-  read -r -a sources <<<"$(sources_of "$target")"
-  newest=$(ls -t "${sources[@]}" "$src"/include/kvmmio/*.h "$src"/include/kvmmio/*/*.h \
-             "$src"/hw/*/*.h "$src"/tests/virtio/*.h "$src"/fuzz/*.h | head -1)
-  if [ ! -x "$bin" ] || [ "$newest" -nt "$bin" ]; then
-    echo "fuzz.sh: building $bin"
-    # -gline-tables-only: file and line in the sanitizers' stack traces,
-    # without the full debug information nothing here reads.
-    "$cxx" -std=c++20 -O1 -gline-tables-only -Wall -Wextra -Werror \
-      -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-      -I"$src/include" -DVIRTIO_RING_NO_LEGACY=1 "${sources[@]}" -o "$bin" -lpthread || return 1
-  fi
   echo "fuzz.sh: $target: fuzzing for ${seconds}s from $(ls "$seeds" | wc -l) seeds (rss limit ${rss_limit} MiB, ${timeout} s per input)"
   # A small ASan quarantine: the RSS limit then measures kvmmio, not freed
   # memory ASan holds back.
@@ -98,6 +114,7 @@ fuzz_target() {
 # Both targets at once, each one's output kept apart and printed whole.
 targets=(virtio_mmio device) pids=()
 mkdir -p "$build"
+build_targets "${targets[@]}" || { echo "fuzz.sh: the fuzz targets did not build" >&2; exit 1; }
 for target in "${targets[@]}"; do
   fuzz_target "$target" >"$build/$target.summary" 2>&1 &
   pids+=($!)
