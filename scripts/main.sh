@@ -137,7 +137,7 @@ else
     # where systemd made the static nodes; load them so any init will do.
     for m in vhost_net tun; do modprobe -q "$m" 2>/dev/null || true; done
     "$src/scripts/arm64/fetch-packages.sh"
-    "$src/scripts/arm64/build-initramfs.sh" --out "$build/arm64-platform/l1-initramfs.cpio.gz" \
+    "$src/scripts/arm64/build-initramfs.sh" --l2-only \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
         --l2-bin "$build/bench/udp_pps" \
         --l2-hook "$src/tests/arm64/l2-hooks/50-kvmmio-l2test.sh" \

@@ -42,17 +42,21 @@ Usage: ${0##*/} [--out FILE] [--l1-kernel SERIES] [--l2-kernel SERIES]
                   KVMMIO-L2-READY, then powers off; repeatable
   --l2-out FILE   also write the L2 initramfs to FILE (for running the L2
                   guest on an arm64 host directly, as scripts/main.sh does)
+  --l2-only       write only the L2 initramfs (--l2-out), no L1 image: an
+                  arm64 host is L1 itself (main.sh and host-prepare.sh there;
+                  the L1 image was ~26 MB of gzip under a board's CPU)
 Needs scripts/arm64/fetch-packages.sh to have run.
 EOF
 }
 
-out=$CACHE/l1-initramfs.cpio.gz l2_out='' bins=() l2_bins=() l2_hooks=() l1_series='' l2_series=''
+out=$CACHE/l1-initramfs.cpio.gz l2_out='' l2_only=0 bins=() l2_bins=() l2_hooks=() l1_series='' l2_series=''
 while (($#)); do
     case $1 in
     --out) out=${2:?--out needs a FILE}; shift 2 ;;
     --l1-kernel) l1_series=${2:?--l1-kernel needs a SERIES}; shift 2 ;;
     --l2-kernel) l2_series=${2:?--l2-kernel needs a SERIES}; shift 2 ;;
     --l2-out) l2_out=${2:?--l2-out needs a FILE}; shift 2 ;;
+    --l2-only) l2_only=1; shift ;;
     --bin) bins+=("${2:?--bin needs a FILE}"); shift 2 ;;
     --l2-bin) l2_bins+=("${2:?--l2-bin needs a FILE}"); shift 2 ;;
     --l2-hook) l2_hooks+=("${2:?--l2-hook needs a FILE}"); shift 2 ;;
@@ -60,6 +64,7 @@ while (($#)); do
     *) usage >&2; die "unknown argument: $1" ;;
     esac
 done
+((!l2_only)) || [[ -n $l2_out ]] || die "--l2-only needs --l2-out FILE"
 for f in "${bins[@]}" "${l2_bins[@]}" "${l2_hooks[@]}"; do
     [[ -f $f ]] || die "no such file: $f"
 done
@@ -191,6 +196,14 @@ new_tree "$l2" "$here/init-l2.sh"
 add_modules "$l2" virtio_mmio failover net_failover virtio_net virtio_console
 for f in "${l2_bins[@]}"; do add_program "$l2" "$f" kvmmio/bin; done
 for f in "${l2_hooks[@]}"; do install -D -m 755 "$f" "$l2/l2-init.d/${f##*/}"; done
+if ((l2_only)); then
+    mkdir -p "$(dirname "$l2_out")"
+    make_cpio "$l2" "$l2_out.tmp"
+    mv "$l2_out.tmp" "$l2_out"
+    say "wrote $l2_out ($(du -h "$l2_out" | cut -f1); L2 kernel $kver_l2, ${#l2_bins[@]} --l2-bin," \
+        "${#l2_hooks[@]} --l2-hook)"
+    exit 0
+fi
 
 # --- L1 ---------------------------------------------------------------------
 l1=$work/l1

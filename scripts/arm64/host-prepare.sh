@@ -48,8 +48,8 @@ done
 source "$src/scripts/arm64/common.sh"
 kver=$(kernel_version)
 
-# The L2 initramfs, rebuilt when one of its inputs is newer (build-initramfs.sh
-# always writes an L1 initramfs too; this one is never booted).
+# The L2 initramfs, rebuilt when one of its inputs is newer (this host is
+# L1: build-initramfs.sh --l2-only makes no L1 image).
 l2_bins=(--l2-bin "$build/bench/tcp_rr" --l2-bin "$build/bench/udp_pps"
     --l2-bin "$build/tests/arm64/hostile_guest")
 hooks=()
@@ -59,10 +59,9 @@ initrd=$out/l2/initramfs
 if [[ ! -s $initrd ]] || [[ -n $(find "$build/bench/tcp_rr" "$build/bench/udp_pps" \
     "$build/tests/arm64/hostile_guest" "$src/tests/arm64/l2-hooks" "$src/scripts/arm64/init-l2.sh" \
     "$src/scripts/arm64/build-initramfs.sh" "$ROOT/boot/vmlinuz-$kver" -newer "$initrd" -print -quit) ]]; then
-    "$src/scripts/arm64/build-initramfs.sh" --out "$out/l1-unused.cpio.gz" \
-        --l2-out "$initrd.tmp" "${l2_bins[@]}" "${hooks[@]}"
+    "$src/scripts/arm64/build-initramfs.sh" --l2-only --l2-out "$initrd.tmp" \
+        "${l2_bins[@]}" "${hooks[@]}"
     mv "$initrd.tmp" "$initrd"
-    rm -f "$out/l1-unused.cpio.gz" "$out/l1-unused.cpio.gz.kernels"
 fi
 ln -sfn "$ROOT/boot/vmlinuz-$kver" "$out/l2/Image"
 
