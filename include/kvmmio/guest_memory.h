@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
@@ -29,7 +30,7 @@ namespace kvmmio {
 // mapped for the region's life) or in `fd` from `offset` (a memfd, a
 // hugetlbfs or shared-memory file: kvmmio maps it shared itself). Exactly
 // one of the two.
-struct RamMapping {
+struct KVMMIO_EXPORT RamMapping {
   uint64_t gpa = 0;
   uint64_t size = 0;
   void* host = nullptr;
@@ -42,7 +43,7 @@ struct RamMapping {
 // kvmmio's own RAM is a memfd it creates, maps and owns; an embedder's
 // RamMapping is mapped by kvmmio from its fd (a dup of which the region
 // keeps) or stays the embedder's mapping, which the region only borrows.
-class RamRegion {
+class KVMMIO_EXPORT RamRegion {
  public:
   RamRegion(uint64_t gpa, uint64_t size);        // a new memfd of kvmmio's
   explicit RamRegion(const RamMapping& mapping);  // the embedder's RAM
@@ -73,7 +74,7 @@ class RamRegion {
   bool owns_mapping_ = true;
 };
 
-class GuestMemory {
+class KVMMIO_EXPORT GuestMemory {
  public:
   // Adds RAM at [gpa, gpa + size). Page-aligned, non-empty, non-overlapping
   // and non-wrapping, or std::invalid_argument. Only before vCPUs run.

@@ -23,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/gsi_routing.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/kvm.h"
@@ -34,7 +35,7 @@ namespace kvmmio {
 class Vcpu;
 
 // Where and how an ioeventfd matches guest accesses.
-struct IoEventSpec {
+struct KVMMIO_EXPORT IoEventSpec {
   uint64_t addr = 0;
   uint32_t len = 0;  // 0 = any length (KVM_CAP_IOEVENTFD_ANY_LENGTH)
   bool has_datamatch = false;
@@ -45,7 +46,7 @@ struct IoEventSpec {
 class Vm;
 
 // The embedder's VM, for Vm's adopting constructor.
-struct AdoptedVm {
+struct KVMMIO_EXPORT AdoptedVm {
   // A KVM VM fd (KVM_CREATE_VM). The Vm keeps a dup of it: the embedder
   // may close its own whenever it likes.
   int fd = -1;
@@ -71,7 +72,7 @@ enum class RamSlot {
 // caller owns and keeps mapped for the slot's life: guest reads there are
 // memory reads, guest writes fault to KVM's MMIO path (ioeventfds, then
 // KVM_EXIT_MMIO). Removed from the VM on destruction.
-class ReadOnlySlot {
+class KVMMIO_EXPORT ReadOnlySlot {
  public:
   ReadOnlySlot() = default;
   ReadOnlySlot(ReadOnlySlot&& other) noexcept;
@@ -89,7 +90,7 @@ class ReadOnlySlot {
   uint64_t gpa_ = 0;
 };
 
-class Vm {
+class KVMMIO_EXPORT Vm {
  public:
   // Creates a VM. It may use every memory slot KVM offers
   // (KVM_CAP_NR_MEMSLOTS).
