@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <net/if.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -84,8 +85,9 @@ TEST_F(CApiNetTest, VhostMovesAGuestFrameOutOfTheTap) {
     ASSERT_GT(ifindex, 0);
     test::PacketSocket sock(ifindex);
     const auto frame = test::test_frame(5, 600);
-    std::vector<uint8_t> bytes(sizeof(spec::NetHdrV1), 0);  // VERSION_1's header, all zero
-    bytes.insert(bytes.end(), frame.begin(), frame.end());
+    // VERSION_1's header, all zero, then the frame.
+    std::vector<uint8_t> bytes(sizeof(spec::NetHdrV1) + frame.size(), 0);
+    std::copy(frame.begin(), frame.end(), bytes.begin() + sizeof(spec::NetHdrV1));
     ASSERT_TRUE(memory.write(H::kBuffers, bytes.data(), bytes.size()));
     const Buffer b[] = {{H::kBuffers, static_cast<uint32_t>(bytes.size()), false}};
     tx.add(b);
