@@ -194,7 +194,7 @@ phase_done "make check"
 # The board rehearsal (step 7; see below for what it runs): its root,
 # carried build and image start now, in the background, beside coverage,
 # distcheck and fuzzing; its boot waits for them and runs alone.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board bookworm:3 --configs host,vhost-irqfd-mirror"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board bookworm:3 --board trixie:2 --scenarios-on bookworm --configs host,vhost-irqfd-mirror"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if [ $check_status -ne 0 ]; then
