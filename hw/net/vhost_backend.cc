@@ -48,7 +48,8 @@ class VhostBackend final : public NetBackend {
 
   // QueueReady = 0 (QueuePFN = 0) while DRIVER_OK: the kernel must stop
   // using the ring now (2.6.1, 4.2.2), and let go of the queue's
-  // ioeventfd, which the transport closes next.
+  // ioeventfd. The transport keeps that assigned: the guest's kicks while
+  // the queue is stopped wait in it, one spurious kick at the restart.
   void reset_queue(uint32_t queue) override {
     const unsigned pair = queue / 2, vring = queue % 2;
     if (pair >= pairs_.size() || !pairs_[pair].running[vring]) return;

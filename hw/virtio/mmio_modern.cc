@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// MmioTransport, modern layout only (Version 2, virtio 1.2 4.2.2): queue
+// RegisterFile, modern layout only (Version 2, virtio 1.2 4.2.2): queue
 // addresses as 64-bit register pairs, QueueReady, shared memory (none),
 // QueueReset (VIRTIO_F_RING_RESET) and ConfigGeneration.
-#include "kvmmio/virtio/mmio_transport.h"
-#include "queue_state.h"
+#include "mmio_config.h"
+#include "mmio_features.h"
+#include "mmio_lifecycle.h"
+#include "mmio_queues.h"
+#include "mmio_register_file.h"
 
 namespace kvmmio::virtio {
 namespace {
@@ -15,8 +18,8 @@ void set_high(uint64_t& address, uint32_t value) {
 
 }  // namespace
 
-uint32_t MmioTransport::read_modern(const RegisterInfo& info) {
-  const QueueState* q = selected_queue();
+uint32_t RegisterFile::read_modern(const RegisterInfo& info) {
+  const QueueState* q = queues_.selected();
   switch (info.offset) {
     case reg::kQueueReady: return q && q->ready ? 1 : 0;
     // No shared memory regions: every SHMSel reads as "does not exist".
@@ -27,45 +30,43 @@ uint32_t MmioTransport::read_modern(const RegisterInfo& info) {
     // Queue resets complete before the write returns, so a reset is never
     // seen in progress (4.2.2: 0 once the reset has completed).
     case reg::kQueueReset: return 0;
-    case reg::kConfigGeneration: return config_generation_.load();
+    case reg::kConfigGeneration: return config_.generation();
     default: return 0;  // the table admits no other readable register
   }
 }
 
-void MmioTransport::write_modern(const RegisterInfo& info, uint32_t value) {
+void RegisterFile::write_modern(const RegisterInfo& info, uint32_t value) {
   if (info.offset == reg::kShmSel) return;  // selects nothing: there are no regions
-  QueueState* q = selected_queue();
-  if (!q) return guest_error("%s for queue %u, which does not exist", info.name, queue_sel_);
-  const uint32_t index = queue_sel_;
+  QueueState* q = queues_.selected();
+  if (!q) return ctx_.guest_error("%s for queue %u, which does not exist", info.name, queues_.selected_index());
 
   if (info.offset == reg::kQueueReady) {
-    if (value > 1) return guest_error("QueueReady = %u: only 0 and 1 are defined", value);
+    if (value > 1) return ctx_.guest_error("QueueReady = %u: only 0 and 1 are defined", value);
     if (value == 0) {
-      if (q->ready) stop_queue(index);
+      if (q->ready) queues_.stop(*q);
       return;
     }
     if (q->ready) return;
     const QueueLayout layout{q->num, q->desc, q->driver, q->device};
-    if (const LayoutError e = validate_layout(env_.memory, layout, q->max_size); e != LayoutError::kNone) {
-      guest_error("queue %u cannot go live: %s", index, to_string(e));
-      return needs_reset("invalid queue set-up");
+    if (const LayoutError e = validate_layout(ctx_.env.memory, layout, q->max_size); e != LayoutError::kNone) {
+      ctx_.guest_error("queue %u cannot go live: %s", q->index, to_string(e));
+      return lifecycle_.needs_reset("invalid queue set-up");
     }
-    return set_queue_ready(index, layout);
+    return queues_.go_live(*q, layout);
   }
 
   if (info.offset == reg::kQueueReset) {
-    if (!feature::has(driver_features_, feature::kRingReset) || !(status_ & status::kFeaturesOk))
-      return guest_error("QueueReset without VIRTIO_F_RING_RESET negotiated");
+    if (!features_.accepted(feature::kRingReset) || !(lifecycle_.status() & status::kFeaturesOk))
+      return ctx_.guest_error("QueueReset without VIRTIO_F_RING_RESET negotiated");
     if (value != 1) return;  // only writing 1 means anything
     // 2.6.1: the queue stops and its registers return to their reset values.
-    if (q->ready) stop_queue(index);
-    q->num = q->max_size;
-    q->desc = q->driver = q->device = 0;
+    if (q->ready) queues_.stop(*q);
+    q->reset_registers();
     return;
   }
 
   // The address registers: not while the queue is live (4.2.2.2).
-  if (q->ready) return guest_error("%s written while queue %u is live", info.name, index);
+  if (q->ready) return ctx_.guest_error("%s written while queue %u is live", info.name, q->index);
   switch (info.offset) {
     case reg::kQueueDescLow: return set_low(q->desc, value);
     case reg::kQueueDescHigh: return set_high(q->desc, value);

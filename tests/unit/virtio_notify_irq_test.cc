@@ -4,7 +4,11 @@
 // path, and InterruptStatus in irq=irqfd (bypass) and irq=relay modes.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "../virtio/driver_ring.h"
@@ -36,27 +40,31 @@ void add_request(DriverRing& ring) {
   ring.publish();
 }
 
-TEST(QueueNotifies, AnIoEventFdPerLiveQueueAtQueueNotifyWithTheQueueIndex) {
+// Each queue's ioeventfd is assigned once, as the transport is built, and
+// stays until it goes: QueueReady, QueueReset and reset assign and remove
+// nothing (no KVM_IOEVENTFD per guest write).
+TEST(QueueNotifies, EachQueueGetsItsIoEventFdOnceForTheTransportsLifetime) {
   H h(with_ioeventfds());
   EXPECT_EQ(h.transport->notify_mode(), NotifyMode::kIoEventFd);
-  ASSERT_TRUE(h.driver->probe());
-  ASSERT_TRUE(h.driver->initialize(~uint64_t{0}));
-  EXPECT_EQ(h.notify_fds.live(), 0u);  // nothing before a queue is live
-  ASSERT_TRUE(h.driver->setup_queue(0, H::kRing0));
-  ASSERT_TRUE(h.driver->setup_queue(1, H::kRing1, 64));
+  ASSERT_EQ(h.notify_fds.live(), 2u);  // before any queue is set up
   ASSERT_TRUE(h.notify_fds.assigned(0));
   ASSERT_TRUE(h.notify_fds.assigned(1));
   EXPECT_EQ(h.notify_fds.assigned(0)->address, H::kBase + reg::kQueueNotify);
+  EXPECT_EQ(h.notify_fds.assigned(1)->address, H::kBase + reg::kQueueNotify);
   EXPECT_EQ(h.transport->notify_address(), H::kBase + 0x50);
-  h.driver->driver_ok();
-  ASSERT_TRUE(h.driver->del_queue(1));  // QueueReady = 0 deassigns
-  EXPECT_FALSE(h.notify_fds.assigned(1));
-  EXPECT_TRUE(h.notify_fds.assigned(0));
-  h.driver->reset();  // reset deassigns everything
-  EXPECT_EQ(h.notify_fds.live(), 0u);
-  // And the next bring-up assigns again (no EEXIST from a leftover).
+  const int fd0 = h.notify_fds.assigned(0)->fd, fd1 = h.notify_fds.assigned(1)->fd;
   h.bring_up();
-  EXPECT_EQ(h.notify_fds.live(), 2u);
+  ASSERT_TRUE(h.driver->del_queue(1));  // QueueReady = 0
+  ASSERT_TRUE(h.driver->setup_queue(1, H::kRing1, 64));
+  h.driver->write(reg::kQueueSel, 0);
+  h.driver->write(reg::kQueueReset, 1);  // VIRTIO_F_RING_RESET
+  h.driver->reset();
+  h.bring_up();
+  EXPECT_EQ(h.notify_fds.attaches(), 2u);
+  EXPECT_EQ(h.notify_fds.assigned(0)->fd, fd0);
+  EXPECT_EQ(h.notify_fds.assigned(1)->fd, fd1);
+  h.transport.reset();  // deassigned with the transport
+  EXPECT_EQ(h.notify_fds.live(), 0u);
 }
 
 TEST(QueueNotifies, APolledNotifyRunsTheQueueHandlerOnTheEventLoop) {
@@ -81,19 +89,41 @@ TEST(QueueNotifies, TrappedNotifiesStillWorkBesideTheIoEventFd) {
   EXPECT_EQ(h.counters().notifies_trapped.load(), 1u);
 }
 
-TEST(QueueNotifies, ANotifyOfAStoppedQueueIsDropped) {
+TEST(QueueNotifies, ANotifyOfAStoppedQueueIsDrainedAndGoesNowhere) {
   H h(with_ioeventfds());
   DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
   h.bring_up();
-  const int old_fd = h.notify_fds.assigned(0)->fd;
+  const int fd = h.notify_fds.assigned(0)->fd;
   ASSERT_TRUE(h.driver->del_queue(0));
   add_request(ring);
-  const uint64_t one = 1;
-  // The VMM's watch may still hold the old eventfd for a moment; a notify
-  // through it must not reach the stopped queue.
-  (void)::write(old_fd, &one, sizeof(one));
+  const uint64_t notifies_before = h.device->notifies(0);
+  ASSERT_TRUE(h.notify_fds.guest_notify(0));  // still assigned: KVM takes the store
   h.loop->flush();
   EXPECT_EQ(ring.used_idx(), 0u);
+  EXPECT_EQ(h.device->notifies(0), notifies_before);
+  EXPECT_EQ(h.counters().notifies_polled.load(), 1u);
+  // Drained: nothing is left to wake the VMM again.
+  uint64_t count = 0;
+  EXPECT_EQ(::read(fd, &count, sizeof(count)), -1);
+  EXPECT_EQ(errno, EAGAIN);
+}
+
+TEST(QueueNotifies, ANotifyBeforeTheQueueIsSetUpIsIgnoredAndDriverOkCatchesUp) {
+  H h(with_ioeventfds());
+  DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
+  ASSERT_TRUE(h.notify_fds.guest_notify(0));  // a store before probe
+  h.loop->flush();
+  EXPECT_EQ(h.counters().notifies_polled.load(), 1u);
+  EXPECT_EQ(h.device->notifies(0), 0u);
+  ASSERT_TRUE(h.driver->probe());
+  ASSERT_TRUE(h.driver->initialize(~uint64_t{0}));
+  ASSERT_TRUE(h.driver->setup_queue(0, H::kRing0));
+  add_request(ring);
+  ASSERT_TRUE(h.notify_fds.guest_notify(0));  // live, but before DRIVER_OK
+  h.loop->flush();
+  EXPECT_EQ(h.device->notifies(0), 0u);
+  h.driver->driver_ok();  // the notify after activation finds the request
+  EXPECT_EQ(ring.used_idx(), 1u);
 }
 
 TEST(QueueNotifies, TrapModeAssignsNoIoEventFds) {
@@ -110,8 +140,12 @@ TEST(QueueNotifies, TrapModeAssignsNoIoEventFds) {
 }
 
 TEST(QueueNotifies, FallsBackToTrappingWhenAnIoEventFdCannotBeHad) {
-  H h(with_ioeventfds());
-  h.notify_fds.set_failing(true);
+  H::Config c = with_ioeventfds();
+  c.ioeventfds_fail = true;
+  testing::internal::CaptureStderr();
+  H h(c);
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("2 of 2 queues have no ioeventfd"), std::string::npos) << log;
   DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
   h.bring_up();
   EXPECT_EQ(h.notify_fds.live(), 0u);
@@ -140,6 +174,11 @@ TEST(QueueNotifies, QueueNotifyForAQueueThatDoesNotExistIsAGuestError) {
 
 TEST(BackendQueues, TheNotifyFdIsHandedOverAndNotPolled) {
   H h(with_ioeventfds(/*backend_queues=*/0b10));
+  // A kick before the queue is live waits in the fd: the backend gets it
+  // as one spurious kick when it starts, and the VMM never reads it.
+  ASSERT_TRUE(h.notify_fds.guest_notify(1));
+  h.loop->flush();
+  EXPECT_EQ(h.counters().notifies_polled.load(), 0u);
   h.bring_up();
   const auto queues = h.device->activated_queues();
   ASSERT_EQ(queues.size(), 2u);
@@ -153,10 +192,22 @@ TEST(BackendQueues, TheNotifyFdIsHandedOverAndNotPolled) {
   h.loop->flush();
   EXPECT_EQ(h.device->notifies(1), 0u);
   EXPECT_EQ(h.counters().notifies_polled.load(), 0u);
-  // The notify is still there for the backend to read: the VMM did not steal it.
+  // Both notifies are still there for the backend to read: the VMM did not steal them.
   uint64_t count = 0;
   EXPECT_EQ(::read(queues[1].notify_fd, &count, sizeof(count)), 8);
-  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(count, 2u);
+}
+
+TEST(BackendQueues, TheSameNotifyFdAfterTheQueueStopsAndStartsAgain) {
+  H h(with_ioeventfds(/*backend_queues=*/0b10));
+  h.bring_up();
+  const int kick = h.device->activated_queues().at(1).notify_fd;
+  ASSERT_TRUE(h.driver->del_queue(1));
+  EXPECT_EQ(h.device->queue_resets(), 1u);
+  ASSERT_TRUE(h.driver->setup_queue(1, H::kRing1, 64));
+  EXPECT_EQ(h.device->enables(), 1u);
+  EXPECT_EQ(h.notify_fds.attaches(), 2u);
+  EXPECT_EQ(h.notify_fds.assigned(1)->fd, kick);
 }
 
 TEST(BackendQueues, ATrappedNotifyIsForwardedToTheBackendsNotifyFd) {
@@ -166,6 +217,9 @@ TEST(BackendQueues, ATrappedNotifyIsForwardedToTheBackendsNotifyFd) {
   h.bring_up();
   const int notify_fd = h.device->activated_queues().at(1).notify_fd;
   ASSERT_GE(notify_fd, 0);
+  h.driver->reset();
+  h.bring_up();
+  EXPECT_EQ(h.device->activated_queues().at(1).notify_fd, notify_fd) << "made once, kept across resets";
   h.driver->notify(1);
   uint64_t count = 0;
   EXPECT_EQ(::read(notify_fd, &count, sizeof(count)), 8);

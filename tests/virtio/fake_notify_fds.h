@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // FakeNotifyFds: stands in for KVM's ioeventfds in tests without /dev/kvm.
 // attach() hands out plain eventfds and records where KVM would have matched
-// (address, datamatch); a test "is the guest" by signalling them.
+// (address, datamatch); a test "is the guest" by signalling them. A second
+// fd for one queue while the first is assigned throws, as KVM's EEXIST.
 #pragma once
 
 #include <unistd.h>

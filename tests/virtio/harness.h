@@ -37,9 +37,10 @@ struct TransportHarness {
     TransportOptions options{.version = kVersionModern, .notify = NotifyMode::kTrap, .regs = RegsMode::kTrap};
     EchoDevice::Options device{};
     bool ioeventfds = false;  // wire FakeNotifyFds + EventLoop
+    bool ioeventfds_fail = false;  // ... which refuse every queue (as KVM may)
     bool loop = false;        // an EventLoop even without notify fds (irq=relay)
     RegisterMirror::CacheClean mirror_clean = {};  // regs=mirror: watch the cleans
-    TokenBucket::TimeSource clock = {};  // the storm bounds' time (ManualClock)
+    TokenBucket::TimeSource clock = {};  // the activation bound's time (ManualClock)
   };
 
   explicit TransportHarness(Config config) {
@@ -47,6 +48,7 @@ struct TransportHarness {
     device = std::make_unique<EchoDevice>(memory, config.device);
     if (config.ioeventfds || config.loop || config.options.irq == IrqMode::kRelay)
       loop = std::make_unique<EventLoop>();
+    notify_fds.set_failing(config.ioeventfds_fail);
     transport = std::make_unique<MmioTransport>(
         *device,
         TransportEnv{.memory = memory,

@@ -6,9 +6,11 @@
 // It owns the guest-facing side: register widths and directions, the
 // status state machine (device_status.h), feature negotiation, queue set-up
 // and validation, ConfigGeneration, and the two hot paths:
-//  - notifications: one ioeventfd per live queue at base + 0x50 (4 bytes,
-//    datamatch = queue index), polled on the EventLoop for VMM-owned queues
-//    and handed to the backend for backend-owned ones; QueueNotify writes
+//  - notifications: one ioeventfd per queue at base + 0x50 (4 bytes,
+//    datamatch = queue index), assigned once when the transport is built
+//    and kept until it goes; polled on the EventLoop for VMM-owned queues
+//    and handed to the backend for backend-owned ones while they are live.
+//    A notify of a queue that is not live goes nowhere. QueueNotify writes
 //    that still arrive as MMIO exits are handled too (notify=trap, or no
 //    ioeventfd);
 //  - interrupts: one irqfd per device. In irq=irqfd mode everyone, VMM and
@@ -23,6 +25,10 @@
 //    InterruptACK ioeventfd the mirror expects; a transport used without
 //    one (no KVM at hand) is given regs=trap.
 //
+// Inside, it is made of parts of one job each (hw/virtio/mmio_parts.h):
+// the register file, the configuration window, feature negotiation, the
+// device lifecycle, the queue set, the interrupts and the mirror.
+//
 // Guest mistakes never throw: they are counted, logged rate-limited, and
 // ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
 // Register accesses, polled notifies and the device's own threads are
@@ -32,10 +38,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "kvmmio/base/counters.h"
 #include "kvmmio/base/device_lock.h"
@@ -44,7 +48,6 @@
 #include "kvmmio/base/export.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/log.h"
-#include "kvmmio/base/log_limit.h"
 #include "kvmmio/base/token_bucket.h"
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/virtio/notify_fd_source.h"
@@ -61,7 +64,8 @@ namespace kvmmio::virtio {
   C(guest_errors, "guest mistakes the transport found: bad register accesses, invalid status "       \
                   "writes, malformed rings")                                                          \
   C(notifies_trapped, "QueueNotify writes that arrived as MMIO exits")                                \
-  C(notifies_polled, "VMM wake-ups on a queue's ioeventfd it polls")                                  \
+  C(notifies_polled, "VMM wake-ups on a queue's ioeventfd it polls (those for a queue that is not "   \
+                     "live go no further)")                                                           \
   C(interrupts_injected, "interrupts the VMM raised itself by writing the irqfd (used buffers or "    \
                          "configuration)")                                                            \
   C(interrupts_relayed, "irq=relay: backend interrupts the VMM forwarded")                            \
@@ -87,25 +91,27 @@ struct KVMMIO_EXPORT TransportEnv {
   // regs=mirror: how the mirror's updates are cleaned to the point of
   // coherency; empty = clean_dcache_to_poc. Tests watch the cleans here.
   RegisterMirror::CacheClean mirror_clean = {};
-  // The time the set-up storm bounds (kActivationsPerSecond,
-  // kQueueStartsPerSecond) are measured in; empty = the steady clock.
+  // The time the set-up storm bound (kActivationsPerSecond) is measured
+  // in; empty = the steady clock.
   // Tests drive their own to check the rates at exact times.
   TokenBucket::TimeSource clock = {};
 };
 
-class KVMMIO_EXPORT MmioTransport final : public MmioDevice, private VirtioInterrupt, private QueueFaultSink {
+class KVMMIO_EXPORT MmioTransport final : public MmioDevice {
  public:
   // Set-up storms (docs/security.md): each activation (DRIVER_OK: vhost
-  // instances opened, watches made) and each queue going live (an ioeventfd
-  // assigned, a watch made) costs the host work. Beyond these rates the
-  // driver's write is refused as a guest error with DEVICE_NEEDS_RESET; a
-  // reset after the storm works again.
+  // instances opened, tap settings, the device's watches made) costs the
+  // host work. Beyond this rate the driver's DRIVER_OK is refused as a
+  // guest error with DEVICE_NEEDS_RESET; a reset after the storm works
+  // again. Queues going live need no bound: their notify fds are assigned
+  // once, when the transport is built.
   static constexpr double kActivationBurst = 64, kActivationsPerSecond = 16;
-  static constexpr double kQueueStartBurst = 1024, kQueueStartsPerSecond = 256;
 
   // Throws std::invalid_argument for a device the transport cannot present
   // (too many queues, bad queue sizes, config larger than 256 bytes) or
   // irq=relay without an EventLoop. `device` must outlive the transport.
+  // With notify=ioeventfd, assigns every queue's notify fd (each live
+  // until the transport goes; one KVM refuses leaves its queue trapping).
   MmioTransport(VirtioDevice& device, TransportEnv env, TransportOptions options = {});
   ~MmioTransport() override;
   MmioTransport(const MmioTransport&) = delete;
@@ -114,108 +120,31 @@ class KVMMIO_EXPORT MmioTransport final : public MmioDevice, private VirtioInter
   void mmio_read(uint64_t offset, std::span<uint8_t> data) override;
   void mmio_write(uint64_t offset, std::span<const uint8_t> data) override;
 
-  uint64_t base() const { return env_.base; }
+  uint64_t base() const;
   static constexpr uint64_t window_size() { return kMmioWindowSize; }
-  uint64_t notify_address() const { return env_.base + reg::kQueueNotify; }
-  const TransportOptions& options() const { return options_; }
+  uint64_t notify_address() const;
+  const TransportOptions& options() const;
   // kTrap when asked for, or when there is no NotifyFdSource or EventLoop.
-  NotifyMode notify_mode() const { return notify_mode_; }
-  const TransportCounters& counters() const { return counters_; }
+  NotifyMode notify_mode() const;
+  const TransportCounters& counters() const;
   // regs=mirror: the page to map read-only at base() (KvmMmioSlot does);
   // nullptr with regs=trap. It reads, word by word and byte by byte, as mmio_read would.
-  const RegisterMirror* mirror() const { return mirror_.get(); }
+  const RegisterMirror* mirror() const;
 
   // For device-initiated configuration changes before activation hands
   // the interrupt over (tests).
-  VirtioInterrupt& interrupt() { return *this; }
+  VirtioInterrupt& interrupt();
 
   // Snapshots for tests and stats.
-  uint32_t device_status() const { return status_.load(); }
+  uint32_t device_status() const;
   uint64_t driver_features() const;
   // The interrupt fd: what a backend writes to interrupt the guest.
   int interrupt_fd() const;
 
  private:
-  struct QueueState;
-
-  // mmio_transport.cc: dispatch, common registers, config window
-  const RegisterInfo* register_for(uint64_t offset, size_t size, bool write);
-  uint32_t read_register(const RegisterInfo& info);
-  void write_register(const RegisterInfo& info, uint32_t value);
-  void write_locked(uint64_t offset, std::span<const uint8_t> data);
-  void read_config(uint64_t offset, std::span<uint8_t> data);
-  void write_config(uint64_t offset, std::span<const uint8_t> data);
-  void guest_error(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-  QueueState* selected_queue();
-  uint64_t offered_features() const;
-  // mmio_modern.cc / mmio_legacy.cc: registers of one layout only
-  uint32_t read_modern(const RegisterInfo& info);
-  void write_modern(const RegisterInfo& info, uint32_t value);
-  uint32_t read_legacy(const RegisterInfo& info);
-  void write_legacy(const RegisterInfo& info, uint32_t value);
-  // mmio_lifecycle.cc: status, negotiation, activation, reset
-  void write_status(uint32_t value);
-  bool features_acceptable(uint64_t features);
-  void activate();
-  void reset_device();
-  // mmio_queues.cc: queue liveness, notify fds, trapped and polled notifies
-  void set_queue_ready(uint32_t index, const QueueLayout& layout);
-  void stop_queue(uint32_t index);
-  void start_ring(uint32_t index);
-  ActiveQueue active_queue(uint32_t index);
-  void update_bypass();
-  void attach_notify_fd(uint32_t index);
-  void detach_notify_fd(uint32_t index);
-  void notify_trapped(uint32_t value);
-  void notify_polled(uint32_t index);
-  // mmio_mirror.cc: regs=mirror
-  void refresh_mirror();          // everything; the device lock is held
-  void publish_config_mirror();   // configuration + ConfigGeneration; mirror_mutex_ held
-  void publish_status_mirror();   // Status and InterruptStatus, from any thread
-  // mmio_interrupts.cc
-  void start_relay();
-  void relay_interrupt();
-  void raise(uint32_t bits);
-  uint32_t interrupt_status() const;
-  void acknowledge(uint32_t bits);
-  void signal_used() override;
-  void signal_config_change() override;
-  void needs_reset(const char* why) override;
-  void queue_fault(uint32_t queue_index, QueueError error) override;
-
-  VirtioDevice& device_;
-  TransportEnv env_;
-  TransportOptions options_;
-  NotifyMode notify_mode_;
-  std::string log_name_;
-  GuestErrorLog errors_;
-  LogLimit repeats_;  // host-side messages a guest can make repeat (needs reset, notify fds)
-  TokenBucket activations_{kActivationsPerSecond, kActivationBurst, env_.clock};
-  TokenBucket queue_starts_{kQueueStartsPerSecond, kQueueStartBurst, env_.clock};
-  TransportCounters counters_;
-
-  // Registers, queues, device callbacks; handed to the device at
-  // activation for its own threads.
-  mutable DeviceLock lock_;
-  std::atomic<uint32_t> status_{0};
-  std::atomic<uint32_t> interrupt_status_{0};
-  std::atomic<uint32_t> config_generation_{0};
-  // A backend writes the irqfd directly: InterruptStatus cannot know.
-  std::atomic<bool> bypass_{false};
-  bool active_ = false;  // activate() succeeded, reset() not yet called
-  uint32_t device_features_sel_ = 0;
-  uint32_t driver_features_sel_ = 0;
-  uint64_t driver_features_ = 0;
-  uint32_t queue_sel_ = 0;
-  uint32_t guest_page_size_;  // legacy; kept across resets, Linux writes it once at probe
-  std::vector<QueueState> queues_;
-  // regs=mirror. mirror_mutex_ orders every mirror update, so a value
-  // computed under it is never overwritten by an older one.
-  std::unique_ptr<RegisterMirror> mirror_;
-  std::mutex mirror_mutex_;
-  bool mirror_filled_ = false;  // the first fill publishes no ConfigGeneration steps
-  std::unique_ptr<EventFd> relay_;  // irq=relay: the backends' interrupt fd
-  EventLoop::Registration relay_watch_;  // its callback takes no lock
+  // The parts, each of one job and owning its state (hw/virtio/mmio_parts.h).
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
 };
 
 }  // namespace kvmmio::virtio

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Where a queue's notifies arrive when they bypass MMIO exits: a NotifyFdSource
-// hands out one eventfd per live queue that the guest's QueueNotify write of
+// hands out one eventfd per queue, which the transport asks for once as it
+// is built and keeps until it goes, that the guest's QueueNotify write of
 // that queue's index signals (virtio 1.2 section 4.2.3.3 "Available Buffer
 // Notifications"). On KVM that is an ioeventfd: 4 bytes at base + 0x50,
 // datamatch = queue index. Tests substitute plain eventfds.

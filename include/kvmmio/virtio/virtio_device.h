@@ -60,8 +60,9 @@ struct KVMMIO_EXPORT ActiveQueue {
   // The pointer stays valid for the transport's lifetime; the ring is
   // stopped (pops nothing) whenever the queue is not live.
   SplitQueue* ring = nullptr;
-  // Backend-owned queues only, else -1. The fds belong to the transport and
-  // stay open until the device's reset()/reset_queue() returns.
+  // Backend-owned queues only, else -1. The fds belong to the transport,
+  // which keeps them open for its lifetime; the device uses them until its
+  // reset()/reset_queue() returns.
   int notify_fd = -1;     // signalled when the guest notifies this queue (vhost's kick fd)
   int interrupt_fd = -1;  // write 1 to interrupt the guest for used buffers (vhost's call fd)
 };

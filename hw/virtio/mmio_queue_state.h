@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// MmioTransport::QueueState: one queue's registers as the driver wrote them
-// and its runtime (ring, notify fd). Private to hw/virtio/mmio_*.cc.
+// QueueState: one queue of an MmioTransport: its registers as the driver
+// wrote them, whether it is live, its ring, and its notify fd. The register
+// file (mmio_modern.cc, mmio_legacy.cc) writes the registers; only the
+// QueueSet (mmio_queues.h) changes liveness, the ring and the notify fd.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
+#include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/notify_fd_source.h"
-#include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/queue_layout.h"
 #include "kvmmio/virtio/split_queue.h"
 
@@ -21,12 +24,21 @@ namespace kvmmio::virtio {
 inline constexpr uint32_t kLegacyDefaultAlign = 4096;
 inline constexpr uint32_t kLegacyDefaultPageSize = 4096;
 
-struct MmioTransport::QueueState {
-  QueueState(const GuestMemory& memory, uint32_t index, uint16_t max, bool backend,
+struct QueueState {
+  QueueState(const GuestMemory& memory, uint32_t queue_index, uint16_t max, bool backend,
              QueueFaultSink* faults)
-      : max_size(max), backend_owned(backend), num(max),
-        ring(std::make_unique<SplitQueue>(memory, index, faults)) {}
+      : index(queue_index), max_size(max), backend_owned(backend), num(max),
+        ring(std::make_unique<SplitQueue>(memory, queue_index, faults)) {}
 
+  // Registers back to their reset values (reset, QueueReset: 2.6.1).
+  void reset_registers() {
+    num = max_size;
+    desc = driver = device = 0;
+    pfn = 0;
+    align = kLegacyDefaultAlign;
+  }
+
+  uint32_t index;
   uint16_t max_size;   // QueueNumMax
   bool backend_owned;  // VirtioDevice::backend_owns_queue()
 
@@ -38,7 +50,8 @@ struct MmioTransport::QueueState {
   uint32_t align = kLegacyDefaultAlign;        // legacy
 
   // Live: the layout passed validate_layout(); QueueReady reads 1 (modern),
-  // QueuePFN reads the PFN (legacy), the notify fd is attached.
+  // QueuePFN reads the PFN (legacy), and the queue's notifies reach the
+  // device.
   bool ready = false;
   QueueLayout layout;
 
@@ -46,16 +59,18 @@ struct MmioTransport::QueueState {
   // configured only while live and the device is active.
   std::unique_ptr<SplitQueue> ring;
 
-  // The notify fd: an ioeventfd, or (backend-owned, trapping) a plain eventfd the
-  // trap path signals; `poll` watches the ioeventfd of a VMM-owned queue
-  // under the device lock.
+  // The notify fd, for the transport's lifetime (QueueSet::attach_notify_fds):
+  // the ioeventfd KVM signals on the guest's QueueNotify store, or, for a
+  // backend-owned queue without one, a plain eventfd the trap path signals
+  // (the backend's kick fd either way). `poll` watches the ioeventfd of a
+  // VMM-owned queue under the device lock.
   std::unique_ptr<QueueNotifyFd> ioeventfd;
-  std::optional<EventFd> trap_eventfd;
+  std::optional<EventFd> kick;
   DeviceLock::Watch poll;
 
   int notify_fd() const {
     if (ioeventfd) return ioeventfd->fd();
-    return trap_eventfd ? trap_eventfd->fd() : -1;
+    return kick ? kick->fd() : -1;
   }
 };
 
