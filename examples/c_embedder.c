@@ -21,7 +21,7 @@
  * interrupt.
  *
  * Build it against an installed kvmmio:
- *   cc -std=c11 c_embedder.c irq_guest.S $(pkg-config --cflags --libs kvmmio) -o c_embedder
+ *   cc -std=c11 c_embedder.c irq_guest.S $(pkg-config --cflags --libs kvmmio-c) -o c_embedder
  * Exit status: 0 it worked, 1 it did not, 77 skipped (not arm64, or no
  * usable /dev/kvm), with a line saying why. */
 #define _GNU_SOURCE
