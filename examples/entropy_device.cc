@@ -9,25 +9,37 @@
 // Linux's virtio-rng driver binds), which fills the buffers the driver
 // offers with bytes from getrandom(2).
 //
-// With no guest kernel at hand, the program then plays the guest's driver
+// With no guest kernel at hand, the program first plays the guest's driver
 // itself: it builds a split virtqueue in guest RAM and makes the register
 // accesses Linux's virtio-mmio driver makes. Its stores go through the VM's
 // MMIO bus, which is where a VMM's vCPU loop hands the MMIO exits of a real
 // guest (Vcpu::run() does exactly that); its loads read the mirror page
 // where the slot mapped one, as a guest's loads would, else the bus. So the
 // program exercises the same code a guest's accesses would, and checks what
-// it gets back.
+// it gets back. This part needs no vCPU and runs on x86-64 too.
+//
+// On arm64 it then does what a VMM does: a vCPU, the vGIC and a KVM_RUN
+// loop, running the small guest of irq_guest.S (shared with the C example,
+// c_embedder.c), which sets the device up and takes its interrupts as
+// Linux's driver does: InterruptStatus read, InterruptACK written, EOI.
+// With the register mirror that costs no vCPU exit: the program counts
+// them, and checks there are none.
 //
 // Build it against an installed kvmmio:
-//   g++ entropy_device.cc $(pkg-config --cflags --libs kvmmio) -o entropy_device
+//   g++ entropy_device.cc irq_guest.S $(pkg-config --cflags --libs kvmmio) -o entropy_device
 // Exit status: 0 it worked, 1 it did not, 77 no usable /dev/kvm (skipped).
 #include <sys/random.h>
 
+#include <atomic>
+#include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <span>
+#include <thread>
 
 #include <kvmmio/base/error.h>
 #include <kvmmio/base/event_fd.h>
@@ -41,7 +53,13 @@
 #include <kvmmio/virtio/register_mirror.h>
 #include <kvmmio/virtio/split_queue.h>
 #include <kvmmio/virtio/virtio_device.h>
+#include <kvmmio/vcpu.h>
 #include <kvmmio/vm.h>
+#if defined(__aarch64__)
+#include <kvmmio/arch/arm64.h>
+#endif
+
+#include "irq_guest.h"
 
 namespace {
 
@@ -87,6 +105,7 @@ class EntropyDevice final : public VirtioDevice {
       }
       ring->push_used(chain.head, written);
       bytes_served_ += written;
+      ++buffers_served_;
     }
     // One interrupt for the batch, if the driver wants one (EVENT_IDX).
     if (ring->should_interrupt()) activation_.interrupt->signal_used();
@@ -95,25 +114,29 @@ class EntropyDevice final : public VirtioDevice {
   // Status 0: forget the activation (its queues and interrupt).
   void reset() override { activation_ = {}; }
 
+  // Read from any thread: the event-loop thread serves polled notifies.
   uint64_t bytes_served() const { return bytes_served_; }
+  uint64_t buffers_served() const { return buffers_served_; }
 
  private:
   const GuestMemory& memory_;
   DeviceActivation activation_;
-  uint64_t bytes_served_ = 0;
+  std::atomic<uint64_t> bytes_served_{0};
+  std::atomic<uint64_t> buffers_served_{0};
 };
 
 // ---- The guest's side, played by this program --------------------------------
 
-constexpr uint64_t kRamBase = 0x40000000;  // where the guest's RAM starts
-constexpr uint64_t kRamSize = 2 << 20;
-constexpr uint64_t kMmioBase = 0x0a000000;  // the device's register window, a page of its own
-constexpr uint32_t kGsi = 16;               // its interrupt (on arm64: SPI 16)
-constexpr uint16_t kQueueSize = 8;
+// The guest's memory map is irq_guest.h's, which the vCPU part runs.
+constexpr uint64_t kRamBase = IRQ_GUEST_RAM;     // where the guest's RAM starts
+constexpr uint64_t kRamSize = IRQ_GUEST_RAM_SIZE;
+constexpr uint64_t kMmioBase = IRQ_GUEST_VIRTIO;  // the device's register window, a page of its own
+constexpr uint32_t kGsi = IRQ_GUEST_GSI;          // its interrupt (on arm64: SPI 16)
+constexpr uint16_t kQueueSize = IRQ_GUEST_QUEUE_SIZE;
 // The ring's three parts and the buffer, each on a page of its own.
-constexpr uint64_t kDescGpa = kRamBase, kAvailGpa = kRamBase + 0x1000,
-                   kUsedGpa = kRamBase + 0x2000, kBufferGpa = kRamBase + 0x3000;
-constexpr uint32_t kBufferLen = 32;
+constexpr uint64_t kDescGpa = IRQ_GUEST_DESC, kAvailGpa = IRQ_GUEST_AVAIL, kUsedGpa = IRQ_GUEST_USED,
+                   kBufferGpa = IRQ_GUEST_BUFFER;
+constexpr uint32_t kBufferLen = IRQ_GUEST_BUFFER_LEN;
 
 class Driver {
  public:
@@ -149,6 +172,95 @@ class Driver {
 void expect(bool ok, const char* what) {
   if (!ok) fail(what);
 }
+
+#if defined(__aarch64__)
+// ---- A guest on a vCPU: its interrupts, and what they cost --------------------
+
+constexpr uint32_t kInterrupts = 64;
+constexpr auto kGuestTime = std::chrono::seconds(120);  // set-up included; TCG is slow
+
+// Kicks the vCPU out of KVM_RUN if the guest is not done in time.
+class Watchdog {
+ public:
+  explicit Watchdog(Vcpu& vcpu)
+      : thread_([this, &vcpu] {
+          std::unique_lock lock(mutex_);
+          if (!cv_.wait_for(lock, kGuestTime, [this] { return done_; })) vcpu.kick();
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// The VMM's side: a vCPU and the vGIC on the VM (the slot's irqfd, queued
+// until now, goes live with the vGIC), the guest in RAM, and the KVM_RUN
+// loop. Vcpu::run() has handed an MMIO exit to the bus (the transport) by
+// the time it returns; the loop counts the exits of each of the guest's
+// phases (its mailbox says which).
+void run_guest(Vm& vm, KvmMmioSlot& slot, const EntropyDevice& device) {
+  std::unique_ptr<Vcpu> vcpu = vm.create_vcpu(0);
+  arm64::init_vcpu(vm, *vcpu, /*powered_off=*/false);
+  const arm64::GicVersion version =
+      arm64::vgic_supported(vm, arm64::GicVersion::kV3) ? arm64::GicVersion::kV3 : arm64::GicVersion::kV2;
+  arm64::Vgic gic(vm, version,
+                  {.dist_base = IRQ_GUEST_GICD, .redist_base = IRQ_GUEST_GICR, .cpu_base = IRQ_GUEST_GICC},
+                  IRQ_GUEST_NR_IRQS);
+  const auto ram_span = vm.memory().span(kRamBase, kRamSize);
+  expect(ram_span.has_value(), "no RAM for the guest");
+  uint8_t* ram = ram_span->data();
+  std::memset(ram, 0, kRamSize);
+  irq_guest_start start;
+  irq_guest_load(ram, version == arm64::GicVersion::kV3 ? 3 : 2, kInterrupts, &start);
+  for (int i = 0; i < 7; ++i) vcpu->set_one_reg(arm64::reg_x(i), start.x[i]);
+  vcpu->set_one_reg(arm64::reg_pc(), start.pc);
+  vcpu->set_one_reg(arm64::reg_pstate(), start.pstate);
+
+  const uint64_t buffers_before = device.buffers_served();
+  const uint64_t acks_before = slot.interrupt_acks_in_kernel();
+  uint64_t setup_exits = 0, traffic_exits = 0;
+  {
+    Watchdog watchdog(*vcpu);
+    for (;;) {
+      const VcpuExit exit = vcpu->run();
+      const bool traffic = irq_guest_mailbox(ram).phase == IRQ_GUEST_TRAFFIC;
+      traffic_exits += traffic;
+      if (exit.kind == VcpuExit::Kind::kSystemEvent) break;  // PSCI SYSTEM_OFF
+      if (exit.kind == VcpuExit::Kind::kInterrupted) fail("the guest did not finish in time");
+      if (exit.kind != VcpuExit::Kind::kMmio || !exit.mmio_claimed) fail("an exit this VMM has no device for");
+      setup_exits += !traffic;
+    }
+  }
+  const struct irq_guest_mailbox box = irq_guest_mailbox(ram);
+  expect(box.esr == 0, "the guest took an exception");
+  expect(box.phase == IRQ_GUEST_DONE && box.interrupts == kInterrupts && box.unexpected_irqs == 0,
+         "the guest did not take the device's interrupts");
+  expect(device.buffers_served() - buffers_before == kInterrupts && irq_guest_used(ram) == kInterrupts,
+         "the device did not serve every buffer");
+  const uint64_t acks = slot.interrupt_acks_in_kernel() - acks_before;
+  std::printf("entropy_device: a guest on a vCPU (vGICv%d) took %u of the device's interrupts: %" PRIu64
+              " vCPU exits while it did (%.2f per interrupt), %" PRIu64 " InterruptACKs taken in the kernel; "
+              "%" PRIu64 " exits for its set-up\n",
+              version == arm64::GicVersion::kV3 ? 3 : 2, kInterrupts, traffic_exits,
+              static_cast<double>(traffic_exits) / kInterrupts, acks, setup_exits);
+  if (slot.mirror_mapped()) {
+    expect(traffic_exits == 0, "regs=mirror: the guest's interrupts cost vCPU exits");
+    expect(acks == kInterrupts, "regs=mirror: not every InterruptACK was taken in the kernel");
+  } else {
+    expect(traffic_exits == 2 * kInterrupts, "regs=trap: not 2 exits per interrupt");
+  }
+}
+#endif
 
 int run() {
   // ---- The VM: KVM, guest RAM, an event loop -------------------------------
@@ -243,6 +355,11 @@ int run() {
 
   d.write(reg::kStatus, 0);  // reset: the device drops its activation
   expect(d.read(reg::kStatus) == 0, "reset did not complete");
+#if defined(__aarch64__)
+  run_guest(vm, slot, device);
+#else
+  std::printf("entropy_device: its guest on a vCPU is arm64 code: not run on this host\n");
+#endif
   return 0;
 }
 

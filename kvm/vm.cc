@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Vm: VM creation, memory slots, ioeventfd/irqfd ioctls, and routing commits
-// (deferred, with queued irqfds, until the irqchip is ready).
+// Vm: VM creation or adoption, memory slots (numbers from the range the Vm
+// may use), ioeventfd/irqfd ioctls, and routing commits (deferred, with
+// queued irqfds, until the irqchip is ready).
 #include "kvmmio/vm.h"
 
+#include <fcntl.h>
 #include <linux/kvm.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string>
 #include <utility>
 
 #include "kvmmio/base/error.h"
@@ -14,44 +20,118 @@
 
 namespace kvmmio {
 
-Vm::Vm(Kvm& kvm) : kvm_(kvm) {
+namespace {
+
+void require_vm_caps(const Kvm& kvm) {
   kvm.require(KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY", "guest RAM");
   kvm.require(KVM_CAP_IOEVENTFD, "KVM_CAP_IOEVENTFD", "queue notifications without exits");
   kvm.require(KVM_CAP_IRQFD, "KVM_CAP_IRQFD", "interrupts without the VMM");
   kvm.require(KVM_CAP_IRQ_ROUTING, "KVM_CAP_IRQ_ROUTING", "GSI routing");
   kvm.require(KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT", "stopping vCPUs cleanly");
+}
+
+// What an fd is, as /proc/self/fd says ("anon_inode:kvm-vm" for a VM).
+std::string fd_target(int fd) {
+  char buf[256];
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
+  return n < 0 ? std::string("no open fd: ") + std::strerror(errno) : std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace
+
+Vm::Vm(Kvm& kvm) : kvm_(kvm) {
+  require_vm_caps(kvm);
   // Machine type 0: the architecture's default (a 40-bit IPA space on arm64).
   fd_ = UniqueFd(::ioctl(kvm.fd(), KVM_CREATE_VM, 0));
   if (!fd_) throw_errno("KVM_CREATE_VM");
+  const int nr = kvm.check_extension(KVM_CAP_NR_MEMSLOTS);
+  slots_ = nr > 0 ? static_cast<uint32_t>(nr) : 32;  // KVM's minimum before the capability
 }
 
-Vm::~Vm() = default;
+Vm::Vm(Kvm& kvm, const AdoptedVm& adopted) : kvm_(kvm), adopted_(true) {
+  require_vm_caps(kvm);
+  const std::string target = fd_target(adopted.fd);
+  if (target != "anon_inode:kvm-vm")
+    throw UserError("cannot adopt fd " + std::to_string(adopted.fd) + " as a KVM VM: it is " + target +
+                    ", not the fd KVM_CREATE_VM returned");
+  if (adopted.first_memslot + adopted.memslots < adopted.first_memslot)
+    throw UserError("the memory slot numbers given to kvmmio wrap: first " +
+                    std::to_string(adopted.first_memslot) + ", " + std::to_string(adopted.memslots) + " of them");
+  fd_ = UniqueFd(::fcntl(adopted.fd, F_DUPFD_CLOEXEC, 0));
+  if (!fd_) throw_errno("dup of the adopted VM fd");
+  first_slot_ = adopted.first_memslot;
+  slots_ = adopted.memslots;
+  irqchip_ready_ = adopted.irqchip_ready;
+}
+
+Vm::~Vm() {
+  for (const RamSlotEntry& e : ram_slots_) remove_slot(e.slot, e.gpa);
+}
+
+uint32_t Vm::take_slot() {
+  std::lock_guard lock(slot_mutex_);
+  for (uint32_t i = 0; i < slots_; ++i) {
+    if (used_slots_.insert(first_slot_ + i).second) return first_slot_ + i;
+  }
+  if (slots_ == 0)
+    throw UserError("kvmmio may make no KVM memory slot in this VM: the embedder gave it none "
+                    "(AdoptedVm::memslots); give it some, or ask for no slot (RamSlot::kExisting, regs=trap)");
+  throw UserError("all " + std::to_string(slots_) + " KVM memory slots kvmmio may use (from " +
+                  std::to_string(first_slot_) + ") are taken: give it more, or use fewer "
+                  "(each regs=mirror device takes one)");
+}
+
+void Vm::release_slot(uint32_t slot) {
+  std::lock_guard lock(slot_mutex_);
+  used_slots_.erase(slot);
+}
+
+void Vm::set_slot(uint32_t slot, uint32_t flags, uint64_t gpa, uint64_t size, const void* host,
+                  const char* what) {
+  kvm_userspace_memory_region region{};
+  region.slot = slot;
+  region.flags = flags;
+  region.guest_phys_addr = gpa;
+  region.memory_size = size;
+  region.userspace_addr = reinterpret_cast<uint64_t>(host);
+  if (::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) != 0) throw_errno(what);
+}
+
+const RamRegion& Vm::register_ram(const std::function<const RamRegion&()>& add) {
+  const uint32_t slot = take_slot();
+  try {
+    const RamRegion& r = add();
+    set_slot(slot, 0, r.gpa(), r.size(), r.host(), "KVM_SET_USER_MEMORY_REGION");
+    ram_slots_.push_back({slot, r.gpa()});
+    return r;
+  } catch (...) {
+    release_slot(slot);
+    throw;
+  }
+}
 
 const RamRegion& Vm::add_ram(uint64_t gpa, uint64_t size) {
-  const RamRegion& r = memory_.add_ram(gpa, size);
-  kvm_userspace_memory_region region{};
-  region.slot = next_slot_++;
-  region.guest_phys_addr = r.gpa();
-  region.memory_size = r.size();
-  region.userspace_addr = reinterpret_cast<uint64_t>(r.host());
-  if (::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) != 0)
-    throw_errno("KVM_SET_USER_MEMORY_REGION");
-  return r;
+  return register_ram([&]() -> const RamRegion& { return memory_.add_ram(gpa, size); });
+}
+
+const RamRegion& Vm::add_ram(const RamMapping& mapping, RamSlot slot) {
+  if (slot == RamSlot::kExisting) return memory_.add_ram(mapping);
+  return register_ram([&]() -> const RamRegion& { return memory_.add_ram(mapping); });
 }
 
 bool Vm::supports_readonly_slots() const { return kvm_.check_extension(KVM_CAP_READONLY_MEM) > 0; }
 
 ReadOnlySlot Vm::map_readonly(uint64_t gpa, std::span<const uint8_t> host) {
   kvm_.require(KVM_CAP_READONLY_MEM, "KVM_CAP_READONLY_MEM", "read-only memory slots");
-  kvm_userspace_memory_region region{};
-  region.slot = next_slot_;
-  region.flags = KVM_MEM_READONLY;
-  region.guest_phys_addr = gpa;
-  region.memory_size = host.size();
-  region.userspace_addr = reinterpret_cast<uint64_t>(host.data());
-  if (::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region) != 0)
-    throw_errno("KVM_SET_USER_MEMORY_REGION (read-only)");
-  return ReadOnlySlot(this, next_slot_++, gpa);
+  const uint32_t slot = take_slot();
+  try {
+    set_slot(slot, KVM_MEM_READONLY, gpa, host.size(), host.data(), "KVM_SET_USER_MEMORY_REGION (read-only)");
+  } catch (...) {
+    release_slot(slot);
+    throw;
+  }
+  return ReadOnlySlot(this, slot, gpa);
 }
 
 void Vm::remove_slot(uint32_t slot, uint64_t gpa) {
@@ -59,6 +139,7 @@ void Vm::remove_slot(uint32_t slot, uint64_t gpa) {
   region.slot = slot;
   region.guest_phys_addr = gpa;  // memory_size 0 deletes the slot
   (void)::ioctl(fd_.get(), KVM_SET_USER_MEMORY_REGION, &region);
+  release_slot(slot);
 }
 
 ReadOnlySlot::ReadOnlySlot(ReadOnlySlot&& other) noexcept

@@ -9,7 +9,8 @@
 #   2 kvm      kvm/, include/kvmmio/*.h, include/kvmmio/arch/
 #   3 virtio   hw/virtio/, include/kvmmio/virtio/
 #   4 devices  hw/net/, hw/console/, include/kvmmio/net/, include/kvmmio/console/
-#   5 vmm      vmm/
+#   5 capi     capi/, include/kvmmio/kvmmio.h (the C API)
+#   6 vmm      vmm/
 # tests/, bench/ and fuzz/ sit outside the layers and may include anything.
 # One seam inside a layer pair: devices use the device interface
 # (kvmmio/virtio/virtio_device.h and the rings), never the transport
@@ -23,19 +24,20 @@
 set -eu
 
 layer_name() {
-    case $1 in 1) echo base ;; 2) echo kvm ;; 3) echo virtio ;; 4) echo devices ;; 5) echo vmm ;; esac
+    case $1 in 1) echo base ;; 2) echo kvm ;; 3) echo virtio ;; 4) echo devices ;; 5) echo capi ;; 6) echo vmm ;; esac
 }
 
-# layer_of PATH (relative to the source root): 1-5, or 0 outside the layers.
+# layer_of PATH (relative to the source root): 1-6, or 0 outside the layers.
 layer_of() {
     case $1 in
     base/* | include/kvmmio/base/*) echo 1 ;;
+    capi/* | include/kvmmio/kvmmio.h) echo 5 ;;
     include/kvmmio/arch/*) echo 2 ;;
     include/kvmmio/virtio/* | hw/virtio/*) echo 3 ;;
     include/kvmmio/net/* | include/kvmmio/console/* | hw/net/* | hw/console/*) echo 4 ;;
     include/kvmmio/*/*) echo 0 ;;
     include/kvmmio/* | kvm/*) echo 2 ;;
-    vmm/*) echo 5 ;;
+    vmm/*) echo 6 ;;
     *) echo 0 ;;
     esac
 }
@@ -55,7 +57,7 @@ register_file() {
 resolve() {
     case $2 in
     kvmmio/*) echo "include/$2" ;;
-    vmm/* | hw/* | base/* | kvm/*) echo "$2" ;;
+    vmm/* | hw/* | base/* | kvm/* | capi/*) echo "$2" ;;
     *) echo "${1%/*}/$2" ;;  # a private header next to the file
     esac
 }
@@ -65,7 +67,7 @@ check_tree() {
     (
         cd "$1"
         bad=0
-        for f in $(find base kvm hw vmm include/kvmmio -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | LC_ALL=C sort); do
+        for f in $(find base kvm hw capi vmm include/kvmmio -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | LC_ALL=C sort); do
             from=$(layer_of "$f")
             [ "$from" != 0 ] || continue
             grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | while IFS= read -r hit; do
@@ -115,4 +117,4 @@ if ! found=$(check_tree "$src"); then
     echo "check-layers.sh: FAIL: includes that cross a layer upward or a device's seam (docs/architecture.md, \"Layers\")"
     exit 1
 fi
-echo "check-layers.sh: every #include in base, kvm, virtio, devices and vmm stays in its layer or below"
+echo "check-layers.sh: every #include in base, kvm, virtio, devices, capi and vmm stays in its layer or below"

@@ -13,7 +13,7 @@ tag='SPDX-License-Identifier: BSD-2-Clause'
 files() {
     (
         cd "$1"
-        for d in base bench examples fuzz hw include kvm scripts tests vmm; do
+        for d in base bench capi examples fuzz hw include kvm scripts tests vmm; do
             [ -d "$d" ] || continue
             find "$d" -type f \( -name '*.cc' -o -name '*.h' -o -name '*.S' -o -name '*.inc' \
                 -o -name '*.sh' -o -name '*.test' -o -name '*.py' -o -name '*.am' \) -print

@@ -13,9 +13,11 @@
 #include <map>
 #include <vector>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
-class GsiRouting {
+class KVMMIO_EXPORT GsiRouting {
  public:
   // Route `gsi` to pin `pin` of in-kernel irqchip `chip` (arm64: chip 0, pin
   // = SPI number; x86: PIC master 0 / slave 1 / IOAPIC 2). A GSI may have

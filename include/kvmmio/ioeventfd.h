@@ -11,11 +11,12 @@
 #include <type_traits>
 
 #include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio {
 
-class IoEventFd {
+class KVMMIO_EXPORT IoEventFd {
  public:
   IoEventFd(Vm& vm, const IoEventSpec& spec);
   ~IoEventFd();

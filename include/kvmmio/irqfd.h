@@ -11,11 +11,12 @@
 #include <optional>
 
 #include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio {
 
-class IrqFd {
+class KVMMIO_EXPORT IrqFd {
  public:
   IrqFd(Vm& vm, uint32_t gsi, bool with_resample = false);
   ~IrqFd();

@@ -5,11 +5,12 @@
 
 #include <string>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 
-class Kvm {
+class KVMMIO_EXPORT Kvm {
  public:
   static constexpr const char* kDefaultPath = "/dev/kvm";
 

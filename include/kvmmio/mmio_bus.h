@@ -12,11 +12,12 @@
 #include <span>
 #include <string>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/log.h"
 
 namespace kvmmio {
 
-class MmioDevice {
+class KVMMIO_EXPORT MmioDevice {
  public:
   virtual ~MmioDevice() = default;
   // `offset` is relative to the claimed base; data.size() is 1, 2, 4 or 8.
@@ -24,7 +25,7 @@ class MmioDevice {
   virtual void mmio_write(uint64_t offset, std::span<const uint8_t> data) = 0;
 };
 
-class MmioBus {
+class KVMMIO_EXPORT MmioBus {
  public:
   // Claims [base, base + size) for `device`; std::invalid_argument when the
   // range is empty, wraps, or overlaps an existing claim.

@@ -23,13 +23,14 @@
 #include <span>
 
 #include "kvmmio/base/counters.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 
 class Vm;
 
-struct VcpuExit {
+struct KVMMIO_EXPORT VcpuExit {
   enum class Kind {
     kMmio,           // dispatched to the bus already
     kIo,             // port I/O: see io_*; for IN, fill io_data() before next run
@@ -69,13 +70,13 @@ struct VcpuExit {
   C(internal_error, "KVM internal errors")                                           \
   C(fail_entry, "failed guest entries")                                              \
   C(unknown, "exit reasons kvmmio does not handle")
-struct VcpuExitCounts {
+struct KVMMIO_EXPORT VcpuExitCounts {
   KVMMIO_VCPU_EXITS(KVMMIO_ATOMIC_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_VCPU_EXITS)
   uint64_t total() const;
 };
 
-class Vcpu {
+class KVMMIO_EXPORT Vcpu {
  public:
   Vcpu(Vm& vm, int index, UniqueFd fd);
   ~Vcpu();

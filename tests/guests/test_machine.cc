@@ -3,11 +3,16 @@
 // with its watchdog, guest loading.
 #include "test_machine.h"
 
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/thread_name.h"
 
 namespace kvmmio::test {
@@ -54,6 +59,45 @@ std::optional<Report> TestDevice::take_report() { return std::exchange(pending_,
 void TestMachine::load(std::span<const uint8_t> code, uint64_t gpa) {
   if (!vm_->memory().write(gpa, code.data(), code.size()))
     throw std::runtime_error("guest program does not fit in test RAM");
+}
+
+TestMachine::EmbedderVm::~EmbedderVm() {
+  if (ram) ::munmap(ram, ram_size);
+}
+
+void TestMachine::make_vm(Kvm& kvm, const MachineOptions& options, uint64_t ram_size) {
+  if (options.vm == VmOwner::kKvmmio) {
+    vm_ = std::make_unique<Vm>(kvm);
+    vm_->add_ram(kRamBase, ram_size);
+    return;
+  }
+  embedder_.fd = UniqueFd(::ioctl(kvm.fd(), KVM_CREATE_VM, 0));
+  if (!embedder_.fd) throw_errno("KVM_CREATE_VM (the embedder's)");
+  const AdoptedVm adopted{.fd = embedder_.fd.get(), .first_memslot = 1, .memslots = kAdoptedMemslots};
+  if (options.vm == VmOwner::kEmbedderHostRam) {
+    void* p = ::mmap(nullptr, ram_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw_errno("mmap the embedder's RAM");
+    embedder_.ram = p;
+    embedder_.ram_size = ram_size;
+    kvm_userspace_memory_region region{};
+    region.slot = 0;
+    region.guest_phys_addr = kRamBase;
+    region.memory_size = ram_size;
+    region.userspace_addr = reinterpret_cast<uint64_t>(p);
+    if (::ioctl(embedder_.fd.get(), KVM_SET_USER_MEMORY_REGION, &region) != 0)
+      throw_errno("KVM_SET_USER_MEMORY_REGION (the embedder's RAM)");
+    vm_ = std::make_unique<Vm>(kvm, adopted);
+    vm_->add_ram({.gpa = kRamBase, .size = ram_size, .host = p}, RamSlot::kExisting);
+    return;
+  }
+  // The RAM a page into a memfd: kvmmio maps it from that offset.
+  const uint64_t offset = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  embedder_.ram_fd = UniqueFd(::memfd_create("embedder-ram", MFD_CLOEXEC));
+  if (!embedder_.ram_fd || ::ftruncate(embedder_.ram_fd.get(), static_cast<off_t>(offset + ram_size)) != 0)
+    throw_errno("memfd for the embedder's RAM");
+  vm_ = std::make_unique<Vm>(kvm, adopted);
+  vm_->add_ram({.gpa = kRamBase, .size = ram_size, .fd = embedder_.ram_fd.get(), .offset = offset},
+               RamSlot::kRegister);
 }
 
 TestMachine::TestMachine(Kvm& kvm, MachineOptions options) {

@@ -61,12 +61,23 @@ class TestDevice : public MmioDevice {
   MmioDevice* forward_ = nullptr;
 };
 
+// Who owns the machine's VM and RAM.
+enum class VmOwner {
+  kKvmmio,           // Vm(Kvm&) and Vm::add_ram(): kvmmio creates both
+  kEmbedderHostRam,  // the machine, as an embedding VMM would: it creates the
+                     // VM, maps its RAM and makes it memory slot 0; kvmmio
+                     // adopts the VM with slots 1.. and gets the RAM's address
+  kEmbedderFdRam,    // the same VM, with the RAM in a memfd of the machine's
+                     // (at an offset) that kvmmio maps and makes a slot itself
+};
+
 struct MachineOptions {
 #if defined(__aarch64__)
   // Which vGIC; nullopt = v3 if the host offers it, else v2.
   std::optional<arm64::GicVersion> gic;
   int vcpus = 1;
 #endif
+  VmOwner vm = VmOwner::kKvmmio;
 };
 
 // Kicks a vCPU out of KVM_RUN if `timeout` passes before it is destroyed.
@@ -111,7 +122,16 @@ class TestMachine {
   static const uint64_t kRamBase;
   static const uint64_t kTestDeviceBase;
   static constexpr uint64_t kNotifyOffset = 0x50;  // like virtio-mmio QueueNotify
+  // The memory slots an adopted VM leaves kvmmio: [1, 1 + kAdoptedMemslots).
+  static constexpr uint32_t kAdoptedMemslots = 4;
   static constexpr uint64_t kReportOffset = 0x100;
+  // MMIO exits a guest's done report costs: a store to the test device on
+  // arm64, port I/O (no MMIO exit) on x86-64.
+#if defined(__aarch64__)
+  static constexpr uint64_t kDoneReportMmioExits = 1;
+#else
+  static constexpr uint64_t kDoneReportMmioExits = 0;
+#endif
   uint64_t notify_addr() const { return kTestDeviceBase + kNotifyOffset; }
 
   explicit TestMachine(Kvm& kvm, MachineOptions options = {});
@@ -171,8 +191,21 @@ class TestMachine {
   void load(std::span<const uint8_t> code, uint64_t gpa);
 
   void build(Kvm& kvm, const MachineOptions& options);  // on the vCPU thread
+  // The VM with `ram_size` bytes of RAM at kRamBase, owned as options.vm says.
+  void make_vm(Kvm& kvm, const MachineOptions& options, uint64_t ram_size);
+
+  // An embedder's VM fd and RAM (VmOwner::kEmbedder*): what it keeps after
+  // handing them to kvmmio, so they outlive the Vm.
+  struct EmbedderVm {
+    UniqueFd fd;
+    UniqueFd ram_fd;
+    void* ram = nullptr;
+    size_t ram_size = 0;
+    ~EmbedderVm();
+  };
 
   WorkerThread vcpu_thread_;  // first member: exists before the VM is built
+  EmbedderVm embedder_;
   std::unique_ptr<Vm> vm_;
   std::vector<std::unique_ptr<Vcpu>> vcpus_;
   TestDevice device_;

@@ -22,8 +22,7 @@ constexpr uint32_t kNrIrqs = 128;
 }  // namespace
 
 void TestMachine::build(Kvm& kvm, const MachineOptions& options) {
-  vm_ = std::make_unique<Vm>(kvm);
-  vm_->add_ram(kRamBase, 2 << 20);
+  make_vm(kvm, options, 2 << 20);
   for (int i = 0; i < options.vcpus; ++i) {
     vcpus_.push_back(vm_->create_vcpu(i));
     arm64::init_vcpu(*vm_, *vcpus_.back(), /*powered_off=*/i > 0);

@@ -18,9 +18,8 @@ namespace {
 constexpr uint16_t kLoadIp = 0x1000;
 }
 
-void TestMachine::build(Kvm& kvm, const MachineOptions&) {
-  vm_ = std::make_unique<Vm>(kvm);
-  vm_->add_ram(kRamBase, 512 << 10);
+void TestMachine::build(Kvm& kvm, const MachineOptions& options) {
+  make_vm(kvm, options, 512 << 10);
   x86::create_irqchip(*vm_);  // before any vCPU exists
   vcpus_.push_back(vm_->create_vcpu(0));
   vm_->mmio_bus().claim(kTestDeviceBase, 0x1000, device_, "test-device");

@@ -37,13 +37,6 @@ constexpr uint32_t kQueueSize = 64;
 constexpr uint32_t kGsi = 5;
 constexpr uint32_t kLoads = 1000;
 
-// Exits a run of the load-loop guest costs besides its loads: on arm64 its
-// done report is an MMIO store, on x86-64 port I/O.
-#if defined(__aarch64__)
-constexpr uint64_t kReportExits = 1;
-#else
-constexpr uint64_t kReportExits = 0;
-#endif
 
 // One device in a KvmMmioSlot of a TestMachine, brought up to DRIVER_OK.
 struct SlotMachine {
@@ -105,7 +98,7 @@ TEST_F(KvmMmioSlotTest, TheMirrorServesGuestRegisterLoadsWithoutExits) {
   ASSERT_EQ(r.kind, Report::Kind::kDone) << to_string(r.kind);
   // From DRIVER_OK on, the mirror's InterruptStatus has the used-buffer bit.
   EXPECT_EQ(r.value, uint64_t{virtio::interrupt::kUsedBuffer} * kLoads);
-  EXPECT_EQ(s.machine.mmio_exits(), kReportExits);
+  EXPECT_EQ(s.machine.mmio_exits(), TestMachine::kDoneReportMmioExits);
   EXPECT_EQ(s.register_reads(), reads) << "a guest load reached the transport";
 }
 
@@ -125,7 +118,7 @@ TEST_F(KvmMmioSlotTest, RegsTrapMapsNothingAndEveryLoadExits) {
   const Report r = s.machine.run_until_report();
   ASSERT_EQ(r.kind, Report::Kind::kDone) << to_string(r.kind);
   EXPECT_EQ(r.value, 0u) << "no interrupt was raised";
-  EXPECT_EQ(s.machine.mmio_exits(), 10u + kReportExits);
+  EXPECT_EQ(s.machine.mmio_exits(), 10u + TestMachine::kDoneReportMmioExits);
   EXPECT_EQ(s.register_reads(), reads + 10);
 }
 
@@ -138,7 +131,7 @@ TEST_F(KvmMmioSlotTest, TheMirrorGoesWithTheSlot) {
   const Report r = s.machine.run_until_report();
   ASSERT_EQ(r.kind, Report::Kind::kDone) << to_string(r.kind);
   EXPECT_EQ(r.value, 0u);
-  EXPECT_EQ(s.machine.mmio_exits(), 4u + kReportExits);
+  EXPECT_EQ(s.machine.mmio_exits(), 4u + TestMachine::kDoneReportMmioExits);
 }
 
 }  // namespace

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The checked guest-memory accessor: a property test over many random ranges
-// (including ones built to wrap or straddle), plus the edge cases by name.
+// (including ones built to wrap or straddle), plus the edge cases by name;
+// and RAM an embedder hands over (a host mapping, or an fd and offset).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
+#include <system_error>
 
+#include "kvmmio/base/unique_fd.h"
 #include "kvmmio/guest_memory.h"
 
 namespace kvmmio {
@@ -124,6 +131,84 @@ TEST(GuestMemorySetup, RegionsAreSharedMemfds) {
   uint32_t via_fd = 0;
   ASSERT_EQ(::pread(r.memfd(), &via_fd, sizeof(via_fd), 0x10), 4);
   EXPECT_EQ(via_fd, 0xabcdu);
+}
+
+// The embedder's RAM, at its own host address: GuestMemory reaches exactly
+// those bytes, and leaves the mapping to the embedder.
+TEST(GuestMemoryMapping, AHostMappingIsBorrowedAsItIs) {
+  void* p = ::mmap(nullptr, 2 * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* bytes = static_cast<uint8_t*>(p);
+  {
+    GuestMemory mem;
+    const RamRegion& r = mem.add_ram({.gpa = 0x80000000, .size = 2 * kPage, .host = p});
+    EXPECT_EQ(r.host(), bytes);
+    EXPECT_FALSE(r.owns_mapping());
+    EXPECT_EQ(r.memfd(), -1);
+    ASSERT_TRUE(mem.store<uint32_t>(0x80000000 + kPage + 8, 0x5a5a1234));
+    uint32_t direct;
+    std::memcpy(&direct, bytes + kPage + 8, 4);
+    EXPECT_EQ(direct, 0x5a5a1234u);
+    bytes[3] = 0x77;
+    EXPECT_EQ(mem.load<uint8_t>(0x80000003), 0x77);
+    EXPECT_FALSE(mem.span(0x80000000 + 2 * kPage - 1, 2));  // the checked accessor's rules stand
+  }
+  // Still mapped after the GuestMemory went: writable, and holding what the guest wrote.
+  bytes[0] = 1;
+  uint32_t kept;
+  std::memcpy(&kept, bytes + kPage + 8, 4);
+  EXPECT_EQ(kept, 0x5a5a1234u);
+  ::munmap(p, 2 * kPage);
+}
+
+// The embedder's RAM in a file, from an offset: kvmmio maps it shared, so
+// both sides see the same pages.
+TEST(GuestMemoryMapping, AnFdIsMappedSharedFromItsOffset) {
+  UniqueFd fd(::memfd_create("embedder-ram", MFD_CLOEXEC));
+  ASSERT_TRUE(fd);
+  ASSERT_EQ(::ftruncate(fd.get(), 4 * kPage), 0);
+  const uint32_t marker = 0xfeedf00d;
+  ASSERT_EQ(::pwrite(fd.get(), &marker, 4, 2 * kPage + 16), 4);
+  GuestMemory mem;
+  const RamRegion& r = mem.add_ram({.gpa = 0x40000000, .size = 2 * kPage, .fd = fd.get(), .offset = 2 * kPage});
+  EXPECT_TRUE(r.owns_mapping());
+  EXPECT_EQ(r.fd_offset(), 2 * kPage);
+  EXPECT_NE(r.memfd(), fd.get()) << "the region keeps a dup, not the embedder's fd";
+  EXPECT_EQ(mem.load<uint32_t>(0x40000010), marker) << "the fd's offset is guest address 0x40000000";
+  ASSERT_TRUE(mem.store<uint32_t>(0x40000000 + kPage, 0x0badcafe));
+  uint32_t via_fd = 0;
+  ASSERT_EQ(::pread(fd.get(), &via_fd, 4, 3 * kPage), 4);
+  EXPECT_EQ(via_fd, 0x0badcafeu);
+  fd.reset();  // the embedder may close its fd: the region has its own
+  EXPECT_EQ(mem.load<uint32_t>(0x40000010), marker);
+}
+
+TEST(GuestMemoryMapping, RejectsMappingsItCannotUse) {
+  GuestMemory mem;
+  alignas(4096) static uint8_t page[2 * 4096];
+  UniqueFd fd(::memfd_create("embedder-ram", MFD_CLOEXEC));
+  ASSERT_EQ(::ftruncate(fd.get(), 2 * kPage), 0);
+  using M = RamMapping;
+  EXPECT_THROW(mem.add_ram(M{.gpa = 0, .size = kPage}), std::invalid_argument);  // neither
+  EXPECT_THROW(mem.add_ram(M{.gpa = 0, .size = kPage, .host = page, .fd = fd.get()}), std::invalid_argument);  // both
+  EXPECT_THROW(mem.add_ram(M{.gpa = 0, .size = kPage, .host = page + 1}), std::invalid_argument);  // unaligned host
+  EXPECT_THROW(mem.add_ram(M{.gpa = 0, .size = kPage, .fd = fd.get(), .offset = 8}), std::invalid_argument);
+  EXPECT_THROW(mem.add_ram(M{.gpa = 0x10, .size = kPage, .host = page}), std::invalid_argument);  // unaligned gpa
+  EXPECT_THROW(mem.add_ram(M{.gpa = 0, .size = 0, .host = page}), std::invalid_argument);  // empty
+  mem.add_ram(M{.gpa = 0, .size = kPage, .host = page});
+  EXPECT_THROW(mem.add_ram(M{.gpa = 0, .size = kPage, .fd = fd.get()}), std::invalid_argument);  // overlap
+  EXPECT_THROW(mem.add_ram(0, kPage), std::invalid_argument);  // overlap with kvmmio's own RAM too
+  // An fd that cannot be mapped is a system error naming the call.
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  UniqueFd r(p[0]), w(p[1]);
+  try {
+    mem.add_ram(M{.gpa = 0x100000, .size = kPage, .fd = r.get()});
+    FAIL() << "a pipe was mapped as RAM";
+  } catch (const std::system_error& e) {
+    EXPECT_NE(std::string(e.what()).find("mmap guest RAM"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(mem.regions().size(), 1u);
 }
 
 // Guest RAM stays out of the VMM's core files: the mapping is MADV_DONTDUMP

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
@@ -24,21 +25,21 @@ constexpr uint64_t kPstateEl1hMasked = 0x3c5;  // EL1h, D, A, I, F masked
 
 // KVM_ARM_PREFERRED_TARGET + KVM_ARM_VCPU_INIT with PSCI 0.2. Secondary
 // vCPUs (powered_off) wait in KVM until the guest starts them with CPU_ON.
-void init_vcpu(Vm& vm, Vcpu& vcpu, bool powered_off);
+KVMMIO_EXPORT void init_vcpu(Vm& vm, Vcpu& vcpu, bool powered_off);
 
 // Core register ids (struct kvm_regs) for KVM_SET_ONE_REG.
-uint64_t reg_x(int n);
-uint64_t reg_pc();
-uint64_t reg_pstate();
-uint64_t reg_sp_el1();
+KVMMIO_EXPORT uint64_t reg_x(int n);
+KVMMIO_EXPORT uint64_t reg_pc();
+KVMMIO_EXPORT uint64_t reg_pstate();
+KVMMIO_EXPORT uint64_t reg_sp_el1();
 // MPIDR_EL1 (a system register): the guest-visible CPU id.
-uint64_t reg_mpidr();
+KVMMIO_EXPORT uint64_t reg_mpidr();
 
 enum class GicVersion { kV2, kV3 };
-const char* gic_name(GicVersion v);
+KVMMIO_EXPORT const char* gic_name(GicVersion v);
 
 // Guest physical layout of the GIC, chosen by the machine.
-struct GicLayout {
+struct KVMMIO_EXPORT GicLayout {
   uint64_t dist_base = 0;
   uint64_t redist_base = 0;  // v3: one 128 KiB frame pair per vCPU
   uint64_t cpu_base = 0;     // v2: the CPU interface (8 KiB)
@@ -49,13 +50,13 @@ struct GicLayout {
 };
 
 // Whether the host can create this vGIC (KVM_CREATE_DEVICE_TEST).
-bool vgic_supported(Vm& vm, GicVersion v);
+KVMMIO_EXPORT bool vgic_supported(Vm& vm, GicVersion v);
 
 // The in-kernel GIC. Create after all vCPUs exist and are initialised;
 // construction sets addresses and the number of IRQs and runs CTRL_INIT,
 // then tells the Vm the irqchip is ready (queued irqfds get routed).
 // When the host lacks this version: UserError naming the alternative.
-class Vgic {
+class KVMMIO_EXPORT Vgic {
  public:
   Vgic(Vm& vm, GicVersion version, const GicLayout& layout, uint32_t nr_irqs);
 
@@ -70,6 +71,6 @@ class Vgic {
 };
 
 // KVM_IRQ_LINE "irq" value for an SPI given by its GSI (SPI number).
-uint32_t irq_line_spi(uint32_t gsi);
+KVMMIO_EXPORT uint32_t irq_line_spi(uint32_t gsi);
 
 }  // namespace kvmmio::arm64

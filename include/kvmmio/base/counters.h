@@ -19,9 +19,11 @@
 #include <atomic>
 #include <cstdint>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
-struct CounterInfo {
+struct KVMMIO_EXPORT CounterInfo {
   const char* name;
   const char* meaning;
 };

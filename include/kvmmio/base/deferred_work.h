@@ -24,10 +24,11 @@
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/export.h"
 
 namespace kvmmio {
 
-class DeferredWork {
+class KVMMIO_EXPORT DeferredWork {
  public:
   // Throws std::system_error if the eventfd or the watch cannot be had.
   DeferredWork(EventLoop& loop, DeviceLock& lock, std::function<void()> work);

@@ -27,10 +27,11 @@
 #include <mutex>
 
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/export.h"
 
 namespace kvmmio {
 
-class DeviceLock {
+class KVMMIO_EXPORT DeviceLock {
  public:
   using Guard = std::unique_lock<std::timed_mutex>;
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <system_error>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
 // Throws std::system_error for the current errno, prefixed with `what`.
@@ -18,7 +20,7 @@ namespace kvmmio {
 
 // A problem the user can fix (missing device, unsupported host feature,
 // bad option). The message names the problem and the fix.
-class UserError : public std::runtime_error {
+class KVMMIO_EXPORT UserError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

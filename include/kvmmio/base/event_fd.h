@@ -5,11 +5,12 @@
 #include <cstdint>
 #include <optional>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 
-class EventFd {
+class KVMMIO_EXPORT EventFd {
  public:
   // Non-blocking and close-on-exec unless told otherwise.
   explicit EventFd(bool nonblocking = true);

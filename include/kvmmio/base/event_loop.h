@@ -25,11 +25,12 @@
 #include <thread>
 
 #include "kvmmio/base/event_fd.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio {
 
-class EventLoop {
+class KVMMIO_EXPORT EventLoop {
  public:
   class Registration {
    public:

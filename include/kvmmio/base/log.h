@@ -14,19 +14,21 @@
 #include <string>
 #include <string_view>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 
 // "debug", "info", "warn", "error": what --log-level takes.
-const char* to_string(LogLevel level);
+KVMMIO_EXPORT const char* to_string(LogLevel level);
 // The inverse; throws UserError starting with `shown` for anything else.
-LogLevel parse_log_level(std::string_view text, std::string_view shown);
+KVMMIO_EXPORT LogLevel parse_log_level(std::string_view text, std::string_view shown);
 
 // Messages below the level are dropped before they are formatted.
 // Default: kInfo.
-void set_log_level(LogLevel level);
-LogLevel log_level();
+KVMMIO_EXPORT void set_log_level(LogLevel level);
+KVMMIO_EXPORT LogLevel log_level();
 
 // Receives each message at or above the level: one complete message, no
 // trailing newline, no "kvmmio:" prefix. Called from whichever thread
@@ -34,12 +36,12 @@ LogLevel log_level();
 // need not lock, but must not log itself.
 using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 // Installs `sink`; an empty one restores the default stderr sink.
-void set_log_sink(LogSink sink);
+KVMMIO_EXPORT void set_log_sink(LogSink sink);
 // The default sink's line: "kvmmio: warning: MESSAGE\n" (info has no
 // level word), for sinks that only add to it.
-std::string format_log_line(LogLevel level, std::string_view message);
+KVMMIO_EXPORT std::string format_log_line(LogLevel level, std::string_view message);
 
-void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+KVMMIO_EXPORT void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define KVMMIO_LOG_INFO(...) ::kvmmio::log(::kvmmio::LogLevel::kInfo, __VA_ARGS__)
 #define KVMMIO_LOG_WARN(...) ::kvmmio::log(::kvmmio::LogLevel::kWarn, __VA_ARGS__)
@@ -48,7 +50,7 @@ void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 
 
 // One per component that faces the guest. The first kBurst errors are
 // printed, then one in every kEvery; all are counted.
-class GuestErrorLog {
+class KVMMIO_EXPORT GuestErrorLog {
  public:
   static constexpr uint64_t kBurst = 10;
   static constexpr uint64_t kEvery = 1000;

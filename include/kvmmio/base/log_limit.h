@@ -13,11 +13,12 @@
 #include <atomic>
 #include <cstdint>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/log.h"
 
 namespace kvmmio {
 
-class LogLimit {
+class KVMMIO_EXPORT LogLimit {
  public:
   // Counts one occurrence; returns its number if it is to be printed, else 0.
   uint64_t next() {

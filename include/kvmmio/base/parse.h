@@ -24,28 +24,30 @@
 #include <utility>
 #include <vector>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
 // A whole decimal number in [min, max].
-uint64_t parse_uint(std::string_view text, std::string_view shown, uint64_t min, uint64_t max);
+KVMMIO_EXPORT uint64_t parse_uint(std::string_view text, std::string_view shown, uint64_t min, uint64_t max);
 
 // A decimal number with an optional fraction ("5", "0.5"), in (0, max]:
 // digits and at most one '.', nothing else (no sign, exponent, inf or nan).
-double parse_positive_decimal(std::string_view text, std::string_view shown, double max);
+KVMMIO_EXPORT double parse_positive_decimal(std::string_view text, std::string_view shown, double max);
 
 // A size: a whole number with an optional binary suffix K, M, G or T
 // (either case). A plain number counts units of 2^`plain_shift` bytes
 // (0: bytes; 20: MiB, as --mem takes it). Overflow is refused.
-uint64_t parse_size(std::string_view text, std::string_view shown, unsigned plain_shift);
+KVMMIO_EXPORT uint64_t parse_size(std::string_view text, std::string_view shown, unsigned plain_shift);
 
 // "k1=v1,k2=v2": the items in order. Throws for an empty list, an empty
 // item, an item without '=', an empty key, or a key given twice. Values
 // may be empty ("cmdline="): the caller decides.
 using KeyValue = std::pair<std::string_view, std::string_view>;
-std::vector<KeyValue> parse_key_values(std::string_view text, std::string_view shown);
+KVMMIO_EXPORT std::vector<KeyValue> parse_key_values(std::string_view text, std::string_view shown);
 
 // A command-line option of a program.
-struct CliOption {
+struct KVMMIO_EXPORT CliOption {
   std::string name;   // "--stores"
   std::string value;  // what the value is, for messages: "a number, e.g. --stores 20000"; empty: a flag
   std::function<void(const std::string& value)> set;  // a flag gets ""
@@ -59,7 +61,7 @@ struct CliOption {
 // given twice that is not repeatable, or too many other arguments. "--"
 // ends the options. A value that starts with "--" can be given as
 // --name=VALUE.
-std::vector<std::string> parse_cli(const std::vector<CliOption>& options,
+KVMMIO_EXPORT std::vector<std::string> parse_cli(const std::vector<CliOption>& options,
                                    const std::vector<std::string>& args, size_t max_positional);
 
 }  // namespace kvmmio

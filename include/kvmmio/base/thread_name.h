@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
 // Linux keeps 15 bytes of a thread's name (TASK_COMM_LEN 16 with the NUL).
@@ -14,9 +16,9 @@ inline constexpr size_t kMaxThreadName = 15;
 
 // Names the calling thread `name`, cut to kMaxThreadName bytes. Failure
 // (no /proc, a seccomp filter) is ignored: a name is a help, not a need.
-void name_this_thread(std::string_view name);
+KVMMIO_EXPORT void name_this_thread(std::string_view name);
 
 // The calling thread's name ("" if it cannot be read).
-std::string this_thread_name();
+KVMMIO_EXPORT std::string this_thread_name();
 
 }  // namespace kvmmio

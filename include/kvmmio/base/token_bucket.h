@@ -10,9 +10,11 @@
 #include <functional>
 #include <utility>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
-class TokenBucket {
+class KVMMIO_EXPORT TokenBucket {
  public:
   using Clock = std::chrono::steady_clock;
   // Where take() reads the time. Empty: Clock::now(). Tests pass a clock

@@ -7,9 +7,11 @@
 
 #include <utility>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
-class UniqueFd {
+class KVMMIO_EXPORT UniqueFd {
  public:
   UniqueFd() = default;
   explicit UniqueFd(int fd) : fd_(fd) {}

@@ -15,9 +15,11 @@
 #include <functional>
 #include <span>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio {
 
-class ConsoleInputSink {
+class KVMMIO_EXPORT ConsoleInputSink {
  public:
   // Queues as many bytes as the guest has room for; returns that count.
   virtual size_t receive(std::span<const uint8_t> bytes) = 0;

@@ -31,13 +31,14 @@
 #include <span>
 
 #include "kvmmio/base/counters.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/console/input_sink.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/mmio_bus.h"
 
 namespace kvmmio::console {
 
-class Pl011 : public MmioDevice, public ConsoleInputSink {
+class KVMMIO_EXPORT Pl011 : public MmioDevice, public ConsoleInputSink {
  public:
   // Register offsets (ARM DDI 0183, table 3-1).
   static constexpr uint64_t kDR = 0x000;

@@ -38,6 +38,7 @@
 #include <mutex>
 #include <span>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/console/input_sink.h"
 #include "kvmmio/base/counters.h"
 #include "kvmmio/base/deferred_work.h"
@@ -61,12 +62,12 @@ namespace kvmmio::console {
   C(budget_yields, "times TX or RX stopped at its work budget per dispatch and "     \
                    "left the rest to a later turn of the event loop")               \
   C(activations, "DRIVER_OK count (driver resets + 1)")
-struct ConsoleCounters {
+struct KVMMIO_EXPORT ConsoleCounters {
   KVMMIO_CONSOLE_COUNTERS(KVMMIO_ATOMIC_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_CONSOLE_COUNTERS)
 };
 
-class VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink {
+class KVMMIO_EXPORT VirtioConsole final : public virtio::VirtioDevice, public ConsoleInputSink {
  public:
   static constexpr uint32_t kDeviceId = 3;
   static constexpr uint32_t kReceiveQueue = 0;

@@ -15,14 +15,15 @@
 #include <string>
 #include <string_view>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/virtio/transport_options.h"
 
 namespace kvmmio::net {
 
 enum class VhostMode { kAuto, kOn, kOff };
-const char* to_string(VhostMode mode);
+KVMMIO_EXPORT const char* to_string(VhostMode mode);
 
-struct NetOptions {
+struct KVMMIO_EXPORT NetOptions {
   std::string tap;
   VhostMode vhost = VhostMode::kAuto;
   std::optional<std::array<uint8_t, 6>> mac;  // default: derived from the device index
@@ -40,10 +41,10 @@ struct NetOptions {
 // A network interface name as Linux takes it (IFNAMSIZ, dev_valid_name()):
 // 1 to 15 bytes, not "." or "..", no '/', ':' or whitespace. Throws
 // UserError starting with `shown`.
-void check_interface_name(std::string_view name, std::string_view shown);
+KVMMIO_EXPORT void check_interface_name(std::string_view name, std::string_view shown);
 
 // The MAC kvmmio gives device `index` when none is set: locally administered
 // (52:54:00 is QEMU's; kvmmio uses 02:6b:76 "kv").
-std::array<uint8_t, 6> default_mac(unsigned index);
+KVMMIO_EXPORT std::array<uint8_t, 6> default_mac(unsigned index);
 
 }  // namespace kvmmio::net

@@ -14,11 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::net {
 
-class Tap {
+class KVMMIO_EXPORT Tap {
  public:
   // Opens `queues` fds on tap `name` (created if it does not exist).
   // UserError, naming the fix, when /dev/net/tun is missing, permission is

@@ -18,11 +18,12 @@
 
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::net {
 
-class TapMonitor {
+class KVMMIO_EXPORT TapMonitor {
  public:
   enum class Event {
     kDown,      // the interface went down (IFF_UP cleared)

@@ -12,12 +12,13 @@
 #include <cstdint>
 #include <string>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::net {
 
-class VhostNet {
+class KVMMIO_EXPORT VhostNet {
  public:
   static constexpr const char* kPath = "/dev/vhost-net";
   static constexpr unsigned kRxVring = 0;

@@ -21,6 +21,7 @@
 
 #include "kvmmio/base/counters.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/base/log_limit.h"
 #include "kvmmio/guest_memory.h"
@@ -49,14 +50,14 @@ namespace kvmmio::net {
   C(budget_yields, "times TX, RX or the control queue stopped at its work budget per dispatch "   \
                    "and left the rest to a later turn of the event loop")                         \
   C(activations, "DRIVER_OK count (driver resets + 1)")
-struct NetCounters {
+struct KVMMIO_EXPORT NetCounters {
   KVMMIO_NET_COUNTERS(KVMMIO_ATOMIC_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_NET_COUNTERS)
 };
 
 // What a virtio-net device reports before its counters.
 #define KVMMIO_NET_SETTINGS(C) C(vhost, "1: vhost-net moves the packets; 0: the userspace backend")
-struct NetSettings {
+struct KVMMIO_EXPORT NetSettings {
   KVMMIO_NET_SETTINGS(KVMMIO_PLAIN_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_NET_SETTINGS)
 };
@@ -65,7 +66,7 @@ class NetBackend;
 class ControlQueue;
 class TapSupervisor;
 
-class VirtioNet final : public virtio::VirtioDevice {
+class KVMMIO_EXPORT VirtioNet final : public virtio::VirtioDevice {
  public:
   static constexpr uint16_t kQueueSize = 256;
   // Work budgets: what one dispatch (a notify, the tap becoming readable, a

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio::net::spec {
 
 // Feature bits (5.1.3).
@@ -29,7 +31,7 @@ constexpr unsigned kFVersion1 = 32;      // VIRTIO_F_VERSION_1
 
 // The header that precedes every packet (5.1.6). With VERSION_1 it always
 // has num_buffers: 12 bytes.
-struct NetHdrV1 {
+struct KVMMIO_EXPORT NetHdrV1 {
   uint8_t flags;
   uint8_t gso_type;
   uint16_t hdr_len;
@@ -58,7 +60,7 @@ constexpr uint8_t kGsoUdp = 3;
 constexpr uint8_t kGsoTcpv6 = 4;
 
 // Device configuration layout (5.1.4).
-struct NetConfig {
+struct KVMMIO_EXPORT NetConfig {
   uint8_t mac[6];
   uint16_t status;
   uint16_t max_virtqueue_pairs;
@@ -68,7 +70,7 @@ static_assert(sizeof(NetConfig) == 12);
 constexpr uint16_t kStatusLinkUp = 1;
 
 // Control virtqueue (5.1.6.5).
-struct CtrlHdr {
+struct KVMMIO_EXPORT CtrlHdr {
   uint8_t cls;
   uint8_t cmd;
 } __attribute__((packed));

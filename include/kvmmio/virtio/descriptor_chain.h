@@ -14,17 +14,18 @@
 #include <span>
 #include <vector>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/guest_memory.h"
 
 namespace kvmmio::virtio {
 
-struct Segment {
+struct KVMMIO_EXPORT Segment {
   uint64_t gpa = 0;
   uint32_t len = 0;
   bool device_writable = false;
 };
 
-struct DescriptorChain {
+struct KVMMIO_EXPORT DescriptorChain {
   uint16_t head = 0;              // what push_used() returns to the driver
   std::vector<Segment> segments;  // device-readable segments, then device-writable
   uint64_t readable_bytes = 0;
@@ -39,13 +40,13 @@ struct DescriptorChain {
 
 // Copies up to dst.size() bytes of the chain's device-readable part,
 // starting `offset` bytes into it. Returns the bytes copied.
-size_t read_from_chain(const GuestMemory& memory, const DescriptorChain& chain, uint64_t offset,
+KVMMIO_EXPORT size_t read_from_chain(const GuestMemory& memory, const DescriptorChain& chain, uint64_t offset,
                        std::span<uint8_t> dst);
 
 // Copies up to src.size() bytes into the chain's device-writable part,
 // starting `offset` bytes into it. Returns the bytes copied (what the
 // device reports as the used length, 2.7.8).
-size_t write_to_chain(const GuestMemory& memory, const DescriptorChain& chain, uint64_t offset,
+KVMMIO_EXPORT size_t write_to_chain(const GuestMemory& memory, const DescriptorChain& chain, uint64_t offset,
                       std::span<const uint8_t> src);
 
 }  // namespace kvmmio::virtio

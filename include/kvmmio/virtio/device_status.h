@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio::virtio {
 
 enum class StatusChange {
@@ -22,12 +24,12 @@ enum class StatusChange {
   kInvalid,      // anything else: a guest error, the write is ignored
 };
 
-const char* to_string(StatusChange change);
+KVMMIO_EXPORT const char* to_string(StatusChange change);
 
 // What writing `written` to Status means when it holds `current`, under the
 // rules of `version` (1 legacy, 2 modern). DEVICE_NEEDS_RESET is the
 // device's bit: drivers echo it back (Linux writes get_status() | bit), so
 // it is ignored in `written` and in the table.
-StatusChange classify_status_write(uint32_t current, uint32_t written, uint32_t version);
+KVMMIO_EXPORT StatusChange classify_status_write(uint32_t current, uint32_t written, uint32_t version);
 
 }  // namespace kvmmio::virtio

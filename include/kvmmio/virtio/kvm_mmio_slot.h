@@ -21,6 +21,7 @@
 #include <string>
 
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/ioeventfd.h"
 #include "kvmmio/irqfd.h"
 #include "kvmmio/virtio/mmio_transport.h"
@@ -34,9 +35,9 @@ namespace kvmmio::virtio {
 // What the slot does with the regs= the caller asked for: regs=mirror needs
 // read-only memory slots (KVM_CAP_READONLY_MEM) and falls back to regs=trap
 // without them; regs=trap stays.
-RegsMode usable_regs_mode(RegsMode asked, bool readonly_slots);
+KVMMIO_EXPORT RegsMode usable_regs_mode(RegsMode asked, bool readonly_slots);
 
-struct KvmMmioSlotConfig {
+struct KVMMIO_EXPORT KvmMmioSlotConfig {
   // Guest physical address of the register window. With regs=mirror it
   // starts a host page that holds no other device (the mirror maps the
   // whole page).
@@ -48,7 +49,7 @@ struct KvmMmioSlotConfig {
   TransportOptions options = {};
 };
 
-class KvmMmioSlot {
+class KVMMIO_EXPORT KvmMmioSlot {
  public:
   // `vm`, `device` and `loop` outlive the slot. Throws what MmioTransport's
   // constructor throws, and std::system_error when KVM refuses the irqfd,

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/virtio/virtio_spec.h"
 
 namespace kvmmio::virtio {
@@ -76,7 +77,7 @@ enum class RegAccess : uint8_t { kRead, kWrite, kReadWrite };
 // Which register layouts a register belongs to.
 enum RegLayouts : uint8_t { kLegacyLayout = 1, kModernLayout = 2, kBothLayouts = 3 };
 
-struct RegisterInfo {
+struct KVMMIO_EXPORT RegisterInfo {
   uint32_t offset;
   const char* name;  // the spec's name, for guest-error messages
   RegAccess access;
@@ -85,6 +86,6 @@ struct RegisterInfo {
 
 // The register at `offset` in the layout of `version` (1 or 2), or nullptr
 // when that layout has no register there.
-const RegisterInfo* find_register(uint32_t offset, uint32_t version);
+KVMMIO_EXPORT const RegisterInfo* find_register(uint32_t offset, uint32_t version);
 
 }  // namespace kvmmio::virtio

@@ -45,6 +45,7 @@
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/base/token_bucket.h"
@@ -74,13 +75,13 @@ namespace kvmmio::virtio {
                     "regs=mirror once the VMM maps the mirror)")                                           \
   C(mirror_updates, "regs=mirror: times the register mirror page changed (after a trapped write, a "  \
                     "configuration change or DEVICE_NEEDS_RESET)")
-struct TransportCounters {
+struct KVMMIO_EXPORT TransportCounters {
   KVMMIO_TRANSPORT_COUNTERS(KVMMIO_ATOMIC_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_TRANSPORT_COUNTERS)
 };
 
 // What the transport is wired to.
-struct TransportEnv {
+struct KVMMIO_EXPORT TransportEnv {
   const GuestMemory& memory;
   EventFd& irq;           // raises the device's interrupt: the irqfd's eventfd (edge SPI)
   uint64_t base = 0;      // guest physical address of the register window
@@ -96,7 +97,7 @@ struct TransportEnv {
   TokenBucket::TimeSource clock = {};
 };
 
-class MmioTransport final : public MmioDevice {
+class KVMMIO_EXPORT MmioTransport final : public MmioDevice {
  public:
   // Set-up storms (docs/security.md): each activation (DRIVER_OK: vhost
   // instances opened, tap settings, the device's watches made) costs the

@@ -10,19 +10,20 @@
 #include <cstdint>
 #include <memory>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/ioeventfd.h"
 #include "kvmmio/vm.h"
 
 namespace kvmmio::virtio {
 
 // One queue's notify fd; deregistered (and closed) on destruction.
-class QueueNotifyFd {
+class KVMMIO_EXPORT QueueNotifyFd {
  public:
   virtual ~QueueNotifyFd() = default;
   virtual int fd() const = 0;
 };
 
-class NotifyFdSource {
+class KVMMIO_EXPORT NotifyFdSource {
  public:
   virtual ~NotifyFdSource() = default;
   // An eventfd for 4-byte writes of `queue_index` to `notify_gpa`. Throws
@@ -31,7 +32,7 @@ class NotifyFdSource {
 };
 
 // KVM ioeventfds.
-class IoEventFdSource final : public NotifyFdSource {
+class KVMMIO_EXPORT IoEventFdSource final : public NotifyFdSource {
  public:
   explicit IoEventFdSource(Vm& vm) : vm_(vm) {}
   std::unique_ptr<QueueNotifyFd> attach(uint64_t notify_gpa, uint32_t queue_index) override;

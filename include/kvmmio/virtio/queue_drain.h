@@ -35,13 +35,14 @@
 #include <functional>
 #include <limits>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/virtio/descriptor_chain.h"
 #include "kvmmio/virtio/split_queue.h"
 #include "kvmmio/virtio/virtio_device.h"
 
 namespace kvmmio::virtio {
 
-struct ChainStep {
+struct KVMMIO_EXPORT ChainStep {
   enum class Kind { kUsed, kKept, kPaused, kUnfinished, kLast, kFailed };
   Kind kind = Kind::kUsed;
   uint32_t written = 0;  // kUsed, kLast: bytes written to the chain's device-writable part
@@ -55,7 +56,7 @@ struct ChainStep {
   static ChainStep failed() { return {Kind::kFailed, 0, 0}; }
 };
 
-struct DrainBudget {
+struct KVMMIO_EXPORT DrainBudget {
   unsigned chains = 0;  // chains popped per run
   uint64_t bytes = std::numeric_limits<uint64_t>::max();
 };
@@ -70,13 +71,13 @@ enum class DrainStop {
   kStopped, // no ring (not active)
 };
 
-struct DrainResult {
+struct KVMMIO_EXPORT DrainResult {
   DrainStop stop = DrainStop::kStopped;
   unsigned chains = 0;  // popped in this run
   uint64_t bytes = 0;   // what the steps reported
 };
 
-class QueueDrain {
+class KVMMIO_EXPORT QueueDrain {
  public:
   // Handles one chain; `bytes_left` is what remains of the byte budget.
   using Handler = std::function<ChainStep(const DescriptorChain& chain, uint64_t bytes_left)>;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/guest_memory.h"
 
 namespace kvmmio::virtio {
@@ -27,7 +28,7 @@ constexpr uint64_t used_ring_bytes(uint32_t size) {
   return kRingHeaderSize + kUsedElemSize * size + kRingEventSize;
 }
 
-struct QueueLayout {
+struct KVMMIO_EXPORT QueueLayout {
   uint32_t size = 0;   // QueueNum: entries in each part
   uint64_t desc = 0;   // Descriptor Area (descriptor table)
   uint64_t avail = 0;  // Driver Area (available ring)
@@ -47,15 +48,15 @@ enum class LayoutError {
   kAvailOutsideRam,
   kUsedOutsideRam,
 };
-const char* to_string(LayoutError error);
+KVMMIO_EXPORT const char* to_string(LayoutError error);
 
 // Checks size and each part's alignment and extent in guest RAM.
-LayoutError validate_layout(const GuestMemory& memory, const QueueLayout& layout, uint32_t max_size);
+KVMMIO_EXPORT LayoutError validate_layout(const GuestMemory& memory, const QueueLayout& layout, uint32_t max_size);
 
 // The legacy layout (2.7.2): descriptor table at QueuePFN * GuestPageSize,
 // the available ring right after it, the used ring at the next QueueAlign
 // boundary. nullopt when page_size or align is not a power of two.
-std::optional<QueueLayout> legacy_layout(uint32_t pfn, uint32_t page_size, uint32_t align,
+KVMMIO_EXPORT std::optional<QueueLayout> legacy_layout(uint32_t pfn, uint32_t page_size, uint32_t align,
                                          uint32_t size);
 
 }  // namespace kvmmio::virtio

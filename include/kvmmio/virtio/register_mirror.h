@@ -25,15 +25,17 @@
 #include <functional>
 #include <span>
 
+#include "kvmmio/base/export.h"
+
 namespace kvmmio::virtio {
 
 // Cleans [addr, addr + size) from the data caches to the point of coherency
 // and waits for it to complete: DC CVAC per cache line, then DSB SY, on
 // arm64 (EL0 may do this: Linux sets SCTLR_EL1.UCI); nothing on x86-64,
 // whose caches are coherent with every access a guest can make here.
-void clean_dcache_to_poc(const void* addr, size_t size);
+KVMMIO_EXPORT void clean_dcache_to_poc(const void* addr, size_t size);
 
-class RegisterMirror {
+class KVMMIO_EXPORT RegisterMirror {
  public:
   using CacheClean = std::function<void(const void* addr, size_t size)>;
 

@@ -24,6 +24,7 @@
 #include <optional>
 #include <span>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/descriptor_chain.h"
 #include "kvmmio/virtio/queue_layout.h"
@@ -46,10 +47,10 @@ enum class QueueError {
   kIndirectBadLength,       // table length zero or not a multiple of 16
   kIndirectTableOutsideRam,
 };
-const char* to_string(QueueError error);
+KVMMIO_EXPORT const char* to_string(QueueError error);
 
 // Where a queue reports malformed input. The transport implements it.
-class QueueFaultSink {
+class KVMMIO_EXPORT QueueFaultSink {
  public:
   virtual void queue_fault(uint32_t queue_index, QueueError error) = 0;
 
@@ -57,7 +58,7 @@ class QueueFaultSink {
   ~QueueFaultSink() = default;
 };
 
-class SplitQueue {
+class KVMMIO_EXPORT SplitQueue {
  public:
   struct Features {
     bool event_idx = false;  // VIRTIO_F_EVENT_IDX negotiated

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kvmmio/base/export.h"
 #include "kvmmio/virtio/mmio_regs.h"
 
 namespace kvmmio::virtio {
@@ -23,7 +24,7 @@ enum class IrqMode { kIrqFd, kRelay };
 // without a KvmMmioSlot that does neither wants kTrap.
 enum class RegsMode { kMirror, kTrap };
 
-struct TransportOptions {
+struct KVMMIO_EXPORT TransportOptions {
   uint32_t version = kVersionModern;  // 1: legacy register layout, 2: modern
   NotifyMode notify = NotifyMode::kIoEventFd;
   IrqMode irq = IrqMode::kIrqFd;

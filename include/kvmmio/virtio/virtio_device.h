@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/export.h"
 #include "kvmmio/virtio/queue_layout.h"
 #include "kvmmio/virtio/split_queue.h"
 
@@ -35,7 +36,7 @@ namespace kvmmio::virtio {
 
 // How a device raises interrupts and reports failure (4.2.2 InterruptStatus,
 // 2.1.2 DEVICE_NEEDS_RESET). Implemented by the transport.
-class VirtioInterrupt {
+class KVMMIO_EXPORT VirtioInterrupt {
  public:
   // A used-buffer notification for a VMM-owned queue. Call it when
   // SplitQueue::should_interrupt() says so.
@@ -52,7 +53,7 @@ class VirtioInterrupt {
 };
 
 // One queue the driver made ready, as the device gets it.
-struct ActiveQueue {
+struct KVMMIO_EXPORT ActiveQueue {
   uint32_t index = 0;
   QueueLayout layout;
   // The ring, for VMM-owned queues; nullptr when a backend owns the queue.
@@ -67,7 +68,7 @@ struct ActiveQueue {
 };
 
 // What a device gets at DRIVER_OK: everything it may use until reset().
-struct DeviceActivation {
+struct KVMMIO_EXPORT DeviceActivation {
   uint64_t features = 0;            // what the driver accepted
   std::vector<ActiveQueue> queues;  // the ready queues, by index
   VirtioInterrupt* interrupt = nullptr;
@@ -79,7 +80,7 @@ struct DeviceActivation {
 // Receives a device's counters, one name and value at a time, in order.
 using CounterVisitor = std::function<void(const char* name, uint64_t value)>;
 
-class VirtioDevice {
+class KVMMIO_EXPORT VirtioDevice {
  public:
   virtual ~VirtioDevice() = default;
 

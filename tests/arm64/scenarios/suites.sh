@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # suites: the arm64 builds of the GoogleTest suites, run on real KVM/ARM and
-# real vhost-net in L1: unit tests; the embedding example
-# (examples/entropy_device, docs/embedding.md); the KVM layer (vGIC creation and the
+# real vhost-net in L1: unit tests; the embedding examples
+# (examples/entropy_device in C++, examples/c_embedder in C, docs/embedding.md:
+# each runs a guest whose interrupts must cost no vCPU exit with the register
+# mirror); the KVM layer (vGIC creation and the
 # clear error for the version L1 does not offer, PSCI vCPU init and CPU_ON,
 # ioeventfd with zero exits, irqfd SPIs the guest acknowledges through the
 # GIC); tap, vhost-net and virtio-net with every backend; of the program's
@@ -40,8 +42,11 @@ run_suite() {
 }
 
 run_suite unit_tests
+# The examples print what they counted; nothing but 0 (77 would be a skip) passes.
 step "examples/entropy_device: a VMM embedding libkvmmio, on real KVM/ARM"
 entropy_device || { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}examples/entropy_device exited $?"; status=1; }
+step "examples/c_embedder: a C VMM owning its VM, with kvmmio's C API, on real KVM/ARM"
+c_embedder || { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}examples/c_embedder exited $?"; status=1; }
 run_suite kvm_tests
 run_suite net_tests
 run_suite vmm_confinement_tests
