@@ -9,7 +9,7 @@
 #   scripts/board-rehearsal.sh [--dir DIR] [--board RELEASE:GIC]... [--configs LIST]
 #                              [--timeout S] [--phases LIST] [--keep]
 #                              [--scenarios LIST] [--net-modes LIST]
-#                              [--scenarios-on RELEASES]
+#                              [--vmm-boot-skip LIST] [--scenarios-on RELEASES]
 #   scripts/board-rehearsal.sh --check-host
 #     --dir DIR      work directory (default <build>/board-rehearsal; ~6 GB
 #                    per release), one DIR/RELEASE per release
@@ -27,6 +27,9 @@
 #                    on the board's KVM (default vmm-boot,net-modes; none: skip)
 #     --net-modes LIST  test.sh's --net-modes (default vhost-irqfd-mirror;
 #                    all: every mode)
+#     --vmm-boot-skip LIST  vmm-boot's cases left out on the board
+#                    (KVMMIO_VMM_BOOT_SKIP, tests/arm64/scenarios/vmm-boot.sh;
+#                    default none: every case)
 #     --scenarios-on RELEASES  the releases whose boards run the scenarios
 #                    (comma-separated, default all; the others run main.sh
 #                    only)
@@ -85,10 +88,10 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '9,33p' "$0"; }
+usage() { sed -n '9,36p' "$0"; }
 
 dir='' gics=() boards=() release='' configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
-scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror scenarios_on=''
+scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror vmm_boot_skip='' scenarios_on=''
 while (($#)); do
     case $1 in
     --dir) dir=${2:?--dir needs DIR}; shift 2 ;;
@@ -102,6 +105,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --scenarios) scenarios=${2:?--scenarios needs a LIST or none}; shift 2 ;;
     --net-modes) net_modes=${2:?--net-modes needs a LIST or all}; shift 2 ;;
+    --vmm-boot-skip) vmm_boot_skip=${2:?--vmm-boot-skip needs a LIST of vmm-boot cases}; shift 2 ;;
     --scenarios-on) scenarios_on=${2:?--scenarios-on needs RELEASES, e.g. trixie}; shift 2 ;;
     --check-host) check_host=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -127,6 +131,7 @@ fi
 [[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
 [[ $scenarios =~ ^[a-z0-9,-]+$ ]] || die "--scenarios: not a list: $scenarios"
 [[ $net_modes =~ ^[a-z0-9,-]+$ ]] || die "--net-modes: not a list: $net_modes"
+[[ -z $vmm_boot_skip || $vmm_boot_skip =~ ^[a-z0-9,-]+$ ]] || die "--vmm-boot-skip: not a list: $vmm_boot_skip"
 [[ $scenarios != none ]] || scenarios=''
 [[ $net_modes != all ]] || net_modes=''
 dir=${dir:-$src/build/board-rehearsal}
@@ -211,6 +216,7 @@ if [[ -z $release ]]; then
         [[ -z $configs ]] || args+=(--configs "$configs")
         if [[ -z $scenarios_on || ,$scenarios_on, == *,$r,* ]]; then
             args+=(--scenarios "${scenarios:-none}" --net-modes "${net_modes:-all}")
+            [[ -z $vmm_boot_skip ]] || args+=(--vmm-boot-skip "$vmm_boot_skip")
         else
             args+=(--scenarios none)
         fi
@@ -522,9 +528,9 @@ echo "BOARD-DONE status=\$status after \$(cat \$r/seconds) s"
 # Then the Linux-guest scenarios on the board's KVM, as a board user runs
 # them: scripts/test.sh --scenarios, on main.sh's build.
 if [ -n "$scenarios" ]; then
-    echo "BOARD: scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes}"
+    echo "BOARD: ${vmm_boot_skip:+KVMMIO_VMM_BOOT_SKIP=$vmm_boot_skip }scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes}"
     start=\$(date +%s)
-    { scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes} 2>&1; echo \$? >\$r/test-status; } | tee \$r/test.log
+    { ${vmm_boot_skip:+KVMMIO_VMM_BOOT_SKIP=$vmm_boot_skip} scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes} 2>&1; echo \$? >\$r/test-status; } | tee \$r/test.log
     echo \$((\$(date +%s) - start)) >\$r/test-seconds
     mkdir -p \$r/test-results
     cp -r build/tests/arm64/results/. \$r/test-results/ 2>/dev/null
