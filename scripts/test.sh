@@ -319,6 +319,9 @@ if compgen -G "$build/tests/arm64/*.log" >/dev/null; then
   printf 'test.sh: nested scenarios, longest first:\n'
   sed -n 's/^== \(.*\): exit status \([0-9]*\) after \([0-9]*\) s.*/\3 \1 (status \2)/p' \
     "$build"/tests/arm64/*.log | sort -rn | awk '{ printf "  %5d s  %s\n", $1, substr($0, index($0, " ") + 1) }'
+  # A scenario run twice because L1's kernel locked up (platform-test.sh):
+  # said here, so a pass after a retry is never silent.
+  grep -h '^== RETRY: ' "$build"/tests/arm64/*.log | sed 's/^== /test.sh: /' || true
 fi
 echo "test.sh: $(budget_close)"
 # Where the real-KVM coverage came from, then one closing line, alone, over

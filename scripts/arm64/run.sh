@@ -60,6 +60,8 @@ Exit status: the scenario's own (0 pass, 1-123 fail; 124-255 become 1),
   124 timeout (the last KVMMIO-STEP is named), 125 L1 never reached the
   scenario (boot failure, panic, scenario missing from the initramfs),
   126 the scenario started but no verdict came back (L1 crashed),
+  127 L1's own kernel reported a hard lockup (QEMU stopped at once: L1 is
+  dead, nothing recovers; docs/arm64-platform.md, "Known L1 issues"),
   2 usage or setup error.
 Binaries get into L1 through build-initramfs.sh --bin FILE (/kvmmio/bin).
 EOF
@@ -180,7 +182,7 @@ qemu=(qemu-system-aarch64
     -drive "file=$disk,format=raw,if=none,id=results"
     -device virtio-blk-device,drive=results)
 
-qpid='' sleeper='' streamer=''
+qpid='' sleeper='' streamer='' lockwatch=''
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
     set +e # best effort: every step runs even if an earlier one fails
@@ -189,6 +191,7 @@ cleanup() {
     [[ -n $qpid ]] && { kill -KILL -- "-$qpid"; wait "$qpid"; } 2>/dev/null
     [[ -n $sleeper ]] && kill "$sleeper" 2>/dev/null
     [[ -n $streamer ]] && kill "$streamer" 2>/dev/null
+    [[ -n $lockwatch ]] && kill "$lockwatch" 2>/dev/null
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -232,9 +235,40 @@ elif ((progress)); then
 fi
 sleep "$timeout" &
 sleeper=$!
+# L1's kernel declaring one of its CPUs dead ("Watchdog detected hard
+# LOCKUP"): seen once, a 16 KiB-page L1 whose CPU 0 never came back from its
+# first L2 entry while the 2-core host ran two other L1s and compilers.
+# Nothing recovers from it; without this the run waited out its whole limit
+# (2700 s). Stopping here costs ~40 s.
+# (grep's own status, not a pipeline's: under pipefail a pipeline would
+# report tail's SIGPIPE.)
+grep -a -m 1 -q 'Watchdog detected hard LOCKUP' < <(tail -n +1 -f --pid="$qpid" "$log") &
+lockwatch=$!
 
 finished=''
-wait -n -p finished "$qpid" "$sleeper" || true
+while :; do
+    wait -n -p finished "$qpid" "$sleeper" ${lockwatch:+"$lockwatch"} && st=0 || st=$?
+    [[ $finished == "$lockwatch" ]] || break
+    lockwatch=''
+    if ((st == 0)); then
+        kill "$sleeper" 2>/dev/null || true
+        wait "$sleeper" 2>/dev/null || true
+        sleeper=''
+        kill -KILL -- "-$qpid" 2>/dev/null || true
+        wait "$qpid" 2>/dev/null || true
+        qpid=''
+        [[ -n $streamer ]] && { wait "$streamer" || true; streamer=''; }
+        say "L1's kernel reported a hard lockup during step: $(markers KVMMIO-STEP | tail -n 1)"
+        grep -a -m 3 -E 'hard LOCKUP|rcu_sched detected stalls' "$log" | tr -d '\r' >&2 || true
+        exit 127
+    fi
+    # The watcher ended with QEMU (no lockup): wait for QEMU itself.
+done
+if [[ -n $lockwatch ]]; then
+    kill "$lockwatch" 2>/dev/null || true
+    wait "$lockwatch" 2>/dev/null || true
+    lockwatch=''
+fi
 if [[ $finished == "$sleeper" ]]; then
     sleeper=''
     kill -KILL -- "-$qpid" 2>/dev/null || true

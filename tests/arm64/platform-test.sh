@@ -45,8 +45,13 @@ if [ -e "$platform/unavailable" ] || [ ! -s "$initramfs" ]; then
 fi
 
 mkdir -p "$(dirname "$results")"
-# One run: no retry. (Failures that once looked intermittent were QEMU
-# running stale guest code, which run.sh's sve=off removes;
+# One run, with one exception: when L1's own kernel reports a hard lockup
+# (run.sh's status 127: L1 is dead before the scenario could say anything,
+# QEMU is stopped at once), the scenario runs once more in a new L1, and
+# this test's output says so; the first console stays beside the results
+# ($results.first-attempt/console.log). A scenario's own failure, a timeout
+# or a crash is never retried. (Failures that once looked intermittent were
+# QEMU running stale guest code, which run.sh's sve=off removes;
 # docs/arm64-platform.md, "Known L1 issues".)
 # The time limit of one L1 boot: 900 s per scenario, 1800 for suites (four
 # GoogleTest suites, ~400 cases, under TCG); a list gets the sum.
@@ -59,8 +64,9 @@ done
 # in L1, commas for spaces (L1's kernel command line carries it).
 modes=()
 [ -z "${KVMMIO_NET_MODES:-}" ] || modes=(--env "KVMMIO_NET_MODES=${KVMMIO_NET_MODES// /,}")
+rm -rf "$results" "$results.first-attempt"
 run_once() {
-  rm -rf "$results" "$results.first-attempt"
+  rm -rf "$results"
   "$KVMMIO_SRCDIR/scripts/arm64/run.sh" --scenario "$scenario" --gic "$gic" \
     --initramfs "$initramfs" --results "$results" \
     --timeout "${KVMMIO_ARM64_TIMEOUT:-$default_timeout}" "${modes[@]}" "$@"
@@ -71,6 +77,13 @@ started=$SECONDS
 set +e
 run_once "$@" 2>&1 | show_live "$name-gicv$gic${kernels:+ ($kernels)}"
 status=${PIPESTATUS[0]}
+if [ "$status" = 127 ]; then
+  mkdir -p "$results.first-attempt"
+  cp "$results/console.log" "$results.first-attempt/" 2>/dev/null
+  echo "== RETRY: L1's kernel reported a hard lockup after $((SECONDS - started)) s (console: $results.first-attempt/console.log); $scenario runs once more in a new L1"
+  run_once "$@" 2>&1 | show_live "$name-gicv$gic${kernels:+ ($kernels)} (second L1)"
+  status=${PIPESTATUS[0]}
+fi
 set -e
 echo "== $scenario on L1 gic-version=$gic${kernels:+, kernels L1:L2 $kernels}: exit status $status after $((SECONDS - started)) s; results in $results"
 echo "   GoogleTest cases: $("$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" "$results")"
