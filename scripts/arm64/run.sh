@@ -245,19 +245,24 @@ sleeper=$!
 grep -a -m 1 -q 'Watchdog detected hard LOCKUP' < <(tail -n +1 -f --pid="$qpid" "$log") &
 lockwatch=$!
 
+# stop_qemu: kills QEMU's process group before its end (a time limit, a
+# dead L1) and waits for the rest of the run's jobs.
+stop_qemu() {
+    if [[ -n $sleeper ]]; then kill "$sleeper" 2>/dev/null || true; wait "$sleeper" 2>/dev/null || true; fi
+    sleeper=''
+    kill -KILL -- "-$qpid" 2>/dev/null || true
+    wait "$qpid" 2>/dev/null || true
+    qpid=''
+    [[ -n $streamer ]] && { wait "$streamer" || true; streamer=''; }
+}
+
 finished=''
 while :; do
     wait -n -p finished "$qpid" "$sleeper" ${lockwatch:+"$lockwatch"} && st=0 || st=$?
     [[ $finished == "$lockwatch" ]] || break
     lockwatch=''
     if ((st == 0)); then
-        kill "$sleeper" 2>/dev/null || true
-        wait "$sleeper" 2>/dev/null || true
-        sleeper=''
-        kill -KILL -- "-$qpid" 2>/dev/null || true
-        wait "$qpid" 2>/dev/null || true
-        qpid=''
-        [[ -n $streamer ]] && { wait "$streamer" || true; streamer=''; }
+        stop_qemu
         say "L1's kernel reported a hard lockup during step: $(markers KVMMIO-STEP | tail -n 1)"
         grep -a -m 3 -E 'hard LOCKUP|rcu_sched detected stalls' "$log" | tr -d '\r' >&2 || true
         exit 127
@@ -271,10 +276,7 @@ if [[ -n $lockwatch ]]; then
 fi
 if [[ $finished == "$sleeper" ]]; then
     sleeper=''
-    kill -KILL -- "-$qpid" 2>/dev/null || true
-    wait "$qpid" 2>/dev/null || true
-    qpid=''
-    [[ -n $streamer ]] && { wait "$streamer" || true; streamer=''; }
+    stop_qemu
     say "TIMEOUT after $timeout s during step: $(markers KVMMIO-STEP | tail -n 1)"
     exit 124
 fi
