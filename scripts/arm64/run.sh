@@ -269,11 +269,8 @@ while :; do
     fi
     # The watcher ended with QEMU (no lockup): wait for QEMU itself.
 done
-if [[ -n $lockwatch ]]; then
-    kill "$lockwatch" 2>/dev/null || true
-    wait "$lockwatch" 2>/dev/null || true
-    lockwatch=''
-fi
+# A watcher still running ends with QEMU's log (tail --pid), or cleanup()
+# stops it.
 if [[ $finished == "$sleeper" ]]; then
     sleeper=''
     stop_qemu

@@ -78,8 +78,7 @@ set +e
 run_once "$@" 2>&1 | show_live "$name-gicv$gic${kernels:+ ($kernels)}"
 status=${PIPESTATUS[0]}
 if [ "$status" = 127 ]; then
-  mkdir -p "$results.first-attempt"
-  cp "$results/console.log" "$results.first-attempt/" 2>/dev/null
+  mv "$results" "$results.first-attempt"
   echo "== RETRY: L1's kernel reported a hard lockup after $((SECONDS - started)) s (console: $results.first-attempt/console.log); $scenario runs once more in a new L1"
   run_once "$@" 2>&1 | show_live "$name-gicv$gic${kernels:+ ($kernels)} (second L1)"
   status=${PIPESTATUS[0]}
