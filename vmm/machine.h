@@ -47,6 +47,7 @@
 #include "vmm/memory_map_arm64.h"
 #include "vmm/options.h"
 #include "vmm/seccomp.h"
+#include "vmm/startup_timeline.h"
 #include "vmm/stats.h"
 
 namespace kvmmio::vmm {
@@ -65,6 +66,10 @@ struct MachineConfig {
   // SIGUSR1 while the guest runs: called on the control thread with the
   // statistics so far (run_command writes them to --stats). Empty: ignored.
   std::function<void(const MachineStats&)> on_stats_request;
+  // Start-up phases (vm, vcpus, vgic, device_tree, image_load, confine,
+  // first_run) are ended on it, and --stats reports it. Optional; must
+  // outlive the Machine.
+  StartupTimeline* startup = nullptr;
   // Once set up, before the guest runs: become this user and group
   // (drop_privileges()), then confine every thread (Seccomp).
   std::optional<uid_t> uid;

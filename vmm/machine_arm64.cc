@@ -63,6 +63,7 @@ class Machine::Impl {
   void load_guest();
   void confine();
   void shutdown();
+  void end_phase(const char* name);  // of config_.startup, if any
 
   MachineConfig config_;
   SignalFd signals_;  // first: blocks the stop signals before any thread exists
@@ -97,6 +98,7 @@ Machine::Impl::Impl(const MachineConfig& config)
   gic_ = choose_gic();
   check_resources();
   vm_->add_ram(layout::kRamBase, config_.mem);
+  end_phase("vm");
 
   // The UART: TX to the console, its level line through KVM_IRQ_LINE (see
   // kvmmio/console/pl011.h for why level).
@@ -112,7 +114,13 @@ Machine::Impl::Impl(const MachineConfig& config)
   for (int i = 0; i < config_.cpus; ++i)
     runners_.push_back(std::make_unique<VcpuRunner>(*vm_, vm_->create_vcpu(i), stop_));
   for (auto& r : runners_) mpidrs_.push_back(r->wait_initialised());
+  end_phase("vcpus");
   vgic_ = std::make_unique<arm64::Vgic>(*vm_, gic_, layout::kGicLayout, layout::kGicNrIrqs);
+  end_phase("vgic");
+}
+
+void Machine::Impl::end_phase(const char* name) {
+  if (config_.startup) config_.startup->end_phase(name);
 }
 
 Machine::Impl::~Impl() { shutdown(); }
@@ -196,11 +204,13 @@ void Machine::Impl::load_guest() {
     spec.virtio_mmio.push_back(layout::virtio_mmio_slot(i));
   add_random_seeds(spec);
   const std::vector<uint8_t> dtb = build_device_tree(spec);
+  end_phase("device_tree");
 
   config_.kernel->file().load(vm_->memory(), config_.boot.kernel_entry);
   if (config_.initrd) config_.initrd->load(vm_->memory(), config_.boot.initrd->start);
   if (!vm_->memory().write(config_.boot.dtb, dtb.data(), dtb.size()))
     throw std::runtime_error("device tree does not fit at its planned address");
+  end_phase("image_load");
 }
 
 RunResult Machine::Impl::run() {
@@ -225,12 +235,18 @@ RunResult Machine::Impl::run() {
   });
 
   confine();
+  end_phase("confine");
   started_ = Clock::now();
-  for (auto& r : runners_)
-    r->start(&r == &runners_.front()
-                 ? std::optional<BootEntry>(BootEntry{config_.boot.kernel_entry, config_.boot.dtb})
-                 : std::nullopt,
-             [this] { seccomp_.confine_this_thread(ThreadClass::kVcpu); });
+  for (auto& r : runners_) {
+    const bool boot_cpu = &r == &runners_.front();
+    r->start(boot_cpu ? std::optional<BootEntry>(BootEntry{config_.boot.kernel_entry, config_.boot.dtb})
+                      : std::nullopt,
+             [this, boot_cpu] {
+               seccomp_.confine_this_thread(ThreadClass::kVcpu);
+               // The last step before the guest's first instruction.
+               if (boot_cpu && config_.startup) config_.startup->first_run();
+             });
+  }
   seccomp_.confine_this_thread(ThreadClass::kMain);
   stop_.wait();
   shutdown();
@@ -282,6 +298,7 @@ MachineStats Machine::Impl::stats() const {
   s.cpus = config_.cpus;
   s.mem_bytes = config_.mem;
   s.gic = gic_choice_name(gic_);
+  if (config_.startup) s.startup = config_.startup->stats();
   if (ran_) {
     const auto end = stopped_ == Clock::time_point{} ? Clock::now() : stopped_;
     s.wall_time_seconds = std::chrono::duration<double>(end - started_).count();

@@ -13,6 +13,7 @@
 #include "vmm/exit_status.h"
 #include "vmm/options.h"
 #include "vmm/run_command.h"
+#include "vmm/startup_timeline.h"
 
 namespace {
 
@@ -33,6 +34,7 @@ void install_log_sink() {
 
 int main(int argc, char** argv) {
   using namespace kvmmio::vmm;
+  StartupTimeline startup;  // first: --stats reports the start-up from here
   install_log_sink();
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
       case Command::Kind::kVersion: std::fputs(version_text().c_str(), stdout); return 0;
       case Command::Kind::kRun:
         kvmmio::set_log_level(cmd.run.log_level);
-        return run_command(cmd.run);
+        return run_command(cmd.run, &startup);
     }
   } catch (const kvmmio::UserError& e) {
     KVMMIO_LOG_ERROR("%s", e.what());

@@ -61,7 +61,7 @@ void report_stop(const RunResult& result) {
 
 }  // namespace
 
-int run_command(const RunOptions& options) {
+int run_command(const RunOptions& options, StartupTimeline* startup) {
   const std::vector<VirtioDevicePlan> plan = plan_virtio_devices(options, STDOUT_FILENO);
   const KernelImage kernel(options.kernel);
   std::optional<BootFile> initrd;
@@ -89,6 +89,7 @@ int run_command(const RunOptions& options) {
   config.console_out = STDOUT_FILENO;
   config.console_escapes = ::isatty(STDIN_FILENO);
   config.seccomp = options.seccomp;
+  config.startup = startup;
   if (options.user) {
     const Identity id = resolve_user(*options.user);
     config.uid = id.uid;
@@ -108,9 +109,11 @@ int run_command(const RunOptions& options) {
 
   // Before anything holds guest memory: no core dumps, no ptrace by peers.
   harden_process();
+  if (startup) startup->end_phase("setup");  // options, plans, files opened
   Machine machine(config);
   // In plan order, so the slots match the device tree --dump-dtb shows.
   for (const VirtioDevicePlan& d : plan) machine.add_virtio_mmio(d.name, d.type, d.make);
+  if (startup) startup->end_phase("devices");
   RunResult result;
   {
     // Raw only while the guest owns the terminal: set-up errors above print

@@ -6,11 +6,14 @@
 #pragma once
 
 #include "vmm/options.h"
+#include "vmm/startup_timeline.h"
 
 namespace kvmmio::vmm {
 
 // Returns the process exit status (vmm/exit_status.h). Throws UserError
 // (status 2) for input problems, other exceptions (status 1) for failures.
-int run_command(const RunOptions& options);
+// STARTUP (optional): the timeline main() started; its "setup" and
+// "devices" phases end here, the rest in the Machine (--stats).
+int run_command(const RunOptions& options, StartupTimeline* startup = nullptr);
 
 }  // namespace kvmmio::vmm

@@ -17,6 +17,19 @@ Json counters(const Counters& c) {
   return out;
 }
 
+// Microseconds are all a start-up phase means here.
+double ms(double v) { return std::round(v * 1000) / 1000; }
+
+// {"exec_to_main": ..., each phase in order ..., "to_first_run": ...}; the
+// first and last only where known (machine.h, startup_timeline.h).
+Json startup(const StartupStats& s) {
+  Json out = Json::object();
+  if (s.exec_to_main_ms) out["exec_to_main"] = ms(*s.exec_to_main_ms);
+  for (const auto& [name, v] : s.phases_ms) out[name] = ms(v);
+  if (s.to_first_run_ms) out["to_first_run"] = ms(*s.to_first_run_ms);
+  return out;
+}
+
 }  // namespace
 
 VcpuStats vcpu_stats(int index, const VcpuExitCounts& c) {
@@ -35,6 +48,7 @@ std::string to_json(const MachineStats& m) {
       {"gic", m.gic},
       // Milliseconds are all a wall time means here.
       {"wall_time_seconds", std::round(m.wall_time_seconds * 1000) / 1000},
+      {"startup_ms", startup(m.startup)},
       {"exit_status", m.exit_status},
       {"stop_reason", m.stop_reason},
       {"unclaimed_mmio", m.unclaimed_mmio},

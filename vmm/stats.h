@@ -11,6 +11,8 @@
 
 #include "kvmmio/vcpu.h"
 
+#include "vmm/startup_timeline.h"
+
 namespace kvmmio::vmm {
 
 // Named counters in a fixed order (the JSON keeps it).
@@ -39,6 +41,7 @@ struct MachineStats {
   uint64_t mem_bytes = 0;
   std::string gic;  // "v3" or "v2": what the guest got
   double wall_time_seconds = 0;
+  StartupStats startup;  // exec to the first KVM_RUN, by phase
   int exit_status = 0;
   std::string stop_reason;  // "poweroff", "reset", "signal SIGINT", "failure: ...", "running" (a snapshot)
   std::vector<VcpuStats> vcpus;

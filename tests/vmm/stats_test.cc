@@ -48,6 +48,7 @@ MachineStats sample() {
   m.mem_bytes = 256u << 20;
   m.gic = "v3";
   m.wall_time_seconds = 4.25;
+  m.startup.phases_ms = {{"setup", 1.23456}, {"vm", 2}};
   m.exit_status = 0;
   m.stop_reason = "poweroff";
   VcpuExitCounts c0;
@@ -83,6 +84,9 @@ TEST(Stats, JsonHasTheDocumentedShape) {
                            "  \"mem_bytes\": 268435456,",
                            "  \"gic\": \"v3\",",
                            "  \"wall_time_seconds\": 4.25,",
+                           "  \"startup_ms\": {",
+                           "    \"setup\": 1.235,",
+                           "    \"vm\": 2.0",
                            "  \"exit_status\": 0,",
                            "  \"stop_reason\": \"poweroff\",",
                            "  \"unclaimed_mmio\": 0,",
@@ -135,6 +139,12 @@ TEST(Stats, TheUsageExampleIsWhatTheWriterWrites) {
   m.mem_bytes = 268435456;
   m.gic = "v3";
   m.wall_time_seconds = 8.321;
+  // Binary fractions: the writer's rounding to 0.001 ms leaves them as is.
+  m.startup.exec_to_main_ms = 10;
+  m.startup.phases_ms = {{"setup", 2.125},      {"vm", 1.5},          {"vcpus", 0.75},
+                         {"vgic", 0.25},        {"devices", 0.5},     {"device_tree", 0.125},
+                         {"image_load", 4.875}, {"confine", 0.625},   {"first_run", 0.25}};
+  m.startup.to_first_run_ms = 21;
   m.stop_reason = "poweroff";
   m.event_loop_wakeups = 12;
   VcpuExitCounts exits;
