@@ -49,16 +49,23 @@ R=$KVMMIO_RESULTS
 check_stats() {
     f=$1
     [ -s "$f" ] || { echo "no stats file $f"; return 1; }
-    jq -e . "$f" >/dev/null || { echo "stats: $f is not JSON"; return 1; }
-    [ "$(jq .cpus "$f")" = "$2" ] || { echo "stats: cpus is not $2"; return 1; }
-    [ "$(jq -r .gic "$f")" = "$want_gic" ] || { echo "stats: gic is not $want_gic"; return 1; }
-    [ "$(jq .exit_status "$f")" = "$3" ] || { echo "stats: exit_status is not $3"; return 1; }
-    [ "$(jq -r .stop_reason "$f")" = "$4" ] || { echo "stats: stop_reason is not '$4'"; return 1; }
-    [ "$(jq .unclaimed_mmio "$f")" = 0 ] || { echo "stats: unclaimed MMIO accesses"; return 1; }
-    # Every vCPU recorded exits (secondaries at least the kick that stopped them).
-    [ "$(jq '.vcpus | length' "$f")" = "$2" ] || { echo "stats: not $2 vCPU entries"; return 1; }
-    [ "$(jq '[.vcpus[] | select(.total_exits == 0)] | length' "$f")" = 0 ] ||
-        { echo "stats: a vCPU with no exits"; return 1; }
+    # One jq for the whole document (stats_flat, lib.sh); awk reads it.
+    stats_flat "$f" || { echo "stats: $f is not JSON"; return 1; }
+    [ "$(stats_value "$f" cpus)" = "$2" ] || { echo "stats: cpus is not $2"; return 1; }
+    [ "$(stats_value "$f" gic)" = "$want_gic" ] || { echo "stats: gic is not $want_gic"; return 1; }
+    [ "$(stats_value "$f" exit_status)" = "$3" ] || { echo "stats: exit_status is not $3"; return 1; }
+    [ "$(stats_value "$f" stop_reason)" = "$4" ] || { echo "stats: stop_reason is not '$4'"; return 1; }
+    [ "$(stats_value "$f" unclaimed_mmio)" = 0 ] || { echo "stats: unclaimed MMIO accesses"; return 1; }
+    # Every vCPU recorded exits (secondaries at least the kick that stopped
+    # them): "entries idle", the vCPU entries and those with 0 exits.
+    vcpus=$(awk -F '\t' '{ n = split($1, p, ".") }
+        p[1] == "vcpus" && n == 3 && p[3] == "total_exits" { e++; if ($2 == 0) z++ }
+        END { print e + 0, z + 0 }' "$stats_flat_out")
+    [ "${vcpus% *}" = "$2" ] || { echo "stats: not $2 vCPU entries with total_exits"; return 1; }
+    [ "${vcpus#* }" = 0 ] || { echo "stats: a vCPU with no exits"; return 1; }
+    # The start-up was timed up to the guest's first instruction.
+    awk "BEGIN { exit !($(stats_value "$f" startup_ms.to_first_run) + 0 > 0) }" ||
+        { echo "stats: no startup_ms.to_first_run"; return 1; }
     # No device saw a guest error on a clean boot.
     [ "$(guest_errors_total "$f")" = 0 ] || { echo "stats: guest errors"; return 1; }
     # The console device (the UART, or virtio-console: arg 5) printed.
@@ -136,6 +143,7 @@ run_poweroff() {
     elif [ $con = virtio ] && ! err=$(check_hvc_stats "$R/$name.json" 2); then msg=$err
     fi
     echo "$name: kvmmio exit $status after $t s; L2 $(grep -h 'KVMMIO-L2-UPTIME' "$out" || echo 'no uptime')"
+    echo "$name: kvmmio start-up (ms): $(startup_line "$R/$name.json")"
     record "$name" "$t" "$msg"
 }
 
@@ -306,8 +314,9 @@ run_bad_guest() {
     if [ "$status" != 1 ]; then msg="kvmmio exit status $status, not 1"
     elif ! grep -q 'vCPU 0 registers: pc=0x40000044 ' "$R/bad-guest.stderr"; then
         msg="no register dump at the LDP (pc=0x40000044): $(tr '\n"' ' _' <"$R/bad-guest.stderr")"
-    elif [ "$(jq .exit_status "$R/bad-guest.json")" != 1 ]; then msg="stats: exit_status is not 1"
-    elif ! jq -e '.stop_reason | startswith("vCPU 0: ")' "$R/bad-guest.json" >/dev/null; then msg="stats: stop_reason does not name vCPU 0"
+    elif [ "$(stats_value "$R/bad-guest.json" exit_status)" != 1 ]; then msg="stats: exit_status is not 1"
+    elif ! stats_value "$R/bad-guest.json" stop_reason | grep -q '^vCPU 0: '; then
+        msg="stats: stop_reason does not name vCPU 0"
     fi
     record bad-guest "$t" "$msg"
 }
