@@ -515,6 +515,9 @@ mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
 hostname board
 ip link set lo up
+# The tuning docs/usage.md ("Huge pages") gives a board: huge pages for
+# kvmmio's guest RAM.
+echo advise >/sys/kernel/mm/transparent_hugepage/shmem_enabled
 export HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 r=/root/board-rehearsal
 cd /root/kvmmio

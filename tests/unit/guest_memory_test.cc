@@ -211,25 +211,41 @@ TEST(GuestMemoryMapping, RejectsMappingsItCannotUse) {
   EXPECT_EQ(mem.regions().size(), 1u);
 }
 
+// The VmFlags line of the mapping that starts at ADDR in /proc/self/smaps,
+// with a space at each end ("" when there is no such mapping).
+std::string vm_flags(const void* addr) {
+  char start[32];
+  std::snprintf(start, sizeof start, "%lx-", reinterpret_cast<unsigned long>(addr));
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_region = false;
+  while (std::getline(smaps, line)) {
+    if (line.rfind(start, 0) == 0) in_region = true;
+    if (in_region && line.rfind("VmFlags:", 0) == 0) return line.substr(8) + " ";
+  }
+  return "";
+}
+
 // Guest RAM stays out of the VMM's core files: the mapping is MADV_DONTDUMP
 // ("dd" among its VmFlags in /proc/self/smaps).
 TEST(GuestMemorySetup, RamIsLeftOutOfCoreDumps) {
   GuestMemory mem;
   const RamRegion& r = mem.add_ram(0, 4 * kPage);
-  char start[32];
-  std::snprintf(start, sizeof start, "%lx-", reinterpret_cast<unsigned long>(r.host()));
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  bool in_region = false, found = false;
-  while (std::getline(smaps, line)) {
-    if (line.rfind(start, 0) == 0) in_region = true;
-    if (in_region && line.rfind("VmFlags:", 0) == 0) {
-      EXPECT_NE((line + " ").find(" dd "), std::string::npos) << line;
-      found = true;
-      break;
-    }
-  }
-  EXPECT_TRUE(found) << "no mapping at " << start << " in /proc/self/smaps";
+  const std::string flags = vm_flags(r.host());
+  ASSERT_NE(flags, "") << "no mapping at " << static_cast<void*>(r.host()) << " in /proc/self/smaps";
+  EXPECT_NE(flags.find(" dd "), std::string::npos) << flags;
+}
+
+// kvmmio's RAM asks for transparent huge pages (MADV_HUGEPAGE: "hg"); the
+// host's shmem_enabled decides whether it gets them (docs/usage.md).
+TEST(GuestMemorySetup, RamAsksForHugePages) {
+  if (::access("/sys/kernel/mm/transparent_hugepage", F_OK) != 0)
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  GuestMemory mem;
+  const RamRegion& r = mem.add_ram(0, 4 * kPage);
+  const std::string flags = vm_flags(r.host());
+  ASSERT_NE(flags, "") << "no mapping at " << static_cast<void*>(r.host()) << " in /proc/self/smaps";
+  EXPECT_NE(flags.find(" hg "), std::string::npos) << flags;
 }
 
 }  // namespace
