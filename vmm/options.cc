@@ -276,7 +276,8 @@ Options of `run`:
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
                       [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
                       [,mac=MAC][,queues=N][,mtu=N]; the tap is created if
-                      absent;
+                      absent; the default MAC is a stable hash of the tap's
+                      name;
                       vhost=auto (default) uses /dev/vhost-net when it opens
   --dump-dtb FILE     write the device tree the guest would get to FILE (- for
                       stdout) and exit without creating a VM (works on any

@@ -45,10 +45,12 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemor
                      EventLoop& loop)
     : VirtioNet(options, index, memory, loop, Tap(options.tap, options.queue_pairs)) {}
 
-VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
+// The index no longer picks the default MAC (default_mac(tap) does); the
+// parameter stays for the ABI.
+VirtioNet::VirtioNet(const NetOptions& options, unsigned /*index*/, const GuestMemory& memory,
                      EventLoop& loop, Tap tap)
     : options_(options),
-      mac_(options.mac.value_or(default_mac(index))),
+      mac_(options.mac.value_or(default_mac(options.tap))),
       memory_(memory),
       loop_(loop),
       tap_(std::move(tap)),
