@@ -53,6 +53,7 @@ native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         nlohmann-json3-dev  # every JSON kvmmio writes or reads (header-only)
         jq                  # the scripts read JSON with jq
         libseccomp-dev      # the VMM's per-thread system call filters
+        zlib1g-dev          # --kernel Image.gz (same name on Debian 12 and 13)
         device-tree-compiler libgtest-dev libgmock-dev)
 # The test suite's own tools, which scripts/main.sh does not use.
 testing=(gcovr               # scripts/coverage.sh: line coverage of the host tests
@@ -73,7 +74,7 @@ case $arch in
     # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
-    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
+    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64 zlib1g-dev:arm64)
     platform=(qemu-system-arm cpio kmod)
     # scripts/board-rehearsal.sh (run by scripts/test.sh, not by --native's
     # make check): the board's root (mmdebstrap), its disk image

@@ -197,7 +197,7 @@ void Machine::Impl::load_guest() {
   add_random_seeds(spec);
   const std::vector<uint8_t> dtb = build_device_tree(spec);
 
-  config_.kernel->file().load(vm_->memory(), config_.boot.kernel_entry);
+  config_.kernel->load(vm_->memory(), config_.boot.kernel_entry);
   if (config_.initrd) config_.initrd->load(vm_->memory(), config_.boot.initrd->start);
   if (!vm_->memory().write(config_.boot.dtb, dtb.data(), dtb.size()))
     throw std::runtime_error("device tree does not fit at its planned address");

@@ -125,7 +125,7 @@ std::string non_empty(const std::string& option, const std::string& value, const
 // and how it is applied.
 std::vector<CliOption> run_options(RunOptions& o, bool& help) {
   return {
-      {"--kernel", "an arm64 Image file, e.g. --kernel /boot/Image",
+      {"--kernel", "an arm64 Image or Image.gz file, e.g. --kernel /boot/Image",
        [&o](const std::string& v) { o.kernel = non_empty("--kernel", v, "a file"); }},
       {"--initrd", "an initramfs file, e.g. --initrd initrd.img",
        [&o](const std::string& v) { o.initrd = non_empty("--initrd", v, "a file"); }},
@@ -248,8 +248,9 @@ Boots an arm64 Linux Image in a KVM virtual machine on an arm64 host:
 a GICv3 or GICv2, a PL011 UART on stdin/stdout, PSCI, virtio-mmio slots.
 
 Options of `run`:
-  --kernel IMAGE      the arm64 Linux Image to boot (uncompressed, with the
-                      "ARM\x64" header; not Image.gz, vmlinux or an x86 kernel)
+  --kernel IMAGE      the arm64 Linux Image to boot (with the "ARM\x64"
+                      header), uncompressed or gzip-compressed (Image.gz); not
+                      vmlinux, an EFI zboot vmlinuz.efi or an x86 kernel
   --initrd FILE       an initramfs, placed in guest RAM and named in /chosen
   --cmdline STR       the kernel command line; default "console=ttyAMA0
                       earlycon" (with --console virtio: "console=hvc0 earlycon")
