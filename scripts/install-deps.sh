@@ -74,7 +74,7 @@ case $arch in
     # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
-    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64 zlib1g-dev:arm64)
+    cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
     platform=(qemu-system-arm cpio kmod)
     # scripts/board-rehearsal.sh (run by scripts/test.sh, not by --native's
     # make check): the board's root (mmdebstrap), its disk image

@@ -276,8 +276,9 @@ Options of `run`:
   --net SPEC          a virtio-net device on a tap (repeatable); SPEC is
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
                       [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
-                      [,mac=MAC][,queues=N][,mtu=N]; the tap is created if
-                      absent; the default MAC is a stable hash of the tap's
+                      [,mac=MAC][,queues=N][,mtu=N][,bridge=NAME]; the tap
+                      is created if absent, and added to the existing bridge
+                      NAME; the default MAC is a stable hash of the tap's
                       name;
                       vhost=auto (default) uses /dev/vhost-net when it opens
   --dump-dtb FILE     write the device tree the guest would get to FILE (- for

@@ -74,6 +74,11 @@ constexpr DeviceKey kDeviceKeys[] = {
      [](NetOptions& o, std::string_view v) {
        o.mtu = static_cast<uint16_t>(parse_uint(v, shown("mtu", v), 68, 65535));
      }},
+    {"bridge",
+     [](NetOptions& o, std::string_view v) {
+       check_interface_name(v, shown("bridge", v));
+       o.bridge = std::string(v);
+     }},
 };
 
 }  // namespace
@@ -113,7 +118,7 @@ NetOptions NetOptions::parse(std::string_view spec) {
       o.transport.set(key, value);  // version, notify, irq, ...: the transport's keys
     } catch (const UserError& e) {
       throw UserError("--net " + std::string(key) + "=" + std::string(value) + ": " + e.what() +
-                      " (--net's own keys: tap, vhost, mac, queues, mtu)");
+                      " (--net's own keys: tap, vhost, mac, queues, mtu, bridge)");
     }
   }
   if (o.tap.empty())

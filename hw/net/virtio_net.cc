@@ -15,6 +15,7 @@
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
+#include "bridge.h"
 #include "control_queue.h"
 #include "net_backend.h"
 #include "tap_supervisor.h"
@@ -58,6 +59,11 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned /*index*/, const GuestM
   if (tap_.queues() != options.queue_pairs)
     throw std::invalid_argument("VirtioNet: the tap has " + std::to_string(tap_.queues()) +
                                 " queues for " + std::to_string(options.queue_pairs) + " queue pairs");
+  if (!options.bridge.empty()) {
+    if (tap_.is_socketpair())
+      throw UserError("net " + tap_.name() + ": bridge= needs a real tap, not a socketpair");
+    add_to_bridge(tap_.name(), options.bridge);
+  }
   switch (options.vhost) {
     case VhostMode::kOn:
       if (tap_.is_socketpair())

@@ -145,7 +145,7 @@ KVMMIO_EXPORT kvmmio_status kvmmio_device_create(kvmmio_vm* vm, const kvmmio_dev
                                                  void* opaque, kvmmio_device** device);
 /* The library's virtio-net device on a tap, its queues moved by vhost-net
  * (or by kvmmio's userspace backend): `spec` is the kvmmio program's --net
- * value, "tap=NAME[,vhost=on|off|auto][,queues=N][,mac=..][,mtu=N]" plus
+ * value, "tap=NAME[,vhost=on|off|auto][,queues=N][,mac=..][,mtu=N][,bridge=..]" plus
  * the transport's words (version=, notify=, irq=, regs=), which become the
  * defaults of its transport. The default MAC derives from the tap's name
  * (kvmmio/net/net_options.h, default_mac()); `index` is no longer used. */

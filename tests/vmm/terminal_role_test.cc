@@ -16,6 +16,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <string>
+
 #include "kvmmio/base/unique_fd.h"
 #include "vmm/raw_terminal.h"
 
@@ -90,16 +92,24 @@ int session_leader(const char* slave_path) {
   return WEXITSTATUS(status);
 }
 
-TEST(TerminalRole, BackgroundJobOfARealTerminalIsLeftAloneAndNotStopped) {
-  UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
-  ASSERT_TRUE(master);
-  ASSERT_EQ(::grantpt(master.get()), 0);
-  ASSERT_EQ(::unlockpt(master.get()), 0);
+// A new pseudo-terminal: its master side in `master`, its slave's path
+// returned ("" on failure).
+std::string new_pty(UniqueFd& master) {
+  master.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
   char path[128];
-  ASSERT_EQ(::ptsname_r(master.get(), path, sizeof path), 0);
+  if (!master || ::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0 ||
+      ::ptsname_r(master.get(), path, sizeof path) != 0)
+    return "";
+  return path;
+}
+
+TEST(TerminalRole, BackgroundJobOfARealTerminalIsLeftAloneAndNotStopped) {
+  UniqueFd master;
+  const std::string path = new_pty(master);
+  ASSERT_FALSE(path.empty());
   const pid_t leader = ::fork();
   ASSERT_GE(leader, 0);
-  if (leader == 0) ::_exit(session_leader(path));
+  if (leader == 0) ::_exit(session_leader(path.c_str()));
   int status = 0;
   ASSERT_EQ(::waitpid(leader, &status, 0), leader);
   ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
@@ -118,13 +128,10 @@ TEST(TerminalRole, PipeIsNoTerminalAndAForeignPtyNoControllingOne) {
   ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
   UniqueFd r(p[0]), w(p[1]);
   EXPECT_EQ(terminal_role(r.get()), TerminalRole::kNotTerminal);
-  UniqueFd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
-  ASSERT_TRUE(master);
-  ASSERT_EQ(::grantpt(master.get()), 0);
-  ASSERT_EQ(::unlockpt(master.get()), 0);
-  char path[128];
-  ASSERT_EQ(::ptsname_r(master.get(), path, sizeof path), 0);
-  UniqueFd slave(::open(path, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  UniqueFd master;
+  const std::string path = new_pty(master);
+  ASSERT_FALSE(path.empty());
+  UniqueFd slave(::open(path.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC));
   ASSERT_TRUE(slave);
   EXPECT_EQ(terminal_role(slave.get()), TerminalRole::kNotControlling);
   RawTerminal raw(slave.get());

@@ -3,8 +3,9 @@
 //
 //   tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay][,notify=ioeventfd|trap]
 //          [,version=1|2][,mac=XX:XX:XX:XX:XX:XX][,queues=N][,mtu=N]
+//          [,bridge=NAME]
 //
-// tap, vhost, mac, queues and mtu are the device's keys; any other key is
+// tap, vhost, mac, queues, mtu and bridge are the device's keys; any other key is
 // handed to TransportOptions::set() (irq, notify, version: the virtio-mmio
 // transport's), so a transport key needs no change here.
 #pragma once
@@ -30,6 +31,7 @@ struct KVMMIO_EXPORT NetOptions {
   uint16_t queue_pairs = 1;
   uint16_t mtu = 0;  // 0: VIRTIO_NET_F_MTU not offered
   virtio::TransportOptions transport;
+  std::string bridge;  // empty: none; else the tap is added to this existing bridge
 
   // Checks everything that can be checked without touching the system:
   // each key once, tap names (check_interface_name), MACs, numbers
