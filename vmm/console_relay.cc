@@ -197,13 +197,17 @@ void ConsoleRelay::on_connection() {
   client_ = std::move(c);
   ++counters_.connections;
   peer_watch_ = loop_->watch(client_.get(), [this] { on_peer_input(); });
-  KVMMIO_LOG_INFO("console %s: a client connected", path_.c_str());
+  if (const uint64_t k = client_log_.next())
+    KVMMIO_LOG_INFO("console %s: a client connected (#%llu)", path_.c_str(), static_cast<unsigned long long>(k));
 }
 
 void ConsoleRelay::drop_client(const char* why) {
   peer_watch_ = {};  // from its own callback: allowed
   client_.reset();
-  KVMMIO_LOG_INFO("console %s: the client left (%s)", path_.c_str(), why);
+  // Counted with the connections: a client that comes and goes in a loop
+  // fills no log.
+  if (client_log_.count() <= GuestErrorLog::kBurst || client_log_.count() % GuestErrorLog::kEvery == 0)
+    KVMMIO_LOG_INFO("console %s: the client left (%s)", path_.c_str(), why);
 }
 
 }  // namespace kvmmio::vmm

@@ -15,7 +15,8 @@
 // dropped and counted (output_dropped). Input that the guest has no room
 // for once the socket pair is full is dropped and counted too. Both are
 // bounded by the kernel's buffers; the relay itself holds at most one
-// read's bytes. Drops are logged rate-limited (LogLimit).
+// read's bytes. Drops, clients coming and going and refused clients are
+// logged rate-limited (LogLimit).
 //
 // pty: the relay keeps the slave side open itself, in raw mode, so the
 // master never reads EIO (nor polls HUP) while nobody has the terminal
@@ -94,7 +95,7 @@ class ConsoleRelay {
   UniqueFd listener_, client_;
   bool socket_bound_ = false;  // path_ is ours to remove
   ConsoleRelayCounters counters_;
-  LogLimit output_drop_log_, input_drop_log_, refused_log_;
+  LogLimit output_drop_log_, input_drop_log_, refused_log_, client_log_;
   EventLoop* loop_ = nullptr;
   // Last: dropped first, so no callback runs on a half-destroyed relay.
   EventLoop::Registration output_watch_, peer_watch_, listen_watch_;
