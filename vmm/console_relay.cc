@@ -110,6 +110,14 @@ void ConsoleRelay::open_socket() {
   if (::listen(listener_.get(), 4) != 0) throw_errno("console socket: listen");
 }
 
+void ConsoleRelay::give_to(uid_t uid, gid_t gid) {
+  // The socket itself, not a link someone put in its place.
+  const int rc = pty_slave_ ? ::fchown(pty_slave_.get(), uid, gid) : ::lchown(path_.c_str(), uid, gid);
+  if (rc != 0)
+    throw UserError("--console ..." + ConsoleDestination{kind_, path_}.to_string() + ": cannot give " +
+                    path_ + " to --user/--group: " + std::strerror(errno));
+}
+
 void ConsoleRelay::start(EventLoop& loop) {
   loop_ = &loop;
   output_watch_ = loop.watch(relay_.get(), [this] { on_device_output(); });

@@ -29,6 +29,8 @@
 // second one is told so and closed. The file is removed at destruction.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -69,6 +71,10 @@ class ConsoleRelay {
   // The pty's slave path (/dev/pts/N) or the socket's path.
   const std::string& path() const { return path_; }
   bool client_connected() const { return static_cast<bool>(client_); }
+
+  // The pty's slave or the socket file to `uid`:`gid` (-1: unchanged), for
+  // --user/--group: the user kvmmio becomes may attach. UserError if not.
+  void give_to(uid_t uid, gid_t gid);
 
   // Relays on `loop` from now on, until stop() (or destruction).
   void start(EventLoop& loop);

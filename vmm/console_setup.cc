@@ -14,6 +14,13 @@
 
 namespace kvmmio::vmm {
 
+void ConsoleEnds::give_to(uid_t uid, gid_t gid) {
+  if (file && created_file && ::fchown(file.get(), uid, gid) != 0)
+    throw UserError(std::string("--console ...,file=: cannot give the file to --user/--group: ") +
+                    std::strerror(errno));
+  if (relay) relay->give_to(uid, gid);
+}
+
 ConsoleEnds open_console(const ConsoleDestination& destination, TerminalRole stdin_role) {
   ConsoleEnds ends;
   switch (destination.kind) {
@@ -33,8 +40,13 @@ ConsoleEnds open_console(const ConsoleDestination& destination, TerminalRole std
       // Appended: a restarted VM's console follows the last one's, as a log
       // does. O_NONBLOCK: a FIFO without a reader is refused at once (ENXIO)
       // rather than hanging here; the console waits for room itself.
-      ends.file.reset(::open(destination.path.c_str(),
-                             O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600));
+      {
+        constexpr int kFlags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+        // Created here, or there already (then its owner and mode stay).
+        ends.file.reset(::open(destination.path.c_str(), kFlags | O_CREAT | O_EXCL, 0600));
+        ends.created_file = static_cast<bool>(ends.file);
+        if (!ends.file && errno == EEXIST) ends.file.reset(::open(destination.path.c_str(), kFlags));
+      }
       if (!ends.file)
         throw UserError("--console ...," + destination.to_string() + ": cannot open " +
                         destination.path + " for writing: " + std::strerror(errno) +

@@ -15,6 +15,8 @@
 // the guest as it is (stop such a VM with a signal).
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 
 #include "kvmmio/base/unique_fd.h"
@@ -30,7 +32,13 @@ struct ConsoleEnds {
   bool escapes = false;
   bool stdio = false;  // the terminal may be taken over (RawTerminal on stdin)
   UniqueFd file;
+  bool created_file = false;  // by kvmmio now: given to --user (an existing one keeps its owner)
   std::unique_ptr<ConsoleRelay> relay;
+
+  // --user/--group: the console file kvmmio created, its pty or socket
+  // belongs to the user kvmmio becomes (-1: unchanged), who can then read
+  // or attach to it without root. UserError if it cannot be given.
+  void give_to(uid_t uid, gid_t gid);
 };
 
 // Opens the destination; UserError naming the fix when it cannot.

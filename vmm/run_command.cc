@@ -106,6 +106,8 @@ int run_command(const RunOptions& options) {
     config.gid = id.gid;
   }
   if (options.group) config.gid = resolve_group(*options.group);
+  if (config.uid || config.gid)
+    console.give_to(config.uid.value_or(static_cast<uid_t>(-1)), config.gid.value_or(static_cast<gid_t>(-1)));
   if (stats_file) {
     // kill -USR1: the counters so far, e.g. before and after a benchmark run.
     config.on_stats_request = [&stats_file](const MachineStats& stats) {

@@ -246,5 +246,38 @@ TEST(ConsoleSocket, PathInUseOrNotASocketNamesTheFix) {
   EXPECT_EQ(test::read_file(plain).size(), 3u);
 }
 
+// --user: what kvmmio made is given to the user it becomes; a file that
+// was there keeps its owner.
+TEST(ConsoleOwner, WhatKvmmioMadeGoesToTheUserItBecomes) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give files away";
+  constexpr uid_t kUid = 65534;
+  constexpr gid_t kGid = 65534;
+  test::TempDir dir;
+  auto owner = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return std::pair<uid_t, gid_t>(st.st_uid, st.st_gid);
+  };
+  {
+    ConsoleEnds made = open_console({Kind::kFile, dir.file("new.log")}, TerminalRole::kNotTerminal);
+    made.give_to(kUid, kGid);
+    EXPECT_EQ(owner(dir.file("new.log")), std::make_pair(kUid, kGid));
+  }
+  test::write_file(dir.file("old.log"), {'x'});
+  {
+    ConsoleEnds existing = open_console({Kind::kFile, dir.file("old.log")}, TerminalRole::kNotTerminal);
+    existing.give_to(kUid, kGid);
+    EXPECT_EQ(owner(dir.file("old.log")).first, 0u) << "an existing file changed owner";
+  }
+  {
+    ConsoleEnds sock = open_console({Kind::kSocket, dir.file("c.sock")}, TerminalRole::kNotTerminal);
+    sock.give_to(kUid, static_cast<gid_t>(-1));
+    EXPECT_EQ(owner(dir.file("c.sock")).first, kUid);
+  }
+  ConsoleEnds pty = open_console({Kind::kPty, {}}, TerminalRole::kNotTerminal);
+  pty.give_to(kUid, kGid);
+  EXPECT_EQ(owner(pty.relay->path()).first, kUid);
+}
+
 }  // namespace
 }  // namespace kvmmio::vmm
