@@ -6,8 +6,10 @@
 #   scripts/build-arm64.sh [BUILDDIR]      (default: build-arm64 in the repo)
 #
 # libfdt-dev:arm64 cannot be installed beside the amd64 libfdt-dev (apt
-# removes one for the other), so its .debs are fetched with apt-get download
-# and unpacked into a git-ignored sysroot under .cache/ instead.
+# removes one for the other), and zlib1g-dev:arm64 would drag libc6-dev:arm64
+# and newer amd64 zlib and kernel headers into the host, so their .debs are
+# fetched with apt-get download and unpacked into a git-ignored sysroot
+# under .cache/ instead.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,10 +20,15 @@ sysroot=$cache/sysroot
 command -v aarch64-linux-gnu-g++ >/dev/null ||
   { echo "build-arm64: aarch64-linux-gnu-g++ missing: run scripts/install-deps.sh" >&2; exit 2; }
 
-# --- libfdt for arm64, unpacked into the sysroot ------------------------------
-if [ ! -e "$sysroot/.libfdt-stamp" ]; then
+# --- libfdt and zlib for arm64, unpacked into the sysroot -----------------------
+# unpack_arm64 NAME PACKAGE...: once per sysroot (a stamp per NAME, so a
+# sysroot made before NAME was added gets it too).
+unpack_arm64() {
+  local name=$1 pkg ver deb
+  shift
+  [ -e "$sysroot/.$name-stamp" ] && return 0
   mkdir -p "$cache/debs" "$sysroot"
-  for pkg in libfdt1 libfdt-dev; do
+  for pkg in "$@"; do
     ver=$(apt-cache policy "$pkg:arm64" | awk '/Candidate:/ {print $2}')
     [ -n "$ver" ] && [ "$ver" != "(none)" ] ||
       { echo "build-arm64: no candidate for $pkg:arm64 (run scripts/install-deps.sh, which enables arm64)" >&2; exit 2; }
@@ -31,8 +38,10 @@ if [ ! -e "$sysroot/.libfdt-stamp" ]; then
     fi
     dpkg-deb -x "$cache/debs/${pkg}_${ver//:/%3a}_arm64.deb" "$sysroot"
   done
-  touch "$sysroot/.libfdt-stamp"
-fi
+  touch "$sysroot/.$name-stamp"
+}
+unpack_arm64 libfdt libfdt1 libfdt-dev
+unpack_arm64 zlib zlib1g zlib1g-dev  # --kernel Image.gz
 
 # nlohmann-json is header-only and the same for every architecture: the
 # host's headers (scripts/install-deps.sh) are linked into the sysroot.

@@ -5,6 +5,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "vmm/console_relay.h"
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
@@ -26,6 +27,8 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-net", net::NetSettings::kInfo);
   rows(out, "virtio-net", net::NetCounters::kInfo);
   rows(out, "virtio-console", console::ConsoleCounters::kInfo);
+  out += "\n| `console.counters` key (`pty`, `socket`) | meaning |\n| --- | --- |\n";
+  for (const CounterInfo& c : ConsoleRelayCounters::kInfo) out += std::string("| `") + c.name + "` | " + c.meaning + " |\n";
   out += "\n| `vcpus[].exits` key | meaning |\n| --- | --- |\n";
   for (const CounterInfo& c : VcpuExitCounts::kInfo) out += std::string("| `") + c.name + "` | " + c.meaning + " |\n";
   return out;

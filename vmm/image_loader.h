@@ -41,9 +41,10 @@ struct ImageHeader {
 // Parses and checks the header of a kernel file. `head` holds the file's
 // first bytes (at least ImageHeader::kSize when the file has them, and up
 // to 0x210 to recognise an x86 bzImage); `file_size` is the whole file's.
-// `name` appears in messages. Throws UserError.
+// `name` appears in messages; `decompressed`: `head` is what an Image.gz
+// decompresses to (said so in messages). Throws UserError.
 ImageHeader parse_image_header(std::span<const uint8_t> head, uint64_t file_size,
-                               const std::string& name);
+                               const std::string& name, bool decompressed = false);
 
 // A read-only file to be copied into guest RAM, opened (and checked to be a
 // non-empty regular file) on construction.
@@ -56,6 +57,8 @@ class BootFile {
   uint64_t size() const { return size_; }
   // Up to n bytes from the start of the file.
   std::vector<uint8_t> head(size_t n) const;
+  // Fills `buf` from `offset` on; fewer bytes at the end of the file.
+  size_t read_at(uint64_t offset, std::span<uint8_t> buf) const;
   // Copies the whole file to guest physical address `gpa` (through the
   // checked accessor; std::runtime_error if the range is not RAM).
   void load(const GuestMemory& memory, uint64_t gpa) const;
@@ -67,16 +70,28 @@ class BootFile {
   uint64_t size_ = 0;
 };
 
-// The kernel: a BootFile whose header has been checked.
+// The kernel: a BootFile whose header has been checked. An Image or an
+// Image.gz (gzip: Ubuntu and others ship arm64 kernels so), whose header is
+// read by decompressing its first bytes only; the rest is decompressed by
+// load() straight into guest RAM, bounded by the header's image_size.
+// EFI zboot images, PE files and other kernels are refused, saying what to
+// give instead.
 class KernelImage {
  public:
   explicit KernelImage(const std::string& path);
 
   const BootFile& file() const { return file_; }
   const ImageHeader& header() const { return header_; }
+  bool compressed() const { return gzip_; }
+  // Copies (or decompresses) the Image to `gpa`, where plan_boot() put it;
+  // returns its size. UserError for an Image.gz that turns out bad
+  // (corrupt, truncated, larger than image_size); std::runtime_error if
+  // the range is not RAM.
+  uint64_t load(const GuestMemory& memory, uint64_t gpa) const;
 
  private:
   BootFile file_;
+  bool gzip_;
   ImageHeader header_;
 };
 

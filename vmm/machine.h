@@ -43,6 +43,7 @@
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/vm.h"
 #include "vmm/boot_layout.h"
+#include "vmm/console_relay.h"
 #include "vmm/image_loader.h"
 #include "vmm/memory_map_arm64.h"
 #include "vmm/options.h"
@@ -60,9 +61,14 @@ struct MachineConfig {
   const KernelImage* kernel = nullptr;  // must outlive the Machine
   const BootFile* initrd = nullptr;     // optional; must outlive the Machine
   BootLayout boot;                      // plan_boot() for kernel, initrd, mem
-  int console_in = 0;                   // stdin
+  int console_in = 0;                   // stdin; -1: no console input
   int console_out = 1;                  // stdout
   bool console_escapes = false;         // Ctrl-A x etc. (stdin is a terminal)
+  // --console ...,pty or socket=PATH: started on the control thread before
+  // the guest runs, stopped with it; its counters go to --stats. Optional;
+  // must outlive the Machine.
+  ConsoleRelay* console_relay = nullptr;
+  std::string console_destination = "stdio";  // for --stats
   // SIGUSR1 while the guest runs: called on the control thread with the
   // statistics so far (run_command writes them to --stats). Empty: ignored.
   std::function<void(const MachineStats&)> on_stats_request;

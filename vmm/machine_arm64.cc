@@ -206,7 +206,7 @@ void Machine::Impl::load_guest() {
   const std::vector<uint8_t> dtb = build_device_tree(spec);
   end_phase("device_tree");
 
-  config_.kernel->file().load(vm_->memory(), config_.boot.kernel_entry);
+  config_.kernel->load(vm_->memory(), config_.boot.kernel_entry);
   if (config_.initrd) config_.initrd->load(vm_->memory(), config_.boot.initrd->start);
   if (!vm_->memory().write(config_.boot.dtb, dtb.data(), dtb.size()))
     throw std::runtime_error("device tree does not fit at its planned address");
@@ -221,9 +221,11 @@ RunResult Machine::Impl::run() {
   // Input goes to one device: the one the guest's console is on. The PL011
   // still prints (earlycon) when it is not the console.
   ConsoleInputSink& sink = console_sink_ ? *console_sink_ : *uart_;
-  console_in_ =
-      std::make_unique<ConsoleInput>(control_, config_.console_in, sink, config_.console_escapes,
-                                     [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
+  if (config_.console_in >= 0)
+    console_in_ =
+        std::make_unique<ConsoleInput>(control_, config_.console_in, sink, config_.console_escapes,
+                                       [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
+  if (config_.console_relay) config_.console_relay->start(control_);
   signal_watch_ = control_.watch(signals_.fd(), [this] {
     while (auto sig = signals_.take()) {
       if (*sig == SIGUSR1) {
@@ -290,6 +292,7 @@ void Machine::Impl::shutdown() {
   // The guest is gone: no more console input or signal handling (the stop
   // cause is decided).
   console_in_.reset();
+  if (config_.console_relay) config_.console_relay->stop();
   signal_watch_ = {};
 }
 
@@ -312,6 +315,8 @@ MachineStats Machine::Impl::stats() const {
     s.devices.push_back(
         DeviceStats{d.name, d.type, d.base, d.size, d.spi, d.counters ? d.counters() : Counters{}});
   s.unclaimed_mmio = vm_->mmio_bus().unclaimed_accesses();
+  s.console_destination = config_.console_destination;
+  if (config_.console_relay) append_counters(s.console, config_.console_relay->counters());
   return s;
 }
 

@@ -50,30 +50,54 @@ GicChoice parse_gic(const std::string& value) {
                    "else v2)");
 }
 
-// serial | virtio[,KEY=VALUE...]: the keys are the virtio-mmio transport's
-// (version=, notify=, irq=, ...), as --net takes them; each is handed to
-// TransportOptions::set(), so a new transport key needs no change here.
+// serial|virtio[,DEST][,KEY=VALUE...]: DEST is one item naming where the
+// console goes (console_destination.h); the keys are the virtio-mmio
+// transport's (version=, notify=, irq=, ...), as --net takes them; each is
+// handed to TransportOptions::set(), so a new transport key needs no change
+// here.
 void parse_console(RunOptions& o, const std::string& value) {
+  const std::string shown = "--console " + value;
   const size_t comma = value.find(',');
   const std::string kind = value.substr(0, comma);
   if (kind == "serial") {
-    if (comma != std::string::npos)
-      throw UsageError("--console " + value + ": serial takes no options (only virtio does, "
-                       "e.g. --console virtio,version=1)");
     o.console = ConsoleKind::kSerial;
-    return;
-  }
-  if (kind != "virtio")
-    throw UsageError("--console " + value +
+  } else if (kind == "virtio") {
+    o.console = ConsoleKind::kVirtio;
+  } else {
+    throw UsageError(shown +
                      ": choose serial (the PL011 UART, ttyAMA0) or virtio "
-                     "(virtio-console, hvc0)");
-  o.console = ConsoleKind::kVirtio;
+                     "(virtio-console, hvc0), then optionally where it goes: "
+                     "e.g. --console serial,pty");
+  }
   if (comma == std::string::npos) return;
   const std::string_view rest = std::string_view(value).substr(comma + 1);
   if (rest.empty())
-    throw UsageError("--console " + value + ": an option is missing after the comma, e.g. "
-                     "--console virtio,version=1");
-  for (const auto& [key, val] : parse_key_values(rest, "--console " + value)) {
+    throw UsageError(shown + ": an option is missing after the comma, e.g. --console " + kind +
+                     ",pty");
+  // The destination items first; what is left are transport keys.
+  std::string transport_keys;
+  bool have_destination = false;
+  for (std::string_view items = rest;;) {
+    const size_t next = items.find(',');
+    const std::string_view item = items.substr(0, next);
+    if (auto d = parse_console_destination(item, shown)) {
+      if (have_destination)
+        throw UsageError(shown + ": two destinations (" + o.console_to.to_string() + " and " +
+                         d->to_string() + "); the console goes to one: keep one of them");
+      o.console_to = std::move(*d);
+      have_destination = true;
+    } else {
+      transport_keys += (transport_keys.empty() ? "" : ",") + std::string(item);
+    }
+    if (next == std::string_view::npos) break;
+    items = items.substr(next + 1);
+  }
+  if (transport_keys.empty()) return;
+  if (o.console == ConsoleKind::kSerial)
+    throw UsageError(shown + ": '" + transport_keys +
+                     "': serial takes only a destination (stdio, file=PATH, pty, socket=PATH); "
+                     "transport keys are virtio's, e.g. --console virtio,version=1");
+  for (const auto& [key, val] : parse_key_values(transport_keys, shown)) {
     try {
       o.console_transport.set(key, val);
     } catch (const UserError& e) {
@@ -101,7 +125,7 @@ std::string non_empty(const std::string& option, const std::string& value, const
 // and how it is applied.
 std::vector<CliOption> run_options(RunOptions& o, bool& help) {
   return {
-      {"--kernel", "an arm64 Image file, e.g. --kernel /boot/Image",
+      {"--kernel", "an arm64 Image or Image.gz file, e.g. --kernel /boot/Image",
        [&o](const std::string& v) { o.kernel = non_empty("--kernel", v, "a file"); }},
       {"--initrd", "an initramfs file, e.g. --initrd initrd.img",
        [&o](const std::string& v) { o.initrd = non_empty("--initrd", v, "a file"); }},
@@ -118,7 +142,7 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
       {"--cpus", "a number of vCPUs, e.g. --cpus 2",
        [&o](const std::string& v) { o.cpus = parse_cpus(v); }},
       {"--gic", "auto, v3 or v2", [&o](const std::string& v) { o.gic = parse_gic(v); }},
-      {"--console", "serial or virtio[,version=1|2]",
+      {"--console", "serial or virtio[,stdio|file=PATH|pty|socket=PATH][,version=1|2]",
        [&o](const std::string& v) { parse_console(o, v); }},
       {"--dump-dtb", "an output file (- for stdout), e.g. --dump-dtb guest.dtb",
        [&o](const std::string& v) { o.dump_dtb = non_empty("--dump-dtb", v, "a file"); }},
@@ -224,8 +248,9 @@ Boots an arm64 Linux Image in a KVM virtual machine on an arm64 host:
 a GICv3 or GICv2, a PL011 UART on stdin/stdout, PSCI, virtio-mmio slots.
 
 Options of `run`:
-  --kernel IMAGE      the arm64 Linux Image to boot (uncompressed, with the
-                      "ARM\x64" header; not Image.gz, vmlinux or an x86 kernel)
+  --kernel IMAGE      the arm64 Linux Image to boot (with the "ARM\x64"
+                      header), uncompressed or gzip-compressed (Image.gz); not
+                      vmlinux, an EFI zboot vmlinuz.efi or an x86 kernel
   --initrd FILE       an initramfs, placed in guest RAM and named in /chosen
   --cmdline STR       the kernel command line; default "console=ttyAMA0
                       earlycon" (with --console virtio: "console=hvc0 earlycon")
@@ -236,17 +261,25 @@ Options of `run`:
                       KVM may allow fewer
   --gic auto|v3|v2    interrupt controller (default auto: v3 if the host offers
                       it, else v2)
-  --console serial|virtio[,KEY=VALUE...]
+  --console serial|virtio[,DEST][,KEY=VALUE...]
                       the guest console: the PL011 UART (ttyAMA0, default) or
                       virtio-console (hvc0), in the virtio-mmio slot after the
                       --net devices, with --net's transport keys: version=1|2,
                       notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap;
-                      the UART stays for earlycon, stdin goes to hvc0
+                      the UART stays for earlycon, input goes to hvc0.
+                      DEST is where the console goes: stdio (default),
+                      file=PATH (output only, appended; created mode 0600),
+                      pty (a pseudo-terminal; its /dev/pts path is printed on
+                      stderr), socket=PATH (a unix socket, mode 0600, one
+                      client at a time). A pty or socket never slows the
+                      guest: output nobody takes is dropped and counted
   --net SPEC          a virtio-net device on a tap (repeatable); SPEC is
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
                       [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
-                      [,mac=MAC][,queues=N][,mtu=N]; the tap is created if
-                      absent;
+                      [,mac=MAC][,queues=N][,mtu=N][,bridge=NAME]; the tap
+                      is created if absent, and added to the existing bridge
+                      NAME; the default MAC is a stable hash of the tap's
+                      name;
                       vhost=auto (default) uses /dev/vhost-net when it opens
   --dump-dtb FILE     write the device tree the guest would get to FILE (- for
                       stdout) and exit without creating a VM (works on any
@@ -275,8 +308,11 @@ Without `run`:
 Options take their value as --name VALUE or --name=VALUE (a value that
 starts with -- only as --name=VALUE); each is given once, except --net.
 
-When stdin is a terminal it is put in raw mode (restored at exit): keys go to
-the guest; Ctrl-A x stops the VM, Ctrl-A Ctrl-A sends Ctrl-A.
+With the stdio console, when stdin is a terminal and kvmmio runs in its
+foreground, it is put in raw mode (restored at exit): keys go to the guest;
+Ctrl-A x stops the VM, Ctrl-A Ctrl-A sends Ctrl-A. Started in the background
+(kvmmio run ... &), kvmmio leaves the terminal alone and reads no input from
+it; it is never stopped by SIGTTIN or SIGTTOU.
 
 Exit status:
   0    the guest powered off (PSCI SYSTEM_OFF), or --dump-dtb/--help/--version

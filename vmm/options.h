@@ -16,6 +16,7 @@
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
+#include "vmm/console_destination.h"
 #include "vmm/seccomp.h"
 
 namespace kvmmio::vmm {
@@ -40,6 +41,7 @@ struct RunOptions {
   GicChoice gic = GicChoice::kAuto;
   ConsoleKind console = ConsoleKind::kSerial;
   virtio::TransportOptions console_transport;  // --console virtio,KEY=VALUE...
+  ConsoleDestination console_to;               // --console KIND,DEST (default stdio)
   std::optional<std::string> dump_dtb;
   std::optional<std::string> stats;
   std::vector<net::NetOptions> nets;  // one per --net, in order

@@ -27,12 +27,36 @@ void restore_and_reraise(int sig) {
 
 }  // namespace
 
+TerminalRole terminal_role(int fd) {
+  if (!::isatty(fd)) return TerminalRole::kNotTerminal;
+  // tcgetpgrp() fails (ENOTTY) on a terminal that is not the caller's
+  // controlling terminal.
+  const pid_t foreground = ::tcgetpgrp(fd);
+  if (foreground < 0) return TerminalRole::kNotControlling;
+  return foreground == ::getpgrp() ? TerminalRole::kForeground : TerminalRole::kBackground;
+}
+
+const char* to_string(TerminalRole role) {
+  switch (role) {
+    case TerminalRole::kNotTerminal: return "not a terminal";
+    case TerminalRole::kForeground: return "foreground";
+    case TerminalRole::kBackground: return "background";
+    case TerminalRole::kNotControlling: return "not the controlling terminal";
+  }
+  return "?";
+}
+
+void ignore_terminal_stop_signals() {
+  ::signal(SIGTTOU, SIG_IGN);
+  ::signal(SIGTTIN, SIG_IGN);
+}
+
 void restore_terminal_now() {
   if (g_fd >= 0) ::tcsetattr(g_fd, TCSANOW, &g_saved);
 }
 
 RawTerminal::RawTerminal(int fd) : fd_(fd) {
-  if (!::isatty(fd) || ::tcgetattr(fd, &saved_) != 0) return;
+  if (terminal_role(fd) != TerminalRole::kForeground || ::tcgetattr(fd, &saved_) != 0) return;
   g_saved = saved_;
   g_fd = fd;
   struct sigaction sa {};

@@ -8,11 +8,30 @@
 // an orderly stop, so they unwind through the destructor.
 //
 // Not a terminal (a pipe, /dev/null, a file): nothing is changed.
+//
+// terminal_role() tells whether kvmmio may take a terminal over: only in
+// its foreground process group. A background job (kvmmio run ... &) that
+// read the terminal or changed its mode would be stopped by SIGTTIN or
+// SIGTTOU (or, with those ignored, fail with EIO) and would fight the
+// shell for the keys.
 #pragma once
 
 #include <termios.h>
 
 namespace kvmmio::vmm {
+
+enum class TerminalRole {
+  kNotTerminal,     // a pipe, a file, /dev/null: read it as it comes
+  kForeground,      // our controlling terminal, and we are its foreground job
+  kBackground,      // our controlling terminal, another job is in the foreground
+  kNotControlling,  // a terminal, but not our controlling one: no job control
+};
+TerminalRole terminal_role(int fd);
+const char* to_string(TerminalRole role);
+
+// SIGTTIN and SIGTTOU ignored for the process: a background kvmmio that
+// writes to its terminal (with TOSTOP set) goes on rather than stopping.
+void ignore_terminal_stop_signals();
 
 // Puts the saved settings of the terminal in raw mode now, if one is:
 // async-signal-safe, for fatal-signal paths of others (a seccomp kill).
@@ -20,6 +39,7 @@ void restore_terminal_now();
 
 class RawTerminal {
  public:
+  // Changes nothing unless terminal_role(fd) is kForeground.
   explicit RawTerminal(int fd);
   ~RawTerminal();
   RawTerminal(const RawTerminal&) = delete;

@@ -9,6 +9,7 @@
 
 #include "kvmmio/base/log.h"
 #include "vmm/boot_layout.h"
+#include "vmm/console_setup.h"
 #include "vmm/device_tree.h"
 #include "vmm/devices.h"
 #include "vmm/exit_status.h"
@@ -62,7 +63,10 @@ void report_stop(const RunResult& result) {
 }  // namespace
 
 int run_command(const RunOptions& options, StartupTimeline* startup) {
-  const std::vector<VirtioDevicePlan> plan = plan_virtio_devices(options, STDOUT_FILENO);
+  // A background job (kvmmio run ... &) must never be stopped by its
+  // terminal: it writes there regardless of TOSTOP, and reads it or
+  // changes its mode only in the foreground (terminal_role()).
+  ignore_terminal_stop_signals();
   const KernelImage kernel(options.kernel);
   std::optional<BootFile> initrd;
   if (options.initrd) initrd.emplace(*options.initrd, "--initrd");
@@ -70,7 +74,12 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
       plan_boot(layout::kRamBase, options.mem, kernel.header(),
                 initrd ? std::optional<uint64_t>(initrd->size()) : std::nullopt);
 
-  if (options.dump_dtb) return dump_dtb(options, plan, boot);
+  // --dump-dtb needs no console: open nothing (no pty, no socket file).
+  if (options.dump_dtb) return dump_dtb(options, plan_virtio_devices(options, STDOUT_FILENO), boot);
+  // After the files are checked, so a pty's path is not printed just
+  // before an error about the kernel.
+  ConsoleEnds console = open_console(options.console_to, terminal_role(STDIN_FILENO));
+  const std::vector<VirtioDevicePlan> plan = plan_virtio_devices(options, console.out);
 
   std::optional<OutputFile> stats_file;
   if (options.stats) stats_file.emplace(*options.stats, "--stats");
@@ -85,9 +94,11 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   config.kernel = &kernel;
   config.initrd = initrd ? &*initrd : nullptr;
   config.boot = boot;
-  config.console_in = STDIN_FILENO;
-  config.console_out = STDOUT_FILENO;
-  config.console_escapes = ::isatty(STDIN_FILENO);
+  config.console_in = console.in;
+  config.console_out = console.out;
+  config.console_escapes = console.escapes;
+  config.console_relay = console.relay.get();
+  config.console_destination = options.console_to.to_string();
   config.seccomp = options.seccomp;
   config.startup = startup;
   if (options.user) {
@@ -96,6 +107,8 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
     config.gid = id.gid;
   }
   if (options.group) config.gid = resolve_group(*options.group);
+  if (config.uid || config.gid)
+    console.give_to(config.uid.value_or(static_cast<uid_t>(-1)), config.gid.value_or(static_cast<gid_t>(-1)));
   if (stats_file) {
     // kill -USR1: the counters so far, e.g. before and after a benchmark run.
     config.on_stats_request = [&stats_file](const MachineStats& stats) {
@@ -119,7 +132,8 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
     // Raw only while the guest owns the terminal: set-up errors above print
     // to a normal terminal, and the mode is restored before the messages
     // below.
-    RawTerminal raw(STDIN_FILENO);
+    std::optional<RawTerminal> raw;
+    if (console.stdio) raw.emplace(STDIN_FILENO);
     result = machine.run();
   }
   report_stop(result);

@@ -72,6 +72,10 @@ constexpr const char* kTapMonitor[] = {"recvfrom", "recvmsg", "timerfd_settime"}
 constexpr const char* kStatsFile[] = {"openat", "ftruncate", "rename", "renameat", "renameat2",
                                       "unlink", "unlinkat", "fsync"};
 
+// The console relay (--console ...,pty or socket=PATH) on the control
+// loop: a client accepted, bytes sent without SIGPIPE (send is sendto).
+constexpr const char* kConsoleRelay[] = {"accept4", "accept", "sendto"};
+
 // ioctl requests, by what issues them.
 constexpr unsigned long kTerminalIoctls[] = {TCGETS, TCSETS, TCSETSW, TCSETSF};
 constexpr unsigned long kVcpuIoctls[] = {KVM_RUN, KVM_GET_ONE_REG, KVM_SET_ONE_REG};
@@ -116,6 +120,7 @@ ClassList list_for(ThreadClass c) {
     case ThreadClass::kControl:
       append(l.calls, kLoop);
       append(l.calls, kStatsFile);
+      append(l.calls, kConsoleRelay);
       l.ioctls.push_back(KVM_IRQ_LINE);  // console input raises the PL011's line
       break;
     case ThreadClass::kMain:

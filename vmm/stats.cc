@@ -53,6 +53,7 @@ std::string to_json(const MachineStats& m) {
       {"stop_reason", m.stop_reason},
       {"unclaimed_mmio", m.unclaimed_mmio},
       {"event_loop_wakeups", m.event_loop_wakeups},
+      {"console", {{"destination", m.console_destination}, {"counters", counters(m.console)}}},
       {"vcpus", Json::array()},
       {"devices", Json::array()},
   };

@@ -53,6 +53,10 @@ struct MachineStats {
   // the thread may run several; the control thread's (signals, console
   // input) are not counted.
   uint64_t event_loop_wakeups = 0;
+  // Where the console went (--console ...,DEST) and, for pty and socket,
+  // the relay's counters (vmm/console_relay.h); empty otherwise.
+  std::string console_destination = "stdio";
+  Counters console;
 };
 
 VcpuStats vcpu_stats(int index, const VcpuExitCounts& counts);

@@ -2,6 +2,7 @@
 // VirtioSlot and the device factories that use it.
 #include "vmm/virtio_slot.h"
 
+#include "kvmmio/base/log.h"
 #include "kvmmio/console/virtio_console.h"
 #include "kvmmio/net/virtio_net.h"
 #include "vmm/device_stats.h"
@@ -36,10 +37,24 @@ DeviceFactory virtio_slot_factory(std::string name, const virtio::TransportOptio
   };
 }
 
+namespace {
+
+// Which MAC the guest sees, so it can be matched with the bridge's table
+// and a DHCP server's leases.
+void log_mac(unsigned index, const net::NetOptions& options) {
+  const std::array<uint8_t, 6> m = options.mac.value_or(net::default_mac(options.tap));
+  KVMMIO_LOG_INFO("net%u: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x%s", index, options.tap.c_str(), m[0],
+                  m[1], m[2], m[3], m[4], m[5], options.mac ? "" : " (derived from the tap's name)");
+}
+
+}  // namespace
+
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index) {
   return virtio_slot_factory("net" + std::to_string(index), options.transport,
                              [options, index](DeviceContext& ctx, AttachedDevice&) {
-                               return std::make_unique<net::VirtioNet>(options, index, ctx.vm.memory(), ctx.loop);
+                               auto net = std::make_unique<net::VirtioNet>(options, index, ctx.vm.memory(), ctx.loop);
+                               log_mac(index, options);
+                               return net;
                              });
 }
 

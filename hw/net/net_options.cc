@@ -74,6 +74,11 @@ constexpr DeviceKey kDeviceKeys[] = {
      [](NetOptions& o, std::string_view v) {
        o.mtu = static_cast<uint16_t>(parse_uint(v, shown("mtu", v), 68, 65535));
      }},
+    {"bridge",
+     [](NetOptions& o, std::string_view v) {
+       check_interface_name(v, shown("bridge", v));
+       o.bridge = std::string(v);
+     }},
 };
 
 }  // namespace
@@ -113,7 +118,7 @@ NetOptions NetOptions::parse(std::string_view spec) {
       o.transport.set(key, value);  // version, notify, irq, ...: the transport's keys
     } catch (const UserError& e) {
       throw UserError("--net " + std::string(key) + "=" + std::string(value) + ": " + e.what() +
-                      " (--net's own keys: tap, vhost, mac, queues, mtu)");
+                      " (--net's own keys: tap, vhost, mac, queues, mtu, bridge)");
     }
   }
   if (o.tap.empty())
@@ -122,8 +127,18 @@ NetOptions NetOptions::parse(std::string_view spec) {
   return o;
 }
 
-std::array<uint8_t, 6> default_mac(unsigned index) {
-  return {0x02, 0x6b, 0x76, 0x00, static_cast<uint8_t>(index >> 8), static_cast<uint8_t>(index + 1)};
+std::array<uint8_t, 6> default_mac(std::string_view tap) {
+  // FNV-1a: fixed by its definition, so the MAC never changes with the
+  // compiler or the library version (std::hash may).
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const char c : tap) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ull;
+  }
+  std::array<uint8_t, 6> mac{};
+  for (size_t i = 0; i < mac.size(); ++i) mac[i] = static_cast<uint8_t>(h >> (8 * (5 - i)));
+  mac[0] = static_cast<uint8_t>((mac[0] & 0xfc) | 0x02);  // locally administered, unicast
+  return mac;
 }
 
 }  // namespace kvmmio::net

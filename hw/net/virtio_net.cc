@@ -15,6 +15,7 @@
 #include "kvmmio/base/log.h"
 #include "kvmmio/net/vhost_net.h"
 #include "kvmmio/net/virtio_net_spec.h"
+#include "bridge.h"
 #include "control_queue.h"
 #include "net_backend.h"
 #include "tap_supervisor.h"
@@ -45,10 +46,12 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemor
                      EventLoop& loop)
     : VirtioNet(options, index, memory, loop, Tap(options.tap, options.queue_pairs)) {}
 
-VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
+// The index no longer picks the default MAC (default_mac(tap) does); the
+// parameter stays for the ABI.
+VirtioNet::VirtioNet(const NetOptions& options, unsigned /*index*/, const GuestMemory& memory,
                      EventLoop& loop, Tap tap)
     : options_(options),
-      mac_(options.mac.value_or(default_mac(index))),
+      mac_(options.mac.value_or(default_mac(options.tap))),
       memory_(memory),
       loop_(loop),
       tap_(std::move(tap)),
@@ -56,6 +59,11 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemor
   if (tap_.queues() != options.queue_pairs)
     throw std::invalid_argument("VirtioNet: the tap has " + std::to_string(tap_.queues()) +
                                 " queues for " + std::to_string(options.queue_pairs) + " queue pairs");
+  if (!options.bridge.empty()) {
+    if (tap_.is_socketpair())
+      throw UserError("net " + tap_.name() + ": bridge= needs a real tap, not a socketpair");
+    add_to_bridge(tap_.name(), options.bridge);
+  }
   switch (options.vhost) {
     case VhostMode::kOn:
       if (tap_.is_socketpair())

@@ -145,9 +145,10 @@ KVMMIO_EXPORT kvmmio_status kvmmio_device_create(kvmmio_vm* vm, const kvmmio_dev
                                                  void* opaque, kvmmio_device** device);
 /* The library's virtio-net device on a tap, its queues moved by vhost-net
  * (or by kvmmio's userspace backend): `spec` is the kvmmio program's --net
- * value, "tap=NAME[,vhost=on|off|auto][,queues=N][,mac=..][,mtu=N]" plus
+ * value, "tap=NAME[,vhost=on|off|auto][,queues=N][,mac=..][,mtu=N][,bridge=..]" plus
  * the transport's words (version=, notify=, irq=, regs=), which become the
- * defaults of its transport. `index` derives its default MAC. */
+ * defaults of its transport. The default MAC derives from the tap's name
+ * (kvmmio/net/net_options.h, default_mac()); `index` is no longer used. */
 KVMMIO_EXPORT kvmmio_status kvmmio_net_create(kvmmio_vm* vm, const char* spec, uint32_t index,
                                               kvmmio_device** device);
 /* 1 when vhost-net moves the net device's packets, 0 when kvmmio does, <0 not a net device. */

@@ -192,7 +192,7 @@ class VirtioNetTest : public ::testing::TestWithParam<Mode> {
 TEST_P(VirtioNetTest, ConfigSpaceCarriesMacAndLinkStatus) {
   NetMachine m(GetParam(), tap("c"));
   m.bring_up(kBasic);
-  const auto mac = default_mac(0);
+  const auto mac = default_mac(tap("c"));
   for (uint32_t i = 0; i < 6; ++i) EXPECT_EQ(m.driver->read_config(i, 1), mac[i]);
   EXPECT_EQ(m.driver->read_config(6, 2), spec::kStatusLinkUp);
 }

@@ -125,6 +125,28 @@ TEST(Options, VirtioConsoleTakesTransportKeys) {
   EXPECT_EQ(parse({"run", "--kernel", "k", "--console", "serial"}).run.console, ConsoleKind::kSerial);
 }
 
+TEST(Options, ConsoleTakesADestination) {
+  using Kind = ConsoleDestination::Kind;
+  const RunOptions plain = parse({"run", "--kernel", "k"}).run;
+  EXPECT_EQ(plain.console_to.kind, Kind::kStdio);
+  const RunOptions pty = parse({"run", "--kernel", "k", "--console", "serial,pty"}).run;
+  EXPECT_EQ(pty.console, ConsoleKind::kSerial);
+  EXPECT_EQ(pty.console_to.kind, Kind::kPty);
+  const RunOptions file = parse({"run", "--kernel", "k", "--console", "serial,file=/var/log/vm0"}).run;
+  EXPECT_EQ(file.console_to.kind, Kind::kFile);
+  EXPECT_EQ(file.console_to.path, "/var/log/vm0");
+  // The destination may stand anywhere among virtio's transport keys.
+  const RunOptions sock =
+      parse({"run", "--kernel", "k", "--console", "virtio,version=1,socket=/run/vm0.sock,irq=relay"}).run;
+  EXPECT_EQ(sock.console, ConsoleKind::kVirtio);
+  EXPECT_EQ(sock.console_to.kind, Kind::kSocket);
+  EXPECT_EQ(sock.console_to.path, "/run/vm0.sock");
+  EXPECT_EQ(sock.console_to.to_string(), "socket=/run/vm0.sock");
+  EXPECT_EQ(sock.console_transport.version, virtio::kVersionLegacy);
+  EXPECT_EQ(sock.console_transport.irq, virtio::IrqMode::kRelay);
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--console", "virtio,stdio"}).run.console_to.kind, Kind::kStdio);
+}
+
 TEST(Options, MemCountsMiBAndTakesBinarySuffixes) {
   auto mem = [](const char* v) { return parse({"run", "--kernel", "k", "--mem", v}).run.mem; };
   EXPECT_EQ(mem("512"), uint64_t{512} << 20);  // as lkvm, crosvm and QEMU read it
@@ -260,7 +282,21 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--kernel", "k", "--log-level", "verbose"},
                 {"--log-level verbose", "debug, info, warn or error"}},
         BadCase{{"run", "--kernel", "k", "--console", "serial,version=1"},
-                {"--console serial,version=1", "serial takes no options"}},
+                {"--console serial,version=1", "serial takes only a destination", "virtio,version=1"}},
+        BadCase{{"run", "--kernel", "k", "--console", "serial,pty,socket=/tmp/s"},
+                {"--console serial,pty,socket=/tmp/s", "two destinations", "keep one"}},
+        BadCase{{"run", "--kernel", "k", "--console", "serial,file="},
+                {"--console serial,file=", "needs a path", "file=guest.log"}},
+        BadCase{{"run", "--kernel", "k", "--console", "virtio,socket="},
+                {"socket= needs a path", "socket=/run/kvmmio/vm0.console"}},
+        BadCase{{"run", "--kernel", "k", "--console", "serial,pty=/dev/pts/3"},
+                {"pty takes no value", "--console serial,pty"}},
+        BadCase{{"run", "--kernel", "k", "--console", "serial,socket=/" + std::string(120, 's')},
+                {"the socket path is 121 bytes", "at most 107", "shorter"}},
+        BadCase{{"run", "--kernel", "k", "--console", "serial,tty"},
+                {"--console serial,tty", "serial takes only a destination", "stdio, file=PATH, pty, socket=PATH"}},
+        BadCase{{"run", "--kernel", "k", "--console", "hvc,pty"},
+                {"--console hvc,pty", "serial", "virtio", "--console serial,pty"}},
         BadCase{{"run", "--kernel", "k", "--stats"}, {"--stats needs a value"}},
         BadCase{{"run", "--kernel", "k", "--dump-dtb="}, {"--dump-dtb needs a file"}},
         BadCase{{"run", "--kernel", "k", "--cmdline", kHugeCmdline},

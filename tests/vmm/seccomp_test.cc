@@ -16,12 +16,14 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <vector>
 
 #include "kvmmio/base/event_fd.h"
+#include "vmm/console_relay.h"
 #include "vmm/options.h"
 #include "vmm/privileges.h"
 #include "test_files.h"
@@ -51,6 +53,41 @@ TEST(SeccompDeathTest, EveryThreadClassLoadsAndAllowsItsEverydayCalls) {
         },
         testing::ExitedWithCode(0), "confined");
   }
+}
+
+// The pty and socket consoles' relay runs on the control loop: a client
+// accepted, output sent to it, all under the control thread's filter.
+TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test::TempDir dir;
+  const std::string path = dir.file("console.sock");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        ConsoleRelay relay(ConsoleDestination{ConsoleDestination::Kind::kSocket, path});
+        EventLoop control("control");
+        EventFd go;
+        auto once = control.watch_eventfd(go.fd(), [&](uint64_t) { s.confine_this_thread(ThreadClass::kControl); });
+        go.signal();
+        control.flush();
+        relay.start(control);
+        const int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+        if (::connect(client, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) _exit(10);
+        // Until the relay has taken the client, output is dropped: resend.
+        char c = 0;
+        for (int i = 0; i < 5000 && ::recv(client, &c, 1, MSG_DONTWAIT) != 1; ++i) {
+          if (::send(relay.device_fd(), "k", 1, MSG_NOSIGNAL) != 1) _exit(11);
+          ::usleep(1000);
+        }
+        if (c != 'k') _exit(12);
+        relay.stop();
+        if (::write(STDERR_FILENO, "relayed\n", 8) != 8) _exit(13);
+        _exit(0);
+      },
+      testing::ExitedWithCode(0), "relayed");
 }
 
 TEST(SeccompDeathTest, AForbiddenCallStopsKvmmioNamingTheThreadAndTheCall) {

@@ -3,8 +3,9 @@
 //
 //   tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay][,notify=ioeventfd|trap]
 //          [,version=1|2][,mac=XX:XX:XX:XX:XX:XX][,queues=N][,mtu=N]
+//          [,bridge=NAME]
 //
-// tap, vhost, mac, queues and mtu are the device's keys; any other key is
+// tap, vhost, mac, queues, mtu and bridge are the device's keys; any other key is
 // handed to TransportOptions::set() (irq, notify, version: the virtio-mmio
 // transport's), so a transport key needs no change here.
 #pragma once
@@ -26,10 +27,11 @@ KVMMIO_EXPORT const char* to_string(VhostMode mode);
 struct KVMMIO_EXPORT NetOptions {
   std::string tap;
   VhostMode vhost = VhostMode::kAuto;
-  std::optional<std::array<uint8_t, 6>> mac;  // default: derived from the device index
+  std::optional<std::array<uint8_t, 6>> mac;  // default: default_mac(tap)
   uint16_t queue_pairs = 1;
   uint16_t mtu = 0;  // 0: VIRTIO_NET_F_MTU not offered
   virtio::TransportOptions transport;
+  std::string bridge;  // empty: none; else the tap is added to this existing bridge
 
   // Checks everything that can be checked without touching the system:
   // each key once, tap names (check_interface_name), MACs, numbers
@@ -43,8 +45,14 @@ struct KVMMIO_EXPORT NetOptions {
 // UserError starting with `shown`.
 KVMMIO_EXPORT void check_interface_name(std::string_view name, std::string_view shown);
 
-// The MAC kvmmio gives device `index` when none is set: locally administered
-// (52:54:00 is QEMU's; kvmmio uses 02:6b:76 "kv").
-KVMMIO_EXPORT std::array<uint8_t, 6> default_mac(unsigned index);
+// The MAC a device on tap `tap` gets when none is set: a 64-bit FNV-1a hash
+// of the tap's name, its low 48 bits, with the first byte's two low bits
+// made 10 (locally administered, unicast), so 46 bits are the hash. The
+// same tap always gives the same MAC (a guest's DHCP lease and the
+// bridge's tables survive a restart), and two VMs on one bridge, whose
+// taps are necessarily named apart on one host, collide only by chance
+// (about n^2 / 2^47 for n taps). Taps of the same name on two hosts that
+// share a link get the same MAC: give mac= there.
+KVMMIO_EXPORT std::array<uint8_t, 6> default_mac(std::string_view tap);
 
 }  // namespace kvmmio::net

@@ -37,7 +37,7 @@ command -v kvmmio >/dev/null || fail "kvmmio is not in /kvmmio/bin"
 R=$KVMMIO_RESULTS
 FLOOD=${KVMMIO_HOSTILE_SECONDS:-30}
 RSS_BOUND_KB=32768
-GUEST_MAC=02:6b:76:00:00:01  # net0's default MAC (default_mac(0))
+GUEST_MAC=02:6b:76:00:00:01  # given to net0 explicitly (the default is derived from the tap's name)
 
 step "a hostile L2 floods virtio-console and virtio-net with hand-built rings and storms a second net"
 t0=$(uptime_s)
@@ -49,7 +49,7 @@ mkfifo "$fifo"
 tr -d '\000' <"$fifo" >"$R/hostile.console" &
 reader=$!
 kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 384M --cpus 2 --console virtio \
-    --net tap=kvmh0,vhost=off --net tap=kvmh1,vhost=off --stats "$R/hostile.json" \
+    --net tap=kvmh0,vhost=off,mac=$GUEST_MAC --net tap=kvmh1,vhost=off --stats "$R/hostile.json" \
     --cmdline "console=ttyAMA0 earlycon $L2_ARGS mem=160M kvmmio.l2test=hostile kvmmio.reserved=0x4a000000,0x8000000" \
     </dev/null >"$fifo" 2>"$R/hostile.stderr" &
 pid=$!

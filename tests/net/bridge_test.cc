@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// --net ...,bridge=NAME on this machine's real bridges: the tap becomes a
+// port of an existing bridge; a missing bridge, an interface that is no
+// bridge and a tap that is another bridge's port are refused naming the
+// fix; a tap already in the bridge is left as it is.
+#include <gtest/gtest.h>
+#include <limits.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/unique_fd.h"
+#include "kvmmio/guest_memory.h"
+#include "kvmmio/net/virtio_net.h"
+#include "link_control.h"
+
+namespace kvmmio::net {
+namespace {
+
+// A bridge for one test (SIOCBRADDBR), removed at the end.
+class TestBridge {
+ public:
+  explicit TestBridge(std::string name) : name_(std::move(name)) {
+    test::delete_link(name_);  // left over by an interrupted run
+    ioctl_or_skip(SIOCBRADDBR);
+  }
+  ~TestBridge() {
+    UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    ::ioctl(s.get(), SIOCBRDELBR, name_.c_str());
+  }
+  const std::string& name() const { return name_; }
+  bool created() const { return created_; }
+
+ private:
+  void ioctl_or_skip(unsigned long request) {
+    UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    created_ = ::ioctl(s.get(), request, name_.c_str()) == 0;
+  }
+  std::string name_;
+  bool created_ = false;
+};
+
+std::string master_of(const std::string& dev) {
+  char target[PATH_MAX];
+  const ssize_t n = ::readlink(("/sys/class/net/" + dev + "/master").c_str(), target, sizeof target - 1);
+  if (n <= 0) return "";
+  const std::string path(target, static_cast<size_t>(n));
+  return path.substr(path.rfind('/') + 1);
+}
+
+struct NetDevice {
+  explicit NetDevice(const std::string& spec) {
+    memory.add_ram(0x40000000, 1 << 20);
+    NetOptions o = NetOptions::parse(spec);
+    o.vhost = VhostMode::kOff;
+    device = std::make_unique<VirtioNet>(o, 0, memory, loop);
+  }
+  GuestMemory memory;
+  EventLoop loop;
+  std::unique_ptr<VirtioNet> device;
+};
+
+std::string refusal(const std::string& spec) {
+  try {
+    NetDevice d(spec);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Bridge, TheTapBecomesAPortOfTheBridge) {
+  TestBridge br("kvmbrt0");
+  if (!br.created()) GTEST_SKIP() << "cannot create a bridge here (CAP_NET_ADMIN, bridge module)";
+  {
+    NetDevice d("tap=kvmbrtap0,bridge=kvmbrt0");
+    EXPECT_EQ(master_of("kvmbrtap0"), "kvmbrt0");
+  }
+  // A persistent tap that is a port already: left as it is.
+  test::create_persistent_tap("kvmbrtap1");
+  {
+    NetDevice first("tap=kvmbrtap1,bridge=kvmbrt0");
+    ASSERT_EQ(master_of("kvmbrtap1"), "kvmbrt0");
+  }
+  {
+    NetDevice again("tap=kvmbrtap1,bridge=kvmbrt0");
+    EXPECT_EQ(master_of("kvmbrtap1"), "kvmbrt0");
+  }
+  // ... and another bridge's port is refused.
+  TestBridge other("kvmbrt1");
+  ASSERT_TRUE(other.created());
+  const std::string msg = refusal("tap=kvmbrtap1,bridge=kvmbrt1");
+  EXPECT_NE(msg.find("is a port of kvmbrt0 already"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nomaster"), std::string::npos) << msg;
+  test::delete_link("kvmbrtap1");
+}
+
+TEST(Bridge, AMissingBridgeOrOneThatIsNoBridgeNamesTheFix) {
+  test::delete_link("kvmbrnone");
+  std::string msg = refusal("tap=kvmbrtap2,bridge=kvmbrnone");
+  EXPECT_NE(msg.find("there is no interface kvmbrnone"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ip link add kvmbrnone type bridge"), std::string::npos) << msg;
+  msg = refusal("tap=kvmbrtap2,bridge=lo");
+  EXPECT_NE(msg.find("lo is not a bridge"), std::string::npos) << msg;
+}
+
+TEST(Bridge, TheNameIsCheckedAtParseTime) {
+  EXPECT_EQ(NetOptions::parse("tap=t,bridge=br0").bridge, "br0");
+  EXPECT_TRUE(NetOptions::parse("tap=t").bridge.empty());
+  try {
+    NetOptions::parse("tap=t,bridge=a/b");
+    ADD_FAILURE() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--net bridge=a/b"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvmmio::net
