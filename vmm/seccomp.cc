@@ -72,6 +72,11 @@ constexpr const char* kTapMonitor[] = {"recvfrom", "recvmsg", "timerfd_settime"}
 constexpr const char* kStatsFile[] = {"openat", "ftruncate", "rename", "renameat", "renameat2",
                                       "unlink", "unlinkat", "fsync"};
 
+// A disk's I/O thread (hw/block/block_io.cc): the image's data calls.
+// The v2 calls too: a libc may implement preadv/pwritev with them.
+constexpr const char* kBlockIo[] = {"pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2",
+                                    "fdatasync", "fsync", "fallocate"};
+
 // ioctl requests, by what issues them.
 constexpr unsigned long kTerminalIoctls[] = {TCGETS, TCSETS, TCSETSW, TCSETSF};
 constexpr unsigned long kVcpuIoctls[] = {KVM_RUN, KVM_GET_ONE_REG, KVM_SET_ONE_REG};
@@ -117,6 +122,9 @@ ClassList list_for(ThreadClass c) {
       append(l.calls, kLoop);
       append(l.calls, kStatsFile);
       l.ioctls.push_back(KVM_IRQ_LINE);  // console input raises the PL011's line
+      break;
+    case ThreadClass::kBlockIo:
+      append(l.calls, kBlockIo);
       break;
     case ThreadClass::kMain:
       append(l.calls, kLoop);
@@ -266,6 +274,7 @@ const char* to_string(ThreadClass c) {
     case ThreadClass::kVcpu: return "vcpu";
     case ThreadClass::kDevice: return "device";
     case ThreadClass::kControl: return "control";
+    case ThreadClass::kBlockIo: return "block-io";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 // VirtioSlot and the device factories that use it.
 #include "vmm/virtio_slot.h"
 
+#include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/virtio_console.h"
 #include "kvmmio/net/virtio_net.h"
 #include "vmm/device_stats.h"
@@ -41,6 +42,18 @@ DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index)
                              [options, index](DeviceContext& ctx, AttachedDevice&) {
                                return std::make_unique<net::VirtioNet>(options, index, ctx.vm.memory(), ctx.loop);
                              });
+}
+
+DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned index) {
+  return virtio_slot_factory(
+      "disk" + std::to_string(index), options.transport, [options, index](DeviceContext& ctx, AttachedDevice&) {
+        block::BlockDeviceOptions device;
+        device.serial = options.serial;
+        device.thread_name = "kvmmio-blk" + std::to_string(index);
+        device.on_io_thread_start = ctx.confine_block_io;
+        return std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop, block::DiskImage::open(options),
+                                                    std::move(device));
+      });
 }
 
 DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd) {
