@@ -34,7 +34,7 @@ void IoWorker::submit(IoJob job) {
 void IoWorker::cancel_and_wait() {
   std::unique_lock guard(mutex_);
   jobs_.clear();
-  changed_.wait(guard, [this] { return !executing_; });
+  changed_.wait(guard, [this] { return !executing_ && !completing_; });
 }
 
 void IoWorker::run() {
@@ -57,10 +57,15 @@ void IoWorker::run() {
     {
       std::lock_guard guard(mutex_);
       executing_ = false;
+      completing_ = true;
       more = !jobs_.empty();
     }
-    changed_.notify_all();
     complete_(job, outcome, more);
+    {
+      std::lock_guard guard(mutex_);
+      completing_ = false;
+    }
+    changed_.notify_all();
   }
 }
 

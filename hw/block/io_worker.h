@@ -6,10 +6,12 @@
 // The device submits under its lock and never waits for the I/O; the
 // worker runs `execute` without any lock, then `complete` (which takes the
 // device lock itself). cancel_and_wait() (a device reset, holding the
-// device lock) drops the jobs not started and waits only for the one
-// running to finish its I/O, never for its completion, so a reset cannot
-// deadlock with a completion waiting for the lock; once it returns, the
-// worker writes no more guest memory for the cancelled jobs.
+// device lock) drops the jobs not started and waits for the one running:
+// its I/O, and its `complete`, which the device makes give up waiting for
+// the lock it holds (DeviceLock::lock_unless) before it calls
+// cancel_and_wait(). Once that returns, the worker touches neither guest
+// memory nor the device until the next submit(): the transport may then
+// even go away, with the lock it owns.
 #pragma once
 
 #include <condition_variable>
@@ -59,7 +61,8 @@ class IoWorker {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<IoJob> jobs_;
-  bool executing_ = false;
+  bool executing_ = false;   // in `execute`
+  bool completing_ = false;  // in `complete`
   bool stop_ = false;
   std::thread thread_;  // last: started once the rest exists
 };

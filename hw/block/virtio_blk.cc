@@ -57,7 +57,7 @@ VirtioBlock::VirtioBlock(const GuestMemory& memory, EventLoop& loop, DiskImage d
 }
 
 VirtioBlock::~VirtioBlock() {
-  closing_ = true;
+  abandon_ = true;
   worker_.reset();  // joins the worker: nothing runs for the device after this
 }
 
@@ -124,13 +124,15 @@ bool VirtioBlock::activate(const virtio::DeviceActivation& activation) {
   in_flight_ = 0;
   in_flight_shown_ = 0;
   waiting_for_slot_ = false;
+  abandon_ = false;
   ++counters_.activations;
   return true;
 }
 
 void VirtioBlock::reset() {
   ++generation_;               // completions of the old activation are dropped
-  worker_->cancel_and_wait();  // no guest memory is written for them after this
+  abandon_ = true;             // a completion waiting for our lock gives up
+  worker_->cancel_and_wait();  // after this the worker touches nothing of ours
   resume_.reset();
   drain_.unbind();
   interrupt_ = nullptr;
@@ -194,8 +196,8 @@ void VirtioBlock::count(const BlockRequest& r, int error) {
 
 // The worker thread, after a request's I/O and status byte.
 void VirtioBlock::complete(uint64_t generation, uint16_t head, uint32_t written, bool more) {
-  auto guard = lock_->lock_unless(closing_);
-  if (!guard.owns_lock() || generation != generation_) return;  // closing, or a reset dropped it
+  auto guard = lock_->lock_unless(abandon_);
+  if (!guard.owns_lock() || generation != generation_) return;  // a reset or the destructor dropped it
   drain_.complete(head, written);
   in_flight_shown_ = --in_flight_;
   if (!more) drain_.interrupt_if_due();

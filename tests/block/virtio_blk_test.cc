@@ -8,7 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -318,6 +322,43 @@ TEST_F(VirtioBlockTest, ResetWithRequestsInFlightDropsThemAndServesTheNextDriver
   ASSERT_TRUE(e);
   EXPECT_EQ(m.status(40), spec::kSOk);
   EXPECT_EQ(m.device->counters().activations, 2u);
+}
+
+// The VMM's teardown: the transport (and the device lock it owns) goes
+// first, with requests queued and one running, then the device. The
+// worker is held inside its first request (its start hook) until the
+// teardown has begun, so the order is certain.
+TEST_F(VirtioBlockTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool held = false, release = false;
+  BlockDeviceOptions hold;
+  hold.on_io_thread_start = [&] {
+    std::unique_lock lock(mutex);
+    held = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return release; });
+  };
+  auto m = std::make_unique<BlockMachine>(disk(), hold);
+  m->bring_up();
+  for (unsigned s = 0; s < 32; ++s) m->request(s, spec::kTIn, s * 8, 4096, true);
+  {
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] { return held; }));
+  }
+  ASSERT_TRUE(virtio::test::eventually([&] { return m->device->requests_in_flight() == 32; }));
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the reset is waiting by then, or soon
+    std::lock_guard lock(mutex);
+    release = true;
+    changed.notify_all();
+  });
+  m->transport.reset();  // resets the device: waits for the running request only
+  releaser.join();
+  EXPECT_EQ(m->device->requests_in_flight(), 0u);
+  EXPECT_LE(m->device->counters().reads, 1u) << "requests queued behind the running one were executed";
+  EXPECT_EQ(m->status(1), 0xee) << "a dropped request got a status";
+  m.reset();  // joins the worker, which must not touch the freed transport
 }
 
 TEST_F(VirtioBlockTest, MoreRequestsThanTheInFlightBoundAllComplete) {

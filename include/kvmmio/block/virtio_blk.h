@@ -26,9 +26,10 @@
 // a guest cannot make the device queue more than kMaxInFlight jobs.
 //
 // Reset (status 0) drops the requests not started and waits for the one
-// running to finish its system call; its completion is then dropped
-// (the generation moved), so after reset() returns nothing touches the
-// guest's memory for the old activation.
+// running to finish its system call; its completion gives up waiting for
+// the device lock (the reset holds it) and is dropped, so after reset()
+// returns nothing touches the guest's memory, the rings or the lock for the
+// old activation (the transport resets the device before it goes away).
 //
 // The worker thread confines itself (`on_io_thread_start`, e.g. kvmmio's
 // seccomp class "block-io") when it takes its first request: the guest
@@ -156,7 +157,9 @@ class KVMMIO_EXPORT VirtioBlock final : public virtio::VirtioDevice {
   BlockSettings settings_;
   BlockCounters counters_;
   GuestErrorLog errors_{"virtio-blk"};
-  std::atomic<bool> closing_{false};   // the destructor runs: completions give up the lock
+  // Set by reset() and the destructor: a completion waiting for the device
+  // lock gives up. Cleared at activation, under the lock.
+  std::atomic<bool> abandon_{false};
   std::atomic<bool> confine_failed_{false};  // the worker could not confine itself: it does no I/O
 
   // Under the device lock:
