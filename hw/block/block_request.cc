@@ -90,8 +90,10 @@ ParsedRequest parse_request(const GuestMemory& memory, const virtio::DescriptorC
         return refuse(p, spec::kSUnsupp, "DISCARD/WRITE_ZEROES with unknown flags");
       if (discard && range.flags)
         return refuse(p, spec::kSUnsupp, "DISCARD with the unmap flag (5.2.6.2: only for WRITE_ZEROES)");
-      if (range.num_sectors == 0 || !within(range.sector, range.num_sectors, limits.capacity_sectors))
-        return refuse(p, spec::kSIoErr, "DISCARD/WRITE_ZEROES range empty or beyond the disk's capacity");
+      if (range.num_sectors == 0 || range.num_sectors > limits.max_range_sectors ||
+          !within(range.sector, range.num_sectors, limits.capacity_sectors))
+        return refuse(p, spec::kSIoErr,
+                      "DISCARD/WRITE_ZEROES range empty, longer than offered, or beyond the disk's capacity");
       r.sector = range.sector;
       r.data_bytes = uint64_t{range.num_sectors} * spec::kSectorSize;
       r.unmap = range.flags & spec::kDiscardFlagUnmap;

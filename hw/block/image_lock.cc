@@ -34,6 +34,8 @@ std::string holders(int fd) {
     std::string index, kind, mode, access, pid, where;
     if (!(in >> index >> kind)) continue;
     if (kind == "->") in >> kind;  // a waiter, shown under the lock it waits for
+    // Only flock locks conflict with ours (POSIX and OFD locks are apart).
+    if (kind != "FLOCK") continue;
     if (!(in >> mode >> access >> pid >> where)) continue;
     unsigned maj = 0, min = 0;
     unsigned long long ino = 0;

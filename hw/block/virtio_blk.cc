@@ -29,6 +29,7 @@ VirtioBlock::VirtioBlock(const GuestMemory& memory, EventLoop& loop, DiskImage d
   limits_.capacity_sectors = disk_.capacity_sectors();
   limits_.alignment = disk_.alignment();
   limits_.seg_max = kSegMax;
+  limits_.max_range_sectors = kMaxRangeSectors;
   limits_.read_only = disk_.read_only();
   limits_.discard = disk_.can_discard();
   limits_.write_zeroes = disk_.can_write_zeroes();

@@ -21,7 +21,8 @@
 //    sector + length beyond the capacity (checked without overflow);
 //  - OUT, DISCARD, WRITE_ZEROES on a read-only disk;
 //  - DISCARD/WRITE_ZEROES: not offered, not exactly one range (max_*_seg
-//    is 1), flags other than unmap, a range beyond the capacity;
+//    is 1), flags other than unmap, a range longer than offered or beyond
+//    the capacity;
 //  - an unknown type: UNSUPP.
 #pragma once
 
@@ -41,6 +42,7 @@ struct KVMMIO_EXPORT DiskLimits {
   uint64_t capacity_sectors = 0;
   uint32_t alignment = spec::kSectorSize;  // offsets and lengths of IN/OUT, in bytes
   uint32_t seg_max = 0;                    // data segments per IN/OUT request
+  uint32_t max_range_sectors = 0;          // per DISCARD/WRITE_ZEROES range (the config's max_*_sectors)
   bool read_only = false;
   bool discard = false;
   bool write_zeroes = false;
