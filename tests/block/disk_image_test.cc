@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <string>
 
 #include "block_machine.h"
@@ -100,19 +103,46 @@ TEST_F(DiskImageTest, ADirectoryIsNotAnImage) {
   EXPECT_TRUE(Says(open_error(options(dir.path, true)), "not a regular file or a block device"));
 }
 
+// open_error() as user nobody (65534) where the test runs as root (root
+// opens any file), in a child process; the message, or "(opened)".
+std::string open_error_unprivileged(const DiskOptions& o) {
+  if (::geteuid() != 0) return open_error(o);
+  int out[2];
+  if (::pipe(out) != 0) return "pipe failed";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(out[0]);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(1);
+    const std::string e = open_error(o);
+    if (::write(out[1], e.data(), e.size()) != static_cast<ssize_t>(e.size())) _exit(1);
+    _exit(0);
+  }
+  ::close(out[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? got : "the unprivileged child failed";
+}
+
 TEST_F(DiskImageTest, ReadOnlyFileWithoutRoOnSaysToGiveIt) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root opens a mode-0444 file for writing";
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);  // nobody may look inside
   const std::string p = dir.image("ro.img", 4096);
   ASSERT_EQ(::chmod(p.c_str(), 0444), 0);
-  EXPECT_TRUE(Says(open_error(options(p)), "give ro=on"));
-  EXPECT_EQ(open_error(options(p, true)), "(opened)");
+  EXPECT_TRUE(Says(open_error_unprivileged(options(p)), "give ro=on"));
+  EXPECT_EQ(open_error_unprivileged(options(p, true)), "(opened)");
 }
 
 TEST_F(DiskImageTest, NoPermissionSaysSo) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root opens a mode-0000 file";
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);
   const std::string p = dir.image("secret.img", 4096);
-  ASSERT_EQ(::chmod(p.c_str(), 0), 0);
-  EXPECT_TRUE(Says(open_error(options(p, true)), "no permission"));
+  // As root the child (nobody) may not read root's 0600; otherwise our own
+  // file is made unreadable.
+  ASSERT_EQ(::chmod(p.c_str(), ::geteuid() == 0 ? 0600 : 0), 0);
+  EXPECT_TRUE(Says(open_error_unprivileged(options(p, true)), "no permission"));
+  EXPECT_TRUE(Says(open_error_unprivileged(options(p)), "no permission"));
 }
 
 // flock is per open file: a second open in this process conflicts as a
@@ -123,6 +153,38 @@ TEST_F(DiskImageTest, ASecondWriterIsRefusedNamingTheHolder) {
   const std::string pid = "PID " + std::to_string(::getpid());
   EXPECT_TRUE(Says(open_error(options(p)), pid));
   EXPECT_TRUE(Says(open_error(options(p, true)), pid));  // nor may anyone read while it writes
+}
+
+// What a second VMM sees: another process holds the image; the refusal
+// names that process's PID.
+TEST_F(DiskImageTest, AnotherProcessHoldingTheImageIsNamed) {
+  const std::string p = dir.image("other.img", 4096);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(ready[0]);
+    try {
+      const DiskImage held = DiskImage::open(options(p));
+      if (::write(ready[1], "x", 1) != 1) _exit(1);
+      ::pause();  // until the test kills it
+    } catch (...) {
+    }
+    _exit(1);
+  }
+  ::close(ready[1]);
+  char c = 0;
+  const bool holding = ::read(ready[0], &c, 1) == 1;
+  ::close(ready[0]);
+  const std::string refused = holding ? open_error(options(p)) : "";
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(holding) << "the child could not open the image";
+  EXPECT_TRUE(Says(refused, "in use by PID " + std::to_string(child)));
+  EXPECT_TRUE(Says(refused, "ro=on"));
+  // The holder is gone: its lock went with it.
+  EXPECT_EQ(open_error(options(p)), "(opened)");
 }
 
 TEST_F(DiskImageTest, ReadersShareTheImageAndKeepWritersOut) {
