@@ -14,6 +14,7 @@
 #   device        the real devices on one MMIO bus: the PL011, virtio-net with
 #                 the userspace backend on the socketpair stand-in of a tap,
 #                 and virtio-console
+#   block         virtio-blk on a small image file, with its I/O worker
 # New inputs are collected in BUILDDIR/corpus/TARGET, not in the repository;
 # --update-corpus merges the interesting ones into fuzz/corpus/TARGET/.
 # BUILDDIR is $KVMMIO_FUZZ_BUILD, default build-fuzz in the repository;
@@ -47,6 +48,8 @@ sources_of() {
     virtio_mmio) echo "$src/fuzz/virtio_mmio_fuzz.cc" "${common[@]}" ;;
     device) echo "$src/fuzz/device_fuzz.cc" "${common[@]}" "$src/kvm/mmio_bus.cc" \
               "$src"/hw/net/*.cc "$src"/hw/console/*.cc ;;
+    block) echo "$src/fuzz/block_fuzz.cc" "${common[@]}" "$src/tests/virtio/driver_ring.cc" \
+              "$src"/hw/block/*.cc ;;
   esac
 }
 
@@ -111,8 +114,8 @@ fuzz_target() {
   echo "fuzz.sh: $target: no finding in ${seconds}s"
 }
 
-# Both targets at once, each one's output kept apart and printed whole.
-targets=(virtio_mmio device) pids=()
+# The targets at once, each one's output kept apart and printed whole.
+targets=(virtio_mmio device block) pids=()
 mkdir -p "$build"
 build_targets "${targets[@]}" || { echo "fuzz.sh: the fuzz targets did not build" >&2; exit 1; }
 for target in "${targets[@]}"; do

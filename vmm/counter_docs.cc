@@ -27,6 +27,8 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-net", net::NetSettings::kInfo);
   rows(out, "virtio-net", net::NetCounters::kInfo);
   rows(out, "virtio-console", console::ConsoleCounters::kInfo);
+  rows(out, "virtio-blk", block::BlockSettings::kInfo);
+  rows(out, "virtio-blk", block::BlockCounters::kInfo);
   out += "\n| `console.counters` key (`pty`, `socket`) | meaning |\n| --- | --- |\n";
   for (const CounterInfo& c : ConsoleRelayCounters::kInfo) out += std::string("| `") + c.name + "` | " + c.meaning + " |\n";
   out += "\n| `vcpus[].exits` key | meaning |\n| --- | --- |\n";

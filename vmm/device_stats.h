@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kvmmio/base/counters.h"
+#include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/pl011.h"
 #include "kvmmio/console/virtio_console.h"
 #include "kvmmio/net/virtio_net.h"

@@ -14,6 +14,9 @@ std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options, int
   // slot (its address and interrupt in the guest stay the same).
   if (options.console == ConsoleKind::kVirtio)
     plan.push_back({"console0", "virtio-console", virtio_console_factory(options.console_transport, console_out)});
+  // Last, so adding a disk moves neither a network device nor the console.
+  for (unsigned i = 0; i < options.disks.size(); ++i)
+    plan.push_back({"disk" + std::to_string(i), "virtio-blk", virtio_block_factory(options.disks[i], i)});
   return plan;
 }
 

@@ -90,6 +90,10 @@ struct DeviceContext {
   Vm& vm;
   EventLoop& loop;
   layout::VirtioMmioSlot slot;
+  // Installs the block I/O threads' seccomp filter (ThreadClass::kBlockIo)
+  // on the calling thread; a disk's I/O thread calls it before its first
+  // request, which is after the machine is set up and privileges dropped.
+  std::function<void()> confine_block_io;
 };
 struct AttachedDevice {
   std::unique_ptr<MmioDevice> device;  // claimed on the bus at slot.base

@@ -161,6 +161,16 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
          o.nets.push_back(std::move(n));
        },
        /*repeatable=*/true},
+      {"--disk", "a raw disk image, e.g. --disk debian.img or --disk base.img,ro=on",
+       [&o](const std::string& v) {
+         block::DiskOptions d = block::DiskOptions::parse(v);
+         for (const block::DiskOptions& other : o.disks)
+           if (other.path == d.path)
+             throw UsageError("--disk " + v + ": " + d.path +
+                              " is already another --disk's; give each disk an image of its own");
+         o.disks.push_back(std::move(d));
+       },
+       /*repeatable=*/true},
       {"--seccomp", "on, log or off",
        [&o](const std::string& v) { o.seccomp = parse_seccomp(v); }},
       {"--user", "a user name or number, e.g. --user kvmmio",
@@ -281,6 +291,13 @@ Options of `run`:
                       NAME; the default MAC is a stable hash of the tap's
                       name;
                       vhost=auto (default) uses /dev/vhost-net when it opens
+  --disk SPEC         a virtio-blk disk on a raw image (repeatable: vda, vdb,
+                      ... in order, in the slots after --net and --console
+                      virtio); SPEC is PATH[,ro=on|off][,serial=ID]
+                      [,cache=writeback|none] and --net's transport keys;
+                      PATH is a regular file or a block device, whole
+                      512-byte sectors, locked against other users (shared
+                      with ro=on); cache=none opens it O_DIRECT
   --dump-dtb FILE     write the device tree the guest would get to FILE (- for
                       stdout) and exit without creating a VM (works on any
                       host; --gic auto describes a GICv3)
@@ -306,7 +323,8 @@ Without `run`:
   --version           kvmmio's version, then exit
 
 Options take their value as --name VALUE or --name=VALUE (a value that
-starts with -- only as --name=VALUE); each is given once, except --net.
+starts with -- only as --name=VALUE); each is given once, except --net
+and --disk.
 
 With the stdio console, when stdin is a terminal and kvmmio runs in its
 foreground, it is put in raw mode (restored at exit): keys go to the guest;

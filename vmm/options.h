@@ -14,6 +14,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/block/disk_options.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "vmm/console_destination.h"
@@ -45,6 +46,7 @@ struct RunOptions {
   std::optional<std::string> dump_dtb;
   std::optional<std::string> stats;
   std::vector<net::NetOptions> nets;  // one per --net, in order
+  std::vector<block::DiskOptions> disks;  // one per --disk, in order (vda, vdb, ...)
   SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
   std::optional<std::string> user, group;  // --user, --group: dropped to after set-up
   LogLevel log_level = LogLevel::kInfo;

@@ -75,6 +75,10 @@ constexpr const char* kStatsFile[] = {"openat", "ftruncate", "rename", "renameat
 // The console relay (--console ...,pty or socket=PATH) on the control
 // loop: a client accepted, bytes sent without SIGPIPE (send is sendto).
 constexpr const char* kConsoleRelay[] = {"accept4", "accept", "sendto"};
+// A disk's I/O thread (hw/block/block_io.cc): the image's data calls.
+// The v2 calls too: a libc may implement preadv/pwritev with them.
+constexpr const char* kBlockIo[] = {"pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2",
+                                    "fdatasync", "fsync", "fallocate"};
 
 // ioctl requests, by what issues them.
 constexpr unsigned long kTerminalIoctls[] = {TCGETS, TCSETS, TCSETSW, TCSETSF};
@@ -122,6 +126,9 @@ ClassList list_for(ThreadClass c) {
       append(l.calls, kStatsFile);
       append(l.calls, kConsoleRelay);
       l.ioctls.push_back(KVM_IRQ_LINE);  // console input raises the PL011's line
+      break;
+    case ThreadClass::kBlockIo:
+      append(l.calls, kBlockIo);
       break;
     case ThreadClass::kMain:
       append(l.calls, kLoop);
@@ -271,6 +278,7 @@ const char* to_string(ThreadClass c) {
     case ThreadClass::kVcpu: return "vcpu";
     case ThreadClass::kDevice: return "device";
     case ThreadClass::kControl: return "control";
+    case ThreadClass::kBlockIo: return "block-io";
   }
   return "?";
 }

@@ -14,6 +14,10 @@
 //            output, the tap monitor (netlink, interface ioctls, re-attach)
 //   control  the control loop: signals, console input (the PL011's
 //            interrupt line), --stats snapshots
+//   block-io a disk's I/O thread: positioned reads and writes of its image,
+//            fdatasync, fallocate (discard, write zeroes); completions
+//            (eventfd writes) and, after a pause at the in-flight bound,
+//            the queue's drain, which only touches guest memory
 // Every list allows the calls any thread makes (memory management without
 // PROT_EXEC, futexes, clocks, signal return, exit) and a fatal-signal
 // path (the terminal restored, the signal raised again). ioctl is allowed
@@ -46,7 +50,7 @@ namespace kvmmio::vmm {
 enum class SeccompMode { kOn, kLog, kOff };
 const char* to_string(SeccompMode mode);
 
-enum class ThreadClass { kMain, kVcpu, kDevice, kControl };
+enum class ThreadClass { kMain, kVcpu, kDevice, kControl, kBlockIo };
 const char* to_string(ThreadClass thread_class);
 
 class Seccomp {

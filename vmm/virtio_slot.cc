@@ -3,6 +3,7 @@
 #include "vmm/virtio_slot.h"
 
 #include "kvmmio/base/log.h"
+#include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/virtio_console.h"
 #include "kvmmio/net/virtio_net.h"
 #include "vmm/device_stats.h"
@@ -56,6 +57,18 @@ DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index)
                                log_mac(index, options);
                                return net;
                              });
+}
+
+DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned index) {
+  return virtio_slot_factory(
+      "disk" + std::to_string(index), options.transport, [options, index](DeviceContext& ctx, AttachedDevice&) {
+        block::BlockDeviceOptions device;
+        device.serial = options.serial;
+        device.thread_name = "kvmmio-blk" + std::to_string(index);
+        device.on_io_thread_start = ctx.confine_block_io;
+        return std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop, block::DiskImage::open(options),
+                                                    std::move(device));
+      });
 }
 
 DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd) {

@@ -51,6 +51,11 @@ DeviceFactory virtio_slot_factory(std::string name, const virtio::TransportOptio
 // The factory that puts a virtio-net device described by `options` in a slot.
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index);
 
+// The factory that puts a virtio-blk disk in a slot: opens, checks and
+// locks the image (UserError naming the fix), and confines the disk's I/O
+// thread (DeviceContext::confine_block_io) when it starts working.
+DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned index);
+
 // The factory that puts the virtio console in a slot: guest output to
 // `output_fd`, and the machine's console input (AttachedDevice::console_input).
 DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd);

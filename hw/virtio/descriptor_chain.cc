@@ -4,6 +4,7 @@
 #include "kvmmio/virtio/descriptor_chain.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace kvmmio::virtio {
@@ -48,6 +49,14 @@ size_t write_to_chain(const GuestMemory& memory, const DescriptorChain& chain, u
                         [&](uint8_t* host, size_t at, size_t n) {
                           std::memcpy(host, src.data() + at, n);
                         });
+}
+
+size_t chain_host_spans(const GuestMemory& memory, const DescriptorChain& chain, bool writable,
+                        uint64_t offset, uint64_t len, std::vector<std::span<uint8_t>>& out) {
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(len, SIZE_MAX));
+  return for_each_piece(memory, chain, writable, offset, want, [&](uint8_t* host, size_t, size_t n) {
+    out.emplace_back(host, n);
+  });
 }
 
 }  // namespace kvmmio::virtio

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "tests/block/block_machine.h"
 #include "tests/vmm/unwired_devices.h"
 #include "vmm/device_stats.h"
 
@@ -41,6 +42,18 @@ TEST(CounterDocs, EveryVirtioConsoleKeyHasARow) {
   const Counters c =
       virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), devices.console);
   EXPECT_EQ(undocumented(c, "virtio-console"), "");
+}
+
+TEST(CounterDocs, EveryVirtioBlockKeyHasARow) {
+  const block::test::TempDir dir;
+  block::DiskOptions o;
+  o.path = dir.image("disk.img", 4096);
+  GuestMemory memory;
+  EventLoop loop;
+  const block::VirtioBlock disk(memory, loop, block::DiskImage::open(o));
+  const Counters c = virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), disk);
+  EXPECT_EQ(undocumented(c, "virtio-blk"), "");
+  EXPECT_GT(c.size(), 20u);  // the transport's, the slot's, then the disk's
 }
 
 TEST(CounterDocs, EveryPl011KeyHasARow) { EXPECT_EQ(undocumented(pl011_counters({}), "pl011"), ""); }

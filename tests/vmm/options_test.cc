@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // kvmmio's command line: every option in both forms, defaults, and one
 // clear UsageError (exit status 2) per kind of mistake, naming the fix.
+#include "vmm/devices.h"
 #include "vmm/options.h"
 
 #include <gtest/gtest.h>
@@ -55,7 +56,7 @@ TEST(Options, HelpAndVersion) {
 TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   const std::string help = help_text();
   for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--mem", "--cpus", "--gic",
-                          "--console", "--net", "--dump-dtb", "--stats", "--seccomp", "--user",
+                          "--console", "--net", "--disk", "--dump-dtb", "--stats", "--seccomp", "--user",
                           "--group", "--log-level", "--help", "--version"})
     EXPECT_TRUE(help.find(std::string("\n  ") + opt + " ") != std::string::npos ||
                 help.find(std::string(", ") + opt + " ") != std::string::npos)
@@ -66,6 +67,25 @@ TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap",
                           "regs=mirror|trap"})
     EXPECT_NE(help.find(key), std::string::npos) << key;
+}
+
+TEST(Options, DisksAreRepeatableAndTakeTheSlotsAfterNetsAndTheConsole) {
+  const RunOptions o = parse({"run", "--kernel", "k", "--disk", "vda.img,serial=root", "--net", "tap=a",
+                              "--disk=/dev/sdb,ro=on,cache=none,regs=trap", "--console", "virtio"})
+                           .run;
+  ASSERT_EQ(o.disks.size(), 2u);
+  EXPECT_EQ(o.disks[0].path, "vda.img");
+  EXPECT_EQ(o.disks[0].serial, "root");
+  EXPECT_FALSE(o.disks[0].read_only);
+  EXPECT_EQ(o.disks[1].path, "/dev/sdb");
+  EXPECT_TRUE(o.disks[1].read_only);
+  EXPECT_EQ(o.disks[1].cache, block::CacheMode::kNone);
+  EXPECT_EQ(o.disks[1].transport.regs, virtio::RegsMode::kTrap);
+  // Adding a disk moves neither the network device nor the console.
+  std::vector<std::string> slots;
+  for (const VirtioDevicePlan& p : plan_virtio_devices(o, 1)) slots.push_back(p.name + " " + p.type);
+  EXPECT_EQ(slots, (std::vector<std::string>{"net0 virtio-net", "console0 virtio-console", "disk0 virtio-blk",
+                                             "disk1 virtio-blk"}));
 }
 
 TEST(Options, SeccompUserAndGroup) {
@@ -231,6 +251,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--kernel", "k", "--net", "tap=a,vhost=maybe"},
                 {"vhost=maybe", "on, off or auto"}},
         BadCase{{"run", "--kernel", "k", "--net", "vhost=on"}, {"needs tap=NAME"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img", "--disk", "a.img"},
+                {"--disk a.img", "already another --disk's", "an image of its own"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,ro=maybe"}, {"ro=maybe", "choose on or off"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,cache=fast"}, {"cache=fast", "writeback", "none"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,serial=abcdefghijklmnopqrstu"}, {"1 to 20 bytes"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,irq=msi"}, {"irq=msi", "ro, serial and cache"}},
+        BadCase{{"run", "--kernel", "k", "--disk=,ro=on"}, {"the image comes first"}},
         BadCase{{"run", "--kernel", "k", "--bogus"}, {"unknown option '--bogus'", "--help"}},
         BadCase{{"run", "--kernel", "k", "extra"}, {"unexpected argument 'extra'", "--"}},
         BadCase{{"run", "--kernel", "k", "-m", "1G"}, {"unknown option '-m'", "start with --"}},

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "../block/block_machine.h"
 #include "kvmmio/base/event_fd.h"
 #include "vmm/console_relay.h"
 #include "vmm/options.h"
@@ -32,7 +33,7 @@ namespace kvmmio::vmm {
 namespace {
 
 constexpr ThreadClass kClasses[] = {ThreadClass::kMain, ThreadClass::kVcpu, ThreadClass::kDevice,
-                                    ThreadClass::kControl};
+                                    ThreadClass::kControl, ThreadClass::kBlockIo};
 
 TEST(SeccompDeathTest, EveryThreadClassLoadsAndAllowsItsEverydayCalls) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
@@ -88,6 +89,53 @@ TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
         _exit(0);
       },
       testing::ExitedWithCode(0), "relayed");
+}
+
+// A disk's I/O thread confined as block-io serves every request type, with
+// the completions and the in-flight pause (its drain) on that thread. Runs
+// in the death test's child; exits 0 when every status is right.
+[[noreturn]] void serve_every_request_type_confined(const block::test::TempDir& dir, const std::string& image) {
+  Seccomp s(SeccompMode::kOn);
+  block::DiskOptions o;
+  o.path = image;
+  o.serial = "confined";
+  block::BlockDeviceOptions d;
+  d.on_io_thread_start = [&s] { s.confine_this_thread(ThreadClass::kBlockIo); };
+  int status = 0;
+  {
+    block::test::BlockMachine m(o, d);
+    m.bring_up();
+    const block::spec::DiscardRange range{64, 8, 0};
+    m.memory.write(block::test::BlockMachine::data_at(3), &range, sizeof range);
+    m.memory.write(block::test::BlockMachine::data_at(4), &range, sizeof range);
+    m.request(0, block::spec::kTOut, 0, 4096, false);
+    m.request(1, block::spec::kTIn, 0, 4096, true);
+    m.request(2, block::spec::kTFlush, 0, 0, false);
+    m.request(3, block::spec::kTDiscard, 0, sizeof range, false);
+    m.request(4, block::spec::kTWriteZeroes, 0, sizeof range, false);
+    m.request(5, block::spec::kTGetId, 0, 20, true);
+    for (int i = 0; i < 6 && status == 0; ++i)
+      if (!m.used()) status = 10;
+    for (unsigned slot = 0; slot < 6 && status == 0; ++slot) {
+      const bool offered = slot == 3   ? m.device->disk().can_discard()
+                           : slot == 4 ? m.device->disk().can_write_zeroes()
+                                       : true;
+      if (m.status(slot) != (offered ? block::spec::kSOk : block::spec::kSUnsupp)) status = 20 + slot;
+    }
+  }
+  // _exit skips the destructors: this process's own image goes here (only
+  // the I/O thread is confined).
+  ::unlink(image.c_str());
+  ::rmdir(dir.path.c_str());
+  if (status == 0 && ::write(STDERR_FILENO, "served\n", 7) != 7) status = 12;
+  _exit(status);
+}
+
+TEST(SeccompDeathTest, TheBlockIoClassServesEveryRequestType) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const block::test::TempDir dir;
+  const std::string image = dir.image("disk.img", 1 << 20);
+  EXPECT_EXIT(serve_every_request_type_confined(dir, image), testing::ExitedWithCode(0), "served");
 }
 
 TEST(SeccompDeathTest, AForbiddenCallStopsKvmmioNamingTheThreadAndTheCall) {

@@ -49,4 +49,12 @@ KVMMIO_EXPORT size_t read_from_chain(const GuestMemory& memory, const Descriptor
 KVMMIO_EXPORT size_t write_to_chain(const GuestMemory& memory, const DescriptorChain& chain, uint64_t offset,
                       std::span<const uint8_t> src);
 
+// The host bytes of `len` bytes of the chain's device-writable part
+// (`writable`) or device-readable part, starting `offset` bytes into it,
+// appended to `out` one span per piece (for preadv/pwritev straight into
+// guest RAM). Returns the bytes covered, less than `len` where the part is
+// shorter.
+KVMMIO_EXPORT size_t chain_host_spans(const GuestMemory& memory, const DescriptorChain& chain, bool writable,
+                                      uint64_t offset, uint64_t len, std::vector<std::span<uint8_t>>& out);
+
 }  // namespace kvmmio::virtio

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Parsing of --disk specifications; the file itself is checked when it is
+// opened (DiskImage::open).
+#include "kvmmio/block/disk_options.h"
+
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/parse.h"
+
+namespace kvmmio::block {
+namespace {
+
+std::string shown(std::string_view key, std::string_view value) {
+  return "--disk ..." + std::string(key) + "=" + std::string(value);
+}
+
+bool parse_on_off(std::string_view key, std::string_view value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw UserError(shown(key, value) + ": choose on or off");
+}
+
+}  // namespace
+
+const char* to_string(CacheMode mode) { return mode == CacheMode::kNone ? "none" : "writeback"; }
+
+DiskOptions DiskOptions::parse(std::string_view spec) {
+  DiskOptions o;
+  const size_t comma = spec.find(',');
+  o.path = std::string(spec.substr(0, comma));
+  if (o.path.empty())
+    throw UserError("--disk " + std::string(spec) + ": the image comes first, e.g. --disk debian.img,ro=on");
+  if (o.path.find('=') != std::string::npos && comma != std::string::npos)
+    // "ro=on,disk.img": keys before the path are a mistake worth naming.
+    throw UserError("--disk " + std::string(spec) + ": the image path comes first, then KEY=VALUE options");
+  if (comma == std::string::npos) return o;
+  const std::string_view rest = spec.substr(comma + 1);
+  if (rest.empty())
+    throw UserError("--disk " + std::string(spec) + ": an option is missing after the comma, e.g. " + o.path +
+                    ",ro=on");
+  for (const auto& [key, value] : parse_key_values(rest, "--disk " + std::string(spec))) {
+    if (key == "ro") {
+      o.read_only = parse_on_off(key, value);
+    } else if (key == "serial") {
+      if (value.empty() || value.size() > spec::kIdBytes)
+        throw UserError(shown(key, value) + ": give 1 to 20 bytes (the guest reads them as the disk's serial)");
+      o.serial = std::string(value);
+    } else if (key == "cache") {
+      if (value == "writeback") o.cache = CacheMode::kWriteback;
+      else if (value == "none") o.cache = CacheMode::kNone;
+      else throw UserError(shown(key, value) + ": choose writeback (the host page cache) or none (O_DIRECT)");
+    } else {
+      try {
+        o.transport.set(key, value);
+      } catch (const UserError& e) {
+        throw UserError(shown(key, value) + ": " + e.what() +
+                        " (the disk's own keys are ro, serial and cache)");
+      }
+    }
+  }
+  return o;
+}
+
+}  // namespace kvmmio::block

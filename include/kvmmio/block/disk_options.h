@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// DiskOptions: one `--disk` specification, parsed.
+//
+//   PATH[,ro=on|off][,serial=ID][,cache=writeback|none][,TRANSPORT KEYS]
+//
+// PATH is a raw image: a regular file or a block device. ro, serial and
+// cache are the device's keys; any other key is handed to
+// TransportOptions::set() (version, notify, irq, regs), as --net does.
+// Nothing here touches the file: DiskImage::open() checks it.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kvmmio/base/export.h"
+#include "kvmmio/block/virtio_blk_spec.h"
+#include "kvmmio/virtio/transport_options.h"
+
+namespace kvmmio::block {
+
+enum class CacheMode {
+  kWriteback,  // the host's page cache; a write is durable after the next FLUSH
+  kNone,       // O_DIRECT: no host page cache (alignment: DiskImage)
+};
+KVMMIO_EXPORT const char* to_string(CacheMode mode);
+
+struct KVMMIO_EXPORT DiskOptions {
+  std::string path;
+  bool read_only = false;
+  std::string serial;  // GET_ID's answer: at most 20 bytes (spec::kIdBytes)
+  CacheMode cache = CacheMode::kWriteback;
+  virtio::TransportOptions transport;
+
+  // Throws UserError whose message starts with "--disk" and names the key
+  // and the accepted values.
+  static DiskOptions parse(std::string_view spec);
+};
+
+}  // namespace kvmmio::block

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// --disk parsing and DiskImage::open(): every refusal names the fix; the
+// image lock refuses a second user, naming its PID.
+#include "kvmmio/block/disk_image.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+
+#include "block_machine.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/block/disk_options.h"
+
+namespace kvmmio::block::test {
+namespace {
+
+// The message, and whether it says `part`.
+testing::AssertionResult Says(const std::string& message, const std::string& part) {
+  if (message.find(part) != std::string::npos) return testing::AssertionSuccess();
+  return testing::AssertionFailure() << "\"" << message << "\" does not say \"" << part << "\"";
+}
+
+std::string parse_error(const std::string& spec) {
+  try {
+    DiskOptions::parse(spec);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+std::string open_error(const DiskOptions& o) {
+  try {
+    DiskImage::open(o);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(opened)";
+}
+
+TEST(DiskOptionsTest, ParsesPathAndKeys) {
+  const DiskOptions a = DiskOptions::parse("/images/debian.img");
+  EXPECT_EQ(a.path, "/images/debian.img");
+  EXPECT_FALSE(a.read_only);
+  EXPECT_EQ(a.cache, CacheMode::kWriteback);
+  const DiskOptions b = DiskOptions::parse("d.img,ro=on,serial=abc,cache=none,version=1,notify=trap");
+  EXPECT_EQ(b.path, "d.img");
+  EXPECT_TRUE(b.read_only);
+  EXPECT_EQ(b.serial, "abc");
+  EXPECT_EQ(b.cache, CacheMode::kNone);
+  EXPECT_EQ(b.transport.version, 1u);
+  EXPECT_EQ(b.transport.notify, virtio::NotifyMode::kTrap);
+}
+
+TEST(DiskOptionsTest, RefusalsNameTheFix) {
+  EXPECT_TRUE(Says(parse_error(""), "the image comes first"));
+  EXPECT_TRUE(Says(parse_error(",ro=on"), "the image comes first"));
+  EXPECT_TRUE(Says(parse_error("ro=on,d.img"), "path comes first"));
+  EXPECT_TRUE(Says(parse_error("d.img,"), "missing after the comma"));
+  EXPECT_TRUE(Says(parse_error("d.img,ro=yes"), "choose on or off"));
+  EXPECT_TRUE(Says(parse_error("d.img,cache=unsafe"), "choose writeback"));
+  EXPECT_TRUE(Says(parse_error("d.img,serial=123456789012345678901"), "1 to 20 bytes"));
+  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial and cache"));
+  EXPECT_TRUE(Says(parse_error("d.img,ro=on,ro=off"), "ro"));
+}
+
+class DiskImageTest : public testing::Test {
+ protected:
+  DiskOptions options(const std::string& path, bool ro = false) {
+    DiskOptions o;
+    o.path = path;
+    o.read_only = ro;
+    return o;
+  }
+  TempDir dir;
+};
+
+TEST_F(DiskImageTest, OpensARawImage) {
+  const DiskImage d = DiskImage::open(options(dir.image("a.img", 1 << 20)));
+  EXPECT_EQ(d.capacity_sectors(), 2048u);
+  EXPECT_FALSE(d.read_only());
+  EXPECT_FALSE(d.block_device());
+  EXPECT_EQ(d.alignment(), 512u);
+}
+
+TEST_F(DiskImageTest, MissingFileNamesHowToMakeOne) {
+  EXPECT_TRUE(Says(open_error(options(dir.path + "/none.img")), "truncate -s 1G"));
+}
+
+TEST_F(DiskImageTest, SizeNotAWholeNumberOfSectorsNamesTheNextOne) {
+  const std::string p = dir.image("odd.img", 1000);
+  EXPECT_TRUE(Says(open_error(options(p)), "not a multiple of 512"));
+  EXPECT_TRUE(Says(open_error(options(p)), "truncate -s 1024"));
+  EXPECT_TRUE(Says(open_error(options(dir.image("empty.img", 0))), "empty"));
+}
+
+TEST_F(DiskImageTest, ADirectoryIsNotAnImage) {
+  EXPECT_TRUE(Says(open_error(options(dir.path, true)), "not a regular file or a block device"));
+}
+
+// open_error() as user nobody (65534) where the test runs as root (root
+// opens any file), in a child process; the message, or "(opened)".
+std::string open_error_unprivileged(const DiskOptions& o) {
+  if (::geteuid() != 0) return open_error(o);
+  int out[2];
+  if (::pipe(out) != 0) return "pipe failed";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(out[0]);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(1);
+    const std::string e = open_error(o);
+    if (::write(out[1], e.data(), e.size()) != static_cast<ssize_t>(e.size())) _exit(1);
+    _exit(0);
+  }
+  ::close(out[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? got : "the unprivileged child failed";
+}
+
+TEST_F(DiskImageTest, ReadOnlyFileWithoutRoOnSaysToGiveIt) {
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);  // nobody may look inside
+  const std::string p = dir.image("ro.img", 4096);
+  ASSERT_EQ(::chmod(p.c_str(), 0444), 0);
+  EXPECT_TRUE(Says(open_error_unprivileged(options(p)), "give ro=on"));
+  EXPECT_EQ(open_error_unprivileged(options(p, true)), "(opened)");
+}
+
+TEST_F(DiskImageTest, NoPermissionSaysSo) {
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);
+  const std::string p = dir.image("secret.img", 4096);
+  // As root the child (nobody) may not read root's 0600; otherwise our own
+  // file is made unreadable.
+  ASSERT_EQ(::chmod(p.c_str(), ::geteuid() == 0 ? 0600 : 0), 0);
+  EXPECT_TRUE(Says(open_error_unprivileged(options(p, true)), "no permission"));
+  EXPECT_TRUE(Says(open_error_unprivileged(options(p)), "no permission"));
+}
+
+// flock is per open file: a second open in this process conflicts as a
+// second VMM would, and /proc/locks names this process as the holder.
+TEST_F(DiskImageTest, ASecondWriterIsRefusedNamingTheHolder) {
+  const std::string p = dir.image("locked.img", 4096);
+  const DiskImage first = DiskImage::open(options(p));
+  const std::string pid = "PID " + std::to_string(::getpid());
+  EXPECT_TRUE(Says(open_error(options(p)), pid));
+  EXPECT_TRUE(Says(open_error(options(p, true)), pid));  // nor may anyone read while it writes
+}
+
+// What a second VMM sees: another process holds the image; the refusal
+// names that process's PID.
+TEST_F(DiskImageTest, AnotherProcessHoldingTheImageIsNamed) {
+  const std::string p = dir.image("other.img", 4096);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(ready[0]);
+    try {
+      const DiskImage held = DiskImage::open(options(p));
+      if (::write(ready[1], "x", 1) != 1) _exit(1);
+      ::pause();  // until the test kills it
+    } catch (...) {
+    }
+    _exit(1);
+  }
+  ::close(ready[1]);
+  char c = 0;
+  const bool holding = ::read(ready[0], &c, 1) == 1;
+  ::close(ready[0]);
+  const std::string refused = holding ? open_error(options(p)) : "";
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(holding) << "the child could not open the image";
+  EXPECT_TRUE(Says(refused, "in use by PID " + std::to_string(child)));
+  EXPECT_TRUE(Says(refused, "ro=on"));
+  // The holder is gone: its lock went with it.
+  EXPECT_EQ(open_error(options(p)), "(opened)");
+}
+
+TEST_F(DiskImageTest, ReadersShareTheImageAndKeepWritersOut) {
+  const std::string p = dir.image("shared.img", 4096);
+  const DiskImage a = DiskImage::open(options(p, true));
+  const DiskImage b = DiskImage::open(options(p, true));
+  EXPECT_TRUE(a.read_only() && b.read_only());
+  EXPECT_TRUE(Says(open_error(options(p)), "in use by PID"));
+}
+
+TEST_F(DiskImageTest, TheLockGoesWithTheImage) {
+  const std::string p = dir.image("again.img", 4096);
+  { const DiskImage first = DiskImage::open(options(p)); }
+  EXPECT_EQ(open_error(options(p)), "(opened)");
+}
+
+TEST_F(DiskImageTest, CacheNoneOpensDirectOrSaysWhyNot) {
+  DiskOptions o = options(dir.image("direct.img", 1 << 20));
+  o.cache = CacheMode::kNone;
+  const std::string e = open_error(o);
+  if (e != "(opened)") {
+    EXPECT_TRUE(Says(e, "cache=writeback"));
+    return;
+  }
+  const DiskImage d = DiskImage::open(o);
+  EXPECT_TRUE(d.direct());
+  EXPECT_EQ(d.alignment() % 512, 0u);
+}
+
+}  // namespace
+}  // namespace kvmmio::block::test
