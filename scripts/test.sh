@@ -198,13 +198,13 @@ phase_done "make check"
 # carried build and image start now, in the background, beside coverage,
 # distcheck and fuzzing; its boot waits for them and runs alone.
 # vmm-boot on the board leaves out the cases whose path is the guest's and
-# KVM's alone, the same on any host userland: the SMP boot, the PSCI reset
-# and the two virtio-console boots (make check runs them on a GICv2 L1,
+# KVM's alone, the same on any host userland: the SMP boot, the PSCI reset,
+# the two virtio-console boots and the virtio-blk disk (make check runs them on a GICv2 L1,
 # board-pi4); the board runs the one-vCPU boot and what its Debian 13
 # userland takes part in (SIGTERM, the privilege drop, console input from a
 # pipe, set-up errors), ~50 s less of the board's boot. By hand, without
 # --vmm-boot-skip, every case runs.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --vmm-boot-skip cpus2,reset,hvc-cpus2,hvc-v1-input"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --vmm-boot-skip cpus2,reset,hvc-cpus2,hvc-v1-input,disk"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if [ $check_status -ne 0 ]; then

@@ -18,6 +18,11 @@
 #   net-resets  multiqueue traffic, driver reload and link cycles, a tap
 #           outage (net-resets.sh is the L1 side, which it meets at TCP
 #           ports 5002-5006 to take its counts in between)
+#   disk    the virtio-blk disk (vmm-boot.sh's disk case is the L1 side):
+#           its size and serial, the md5 of its first MiB (written by L1),
+#           then 1 MiB of random bytes written at its second MiB with
+#           fsync, the page cache dropped and the same range read back;
+#           results as KVMMIO-L2-DISK-* lines
 #   hostile the hostile guest of issue #13 (hostile-guest.sh is the L1
 #           side): unbinds every virtio-mmio device from its driver, then
 #           hostile_guest drives them by hand from the RAM kernel.reserved=
@@ -189,6 +194,24 @@ hostile)
     done
     echo "KVMMIO-L2-UNBOUND: $(ls -d "$drivers"/*.virtio 2>/dev/null | wc -l) left bound"
     hostile_guest "${reserved%,*}" "${reserved#*,}" || echo "KVMMIO-L2-ERROR: hostile_guest exited $?"
+    ;;
+disk)
+    i=0
+    while [ ! -b /dev/vda ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+    if [ -b /dev/vda ]; then
+        echo "KVMMIO-L2-DISK-SECTORS: $(cat /sys/block/vda/size)"
+        echo "KVMMIO-L2-DISK-SERIAL: $(cat /sys/block/vda/serial 2>/dev/null)"
+        echo "KVMMIO-L2-DISK-FIRST: $(dd if=/dev/vda bs=64k count=16 2>/dev/null | md5sum | cut -d' ' -f1)"
+        dd if=/dev/urandom of=/tmp/pattern bs=64k count=16 2>/dev/null
+        # conv=fsync: the write reaches the device and a FLUSH follows.
+        dd if=/tmp/pattern of=/dev/vda bs=64k seek=16 conv=fsync 2>/dev/null ||
+            echo "KVMMIO-L2-ERROR: writing /dev/vda failed"
+        echo "KVMMIO-L2-DISK-WROTE: $(md5sum </tmp/pattern | cut -d' ' -f1)"
+        echo 3 >/proc/sys/vm/drop_caches
+        echo "KVMMIO-L2-DISK-READBACK: $(dd if=/dev/vda bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d' ' -f1)"
+    else
+        echo "KVMMIO-L2-ERROR: no /dev/vda"
+    fi
     ;;
 wait)
     echo "KVMMIO-L2-WAITING"

@@ -25,6 +25,12 @@
 #   hvc-v1-input  --console virtio,version=1 (legacy transport), 1 vCPU:
 #                 commands typed on kvmmio's stdin reach L2's shell through
 #                 the receiveq and print the device IDs (0x0003); exit 0
+#   disk          --disk on a 4 MiB image whose first MiB L1 filled: L2 sees
+#                 8192 sectors and the serial, reads that MiB (md5), writes
+#                 1 MiB at 1 MiB with fsync and reads it back; after the
+#                 power-off the image holds what L2 wrote; the disk's
+#                 counters show reads, writes and a flush, no guest error,
+#                 and, on the register mirror, no register read that exited
 # Every run's --stats JSON must show exits on every vCPU, the stop reason,
 # and no guest errors. Each run is a test case in vmm-boot.json (GoogleTest's
 # JSON shape, so the platform's summary counts them).
@@ -284,6 +290,42 @@ run_hvc_input() {
     record hvc-v1-input "$t" "$msg"
 }
 
+# virtio-blk on a real guest: what L2 reads is the image, what L2 writes
+# and flushes is in the image once kvmmio has exited.
+run_disk() {
+    step "kvmmio --disk: L2 reads and writes /dev/vda (virtio-blk), the image holds it"
+    img=/tmp/vmm-boot-disk.img
+    rm -f "$img"
+    dd if=/dev/urandom of="$img" bs=64k count=16 2>/dev/null
+    dd if=/dev/zero of="$img" bs=64k count=48 seek=16 2>/dev/null
+    first=$(dd if="$img" bs=64k count=16 2>/dev/null | md5sum | cut -d' ' -f1)
+    t0=$(uptime_s)
+    EXTRA="--disk $img,serial=kvmmio-disk0" boot disk 1 disk
+    finish 180
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    out=$R/disk.console j=$R/disk.json msg=''
+    written=$(dd if="$img" bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d' ' -f1)
+    reads=$(device_counter "$j" disk0 reads) writes=$(device_counter "$j" disk0 writes)
+    flushes=$(device_counter "$j" disk0 flushes) exited=$(device_counter "$j" disk0 register_reads)
+    mirror=$(device_counter "$j" disk0 regs_mirror)
+    echo "disk: L2 sectors $(l2_marker "$out" DISK-SECTORS), serial '$(l2_marker "$out" DISK-SERIAL)';" \
+        "reads ${reads:-?} writes ${writes:-?} flushes ${flushes:-?}; regs_mirror ${mirror:-?}, register reads that exited ${exited:-?}"
+    if [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/disk.stderr" | tr '\n"' ' _'))"
+    elif grep -q KVMMIO-L2-ERROR "$out"; then msg="L2: $(grep KVMMIO-L2-ERROR "$out" | head -n 2 | tr '\r\n' '  ')"
+    elif [ "$(l2_marker "$out" DISK-SECTORS)" != 8192 ]; then msg="L2 sees $(l2_marker "$out" DISK-SECTORS) sectors, not 8192"
+    elif [ "$(l2_marker "$out" DISK-SERIAL)" != kvmmio-disk0 ]; then msg="L2 reads serial '$(l2_marker "$out" DISK-SERIAL)'"
+    elif [ "$(l2_marker "$out" DISK-FIRST)" != "$first" ]; then msg="L2 read a first MiB other than the image's"
+    elif [ "$(l2_marker "$out" DISK-WROTE)" != "$written" ]; then msg="the image does not hold the MiB L2 wrote"
+    elif [ "$(l2_marker "$out" DISK-READBACK)" != "$written" ]; then msg="L2 read back other bytes than it wrote"
+    elif ! err=$(check_stats "$j" 1 0 poweroff); then msg=$err
+    elif [ "${reads:-0}" -lt 1 ] || [ "${writes:-0}" -lt 1 ] || [ "${flushes:-0}" -lt 1 ]; then
+        msg="disk0 counters: reads ${reads:-?}, writes ${writes:-?}, flushes ${flushes:-?}: each should be at least 1"
+    elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of disk0 exited on the mirror"
+    fi
+    rm -f "$img"
+    record disk "$t" "$msg"
+}
+
 # A kernel that branches past its header, then loads a pair of registers
 # from 0x10000000, which is neither RAM nor a device. LDP gives KVM no
 # instruction syndrome to emulate the access with, so KVM_RUN fails.
@@ -372,5 +414,6 @@ case_wanted() {
 ! case_wanted setup-errors || run_setup_errors
 ! case_wanted hvc-cpus2 || run_poweroff 2 virtio
 ! case_wanted hvc-v1-input || run_hvc_input
+! case_wanted disk || run_disk
 
 write_cases vmm-boot
