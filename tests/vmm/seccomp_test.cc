@@ -61,6 +61,14 @@ TEST(SeccompDeathTest, EveryThreadClassLoadsAndAllowsItsEverydayCalls) {
   }
 }
 
+// Installs `c`'s filter on `loop`'s thread, as the Machine does.
+void confine_loop_thread(Seccomp& s, EventLoop& loop, ThreadClass c) {
+  EventFd go;
+  auto once = loop.watch_eventfd(go.fd(), [&](uint64_t) { s.confine_this_thread(c); });
+  go.signal();
+  loop.flush();
+}
+
 // The pty and socket consoles' relay runs on the control loop: a client
 // accepted, output sent to it, all under the control thread's filter.
 TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
@@ -72,10 +80,7 @@ TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
         Seccomp s(SeccompMode::kOn);
         ConsoleRelay relay(ConsoleDestination{ConsoleDestination::Kind::kSocket, path});
         EventLoop control("control");
-        EventFd go;
-        auto once = control.watch_eventfd(go.fd(), [&](uint64_t) { s.confine_this_thread(ThreadClass::kControl); });
-        go.signal();
-        control.flush();
+        confine_loop_thread(s, control, ThreadClass::kControl);
         relay.start(control);
         const int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un addr{};
@@ -114,10 +119,7 @@ TEST(SeccompDeathTest, TheControlSocketRunsUnderTheControlFilter) {
         test::FakeVmControl vm;
         vm.measure_footprint_too = true;
         vm.power_key = &key;
-        EventFd go;
-        auto once = control.watch_eventfd(go.fd(), [&](uint64_t) { s.confine_this_thread(ThreadClass::kControl); });
-        go.signal();
-        control.flush();
+        confine_loop_thread(s, control, ThreadClass::kControl);
         server.start(control, vm);
         UniqueFd client = connect_unix_socket(path);
         if (!client) _exit(10);
