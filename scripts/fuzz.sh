@@ -15,6 +15,8 @@
 #                 the userspace backend on the socketpair stand-in of a tap,
 #                 and virtio-console
 #   block         virtio-blk on a small image file, with its I/O worker
+#   control_request  the control socket's request parser and dispatcher
+#                 (--api-socket), behind a fake machine
 # New inputs are collected in BUILDDIR/corpus/TARGET, not in the repository;
 # --update-corpus merges the interesting ones into fuzz/corpus/TARGET/.
 # BUILDDIR is $KVMMIO_FUZZ_BUILD, default build-fuzz in the repository;
@@ -50,6 +52,10 @@ sources_of() {
               "$src"/hw/net/*.cc "$src"/hw/console/*.cc ;;
     block) echo "$src/fuzz/block_fuzz.cc" "${common[@]}" "$src/tests/virtio/driver_ring.cc" \
               "$src"/hw/block/*.cc ;;
+    # The fake machine's stats may read the footprint and press a power key.
+    control_request) echo "$src/fuzz/control_request_fuzz.cc" "$src"/base/*.cc \
+              "$src/vmm/control_protocol.cc" "$src/vmm/stats.cc" "$src/vmm/footprint.cc" \
+              "$src/vmm/power_key.cc" "$src/hw/gpio/pl061.cc" ;;
   esac
 }
 
@@ -60,7 +66,7 @@ sources_of() {
 # shellcheck disable=SC2054 # -fsanitize=a,b: one word with commas
 flags=(-std=c++20 -O1 -gline-tables-only -Wall -Wextra -Werror
   -fsanitize=address,undefined -fno-sanitize-recover=undefined
-  -I"$src/include" -DVIRTIO_RING_NO_LEGACY=1)
+  -I"$src/include" -I"$src" -DVIRTIO_RING_NO_LEGACY=1)
 # shellcheck disable=SC2016 # $(CXX), $<, $@: make's, not the shell's
 build_targets() {
   local t s mk=$build/targets.mk objs
@@ -115,7 +121,7 @@ fuzz_target() {
 }
 
 # The targets at once, each one's output kept apart and printed whole.
-targets=(virtio_mmio device block) pids=()
+targets=(virtio_mmio device block control_request) pids=()
 mkdir -p "$build"
 build_targets "${targets[@]}" || { echo "fuzz.sh: the fuzz targets did not build" >&2; exit 1; }
 for target in "${targets[@]}"; do

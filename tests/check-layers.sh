@@ -8,8 +8,8 @@
 #   1 base     base/, include/kvmmio/base/
 #   2 kvm      kvm/, include/kvmmio/*.h, include/kvmmio/arch/
 #   3 virtio   hw/virtio/, include/kvmmio/virtio/
-#   4 devices  hw/net/, hw/console/, hw/block/, include/kvmmio/net/,
-#              include/kvmmio/console/, include/kvmmio/block/
+#   4 devices  hw/net/, hw/console/, hw/block/, hw/gpio/, include/kvmmio/net/,
+#              include/kvmmio/console/, include/kvmmio/block/, include/kvmmio/gpio/
 #   5 capi     capi/, include/kvmmio/kvmmio.h (the C API)
 #   6 vmm      vmm/
 # tests/, bench/ and fuzz/ sit outside the layers and may include anything.
@@ -35,7 +35,8 @@ layer_of() {
     capi/* | include/kvmmio/kvmmio.h) echo 5 ;;
     include/kvmmio/arch/*) echo 2 ;;
     include/kvmmio/virtio/* | hw/virtio/*) echo 3 ;;
-    include/kvmmio/net/* | include/kvmmio/console/* | include/kvmmio/block/* | hw/net/* | hw/console/* | hw/block/*) echo 4 ;;
+    include/kvmmio/net/* | include/kvmmio/console/* | include/kvmmio/block/* | include/kvmmio/gpio/* | \
+    hw/net/* | hw/console/* | hw/block/* | hw/gpio/*) echo 4 ;;
     include/kvmmio/*/*) echo 0 ;;
     include/kvmmio/* | kvm/*) echo 2 ;;
     vmm/*) echo 6 ;;

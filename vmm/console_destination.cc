@@ -2,9 +2,8 @@
 // --console destinations: stdio, file=PATH, pty, socket=PATH.
 #include "vmm/console_destination.h"
 
-#include <sys/un.h>
-
 #include "vmm/options.h"
+#include "vmm/unix_socket.h"
 
 namespace kvmmio::vmm {
 
@@ -38,12 +37,7 @@ std::optional<ConsoleDestination> parse_console_destination(std::string_view ite
   if (key == "file") {
     d.kind = ConsoleDestination::Kind::kFile;
   } else {
-    // sun_path holds the path and its terminating NUL.
-    if (value.size() >= sizeof(sockaddr_un{}.sun_path))
-      throw UsageError(shown + ": the socket path is " + std::to_string(value.size()) +
-                       " bytes; a unix socket path has at most " +
-                       std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) +
-                       ": choose a shorter one (e.g. in /run or /tmp)");
+    check_unix_socket_path(value, shown);
     d.kind = ConsoleDestination::Kind::kSocket;
   }
   d.path = value;

@@ -6,8 +6,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -16,29 +14,12 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
+#include "vmm/unix_socket.h"
 
 namespace kvmmio::vmm {
 namespace {
 
 bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
-
-sockaddr_un socket_address(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  // The length was checked when --console was parsed.
-  std::memcpy(addr.sun_path, path.c_str(), std::min(path.size(), sizeof addr.sun_path - 1));
-  return addr;
-}
-
-// A socket file nobody listens on any more (its kvmmio died): connecting is
-// refused.
-bool stale_socket(const std::string& path) {
-  UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!probe) return false;
-  const sockaddr_un addr = socket_address(path);
-  return ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 &&
-         errno == ECONNREFUSED;
-}
 
 std::string shown(const ConsoleDestination& d) { return "--console ..." + d.to_string(); }
 
@@ -87,27 +68,8 @@ void ConsoleRelay::open_pty() {
 }
 
 void ConsoleRelay::open_socket() {
-  const ConsoleDestination d{ConsoleDestination::Kind::kSocket, path_};
-  struct stat st {};
-  if (::lstat(path_.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode))
-      throw UserError(shown(d) + ": " + path_ + " exists and is not a socket; choose another path");
-    if (!stale_socket(path_))
-      throw UserError(shown(d) + ": " + path_ +
-                      " is in use (something listens on it, another kvmmio?); choose another path");
-    ::unlink(path_.c_str());
-  }
-  listener_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!listener_) throw_errno("console socket");
-  const sockaddr_un addr = socket_address(path_);
-  if (::bind(listener_.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
-    throw UserError(shown(d) + ": cannot create " + path_ + ": " + std::strerror(errno) +
-                    " (does its directory exist and is it writable?)");
+  listener_ = listen_unix_socket(path_, shown(ConsoleDestination{ConsoleDestination::Kind::kSocket, path_}), 4);
   socket_bound_ = true;
-  // Before listen(): until then nobody can connect, whatever the umask gave.
-  if (::chmod(path_.c_str(), 0600) != 0)
-    throw UserError(shown(d) + ": chmod 0600 " + path_ + ": " + std::strerror(errno));
-  if (::listen(listener_.get(), 4) != 0) throw_errno("console socket: listen");
 }
 
 void ConsoleRelay::give_to(uid_t uid, gid_t gid) {

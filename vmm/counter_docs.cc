@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "vmm/console_relay.h"
+#include "kvmmio/gpio/pl061.h"
+#include "vmm/control_server.h"
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
@@ -15,11 +17,18 @@ void rows(std::string& out, const char* where, std::span<const CounterInfo> tabl
   for (const CounterInfo& c : table) out += std::string("| ") + where + " | `" + c.name + "` | " + c.meaning + " |\n";
 }
 
+// A two-column table: its header, then a row per key.
+void key_table(std::string& out, const char* header, std::span<const CounterInfo> table) {
+  out += std::string("\n| ") + header + " | meaning |\n| --- | --- |\n";
+  for (const CounterInfo& c : table) out += std::string("| `") + c.name + "` | " + c.meaning + " |\n";
+}
+
 }  // namespace
 
 std::string counter_tables_markdown() {
   std::string out = "| device `type` | `counters` key | meaning |\n| --- | --- | --- |\n";
   rows(out, "pl011", console::Pl011::Counters::kInfo);
+  rows(out, "pl061", gpio::Pl061::Counters::kInfo);
   // In the order a slot's --stats has them (device_stats.h).
   rows(out, "virtio-*", virtio::TransportCounters::kInfo);
   rows(out, "virtio-*", SlotKernelCounters::kInfo);
@@ -29,10 +38,9 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-console", console::ConsoleCounters::kInfo);
   rows(out, "virtio-blk", block::BlockSettings::kInfo);
   rows(out, "virtio-blk", block::BlockCounters::kInfo);
-  out += "\n| `console.counters` key (`pty`, `socket`) | meaning |\n| --- | --- |\n";
-  for (const CounterInfo& c : ConsoleRelayCounters::kInfo) out += std::string("| `") + c.name + "` | " + c.meaning + " |\n";
-  out += "\n| `vcpus[].exits` key | meaning |\n| --- | --- |\n";
-  for (const CounterInfo& c : VcpuExitCounts::kInfo) out += std::string("| `") + c.name + "` | " + c.meaning + " |\n";
+  key_table(out, "`console.counters` key (`pty`, `socket`)", ConsoleRelayCounters::kInfo);
+  key_table(out, "`api.counters` key (`--api-socket`)", ControlCounters::kInfo);
+  key_table(out, "`vcpus[].exits` key", VcpuExitCounts::kInfo);
   return out;
 }
 

@@ -113,6 +113,30 @@ void add_uart(FdtWriter& fdt) {
   fdt.property_strings("clock-names", {"uartclk", "apb_pclk"});
 }
 
+// The power key: a PL061 whose pin 3 gpio-keys reports as KEY_POWER,
+// active high (vmm/power_key.h), node for node as QEMU's virt machine
+// makes it, so guests configured for that find it.
+void add_power_key(FdtWriter& fdt) {
+  {
+    auto node = fdt.begin_node(kGpioPath + 1);
+    fdt.property_strings("compatible", {"arm,pl061", "arm,primecell"});
+    reg(fdt, {{layout::kGpioBase, layout::kGpioSize}});
+    // Level: GPIOINTR stays asserted while an unmasked status bit is set.
+    fdt.property_cells("interrupts", {kGicSpi, layout::kGpioSpi, kIrqTypeLevelHigh});
+    fdt.property_u32("#gpio-cells", 2);
+    fdt.property_empty("gpio-controller");
+    fdt.property_u32("clocks", kUartClockPhandle);
+    fdt.property_string("clock-names", "apb_pclk");
+    fdt.property_u32("phandle", kGpioPhandle);
+  }
+  auto keys = fdt.begin_node("gpio-keys");
+  fdt.property_string("compatible", "gpio-keys");
+  auto key = fdt.begin_node("poweroff");
+  fdt.property_string("label", "GPIO Key Poweroff");
+  fdt.property_u32("linux,code", kKeyPower);
+  fdt.property_cells("gpios", {kGpioPhandle, layout::kPowerKeyPin, kGpioActiveHigh});
+}
+
 void add_virtio_mmio(FdtWriter& fdt, const layout::VirtioMmioSlot& slot) {
   auto node = fdt.begin_node(unit_name("virtio", slot.base));
   fdt.property_string("compatible", "virtio,mmio");
@@ -184,6 +208,7 @@ std::vector<uint8_t> build_device_tree(const DeviceTreeSpec& spec) {
     add_gic(fdt, spec);
     add_timer(fdt, spec);
     add_uart(fdt);
+    add_power_key(fdt);
     for (const auto& slot : spec.virtio_mmio) add_virtio_mmio(fdt, slot);
   }
   std::vector<uint8_t> blob = fdt.finish();

@@ -5,7 +5,9 @@
 // Bindings followed (Linux Documentation/devicetree/bindings): arm/psci,
 // interrupt-controller/arm,gic-v3 and arm,gic (cortex-a15-gic),
 // timer/arm,arch_timer (arm,armv8-timer), serial/pl011 (+ arm,primecell and
-// a fixed-clock: amba-pl011 will not probe without clocks), virtio/mmio,
+// a fixed-clock: amba-pl011 will not probe without clocks), gpio/pl061-gpio
+// and input/gpio-keys (the power key, as QEMU's virt machine has it),
+// virtio/mmio,
 // chosen (bootargs, stdout-path, linux,initrd-*, rng-seed, kaslr-seed).
 // Addresses and interrupts come from vmm/memory_map_arm64.h.
 #pragma once
@@ -37,6 +39,12 @@ struct DeviceTreeSpec {
 
 // Device tree paths other code (tests, docs, earlycon) refers to.
 inline constexpr const char* kUartPath = "/pl011@9000000";
+inline constexpr const char* kGpioPath = "/pl061@9030000";
+inline constexpr const char* kPowerKeyPath = "/gpio-keys/poweroff";
+inline constexpr uint32_t kGpioPhandle = 3;
+// linux/input-event-codes.h's KEY_POWER, what gpio-keys reports.
+inline constexpr uint32_t kKeyPower = 116;
+inline constexpr uint32_t kGpioActiveHigh = 0;
 inline constexpr const char* kGicPath = "/interrupt-controller@8000000";
 inline constexpr uint32_t kGicPhandle = 1;
 inline constexpr uint32_t kUartClockPhandle = 2;

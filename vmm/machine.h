@@ -12,8 +12,9 @@
 // Threads: one per vCPU; the event loop, which runs every device callback
 // (polled notifies, the tap, the relay, console output, re-queued work),
 // each within its work budget; and the control loop, which runs only the
-// signal fd (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1) and the console
-// input with its Ctrl-A x. A stop never waits behind device work: the
+// signal fd (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1), the console
+// input with its Ctrl-A x, the console relay, the control socket
+// (--api-socket) and the power key's release timer. A stop never waits behind device work: the
 // control loop decides it at once, and the orderly stop then waits for
 // each vCPU to leave KVM_RUN and for at most one budget of work per device
 // (docs/security.md, "Budgets and bounds").
@@ -44,6 +45,7 @@
 #include "kvmmio/vm.h"
 #include "vmm/boot_layout.h"
 #include "vmm/console_relay.h"
+#include "vmm/control_server.h"
 #include "vmm/image_loader.h"
 #include "vmm/memory_map_arm64.h"
 #include "vmm/options.h"
@@ -69,6 +71,10 @@ struct MachineConfig {
   // must outlive the Machine.
   ConsoleRelay* console_relay = nullptr;
   std::string console_destination = "stdio";  // for --stats
+  // --api-socket PATH: served on the control thread while the guest runs
+  // (pause, resume, the power key, quit, stats). Optional; must outlive
+  // the Machine.
+  ControlServer* api = nullptr;
   // SIGUSR1 while the guest runs: called on the control thread with the
   // statistics so far (run_command writes them to --stats). Empty: ignored.
   std::function<void(const MachineStats&)> on_stats_request;

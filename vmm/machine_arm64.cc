@@ -4,17 +4,21 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 
 #include "kvmmio/console/pl011.h"
+#include "kvmmio/gpio/pl061.h"
 #include "kvmmio/arch/arm64.h"
 #include "kvmmio/kvm.h"
 #include "kvmmio/base/log.h"
 #include "vmm/console.h"
 #include "vmm/device_stats.h"
 #include "vmm/device_tree.h"
+#include "vmm/footprint.h"
 #include "vmm/host_page.h"
+#include "vmm/power_key.h"
 #include "vmm/machine.h"
 #include "vmm/privileges.h"
 #include "vmm/signals.h"
@@ -65,6 +69,28 @@ class Machine::Impl {
   void shutdown();
   void end_phase(const char* name);  // of config_.startup, if any
 
+  // The control socket's view of the machine (control_protocol.h), on the
+  // control thread.
+  class Control final : public VmControl {
+   public:
+    explicit Control(Impl& m) : m_(m) {}
+    MachineStats stats() override { return m_.stats(); }
+    int pause() override { return m_.pause(); }
+    void resume() override { m_.resume(); }
+    bool paused() const override { return m_.paused_.load(); }
+    int vcpu_count() const override { return static_cast<int>(m_.runners_.size()); }
+    void press_power_key() override { m_.power_key_->press(); }
+    void quit() override {
+      // As SIGTERM would: the same exit status, another reason.
+      m_.stop_.request(StopCause::kSignal, "quit (control socket)", SIGTERM);
+    }
+
+   private:
+    Impl& m_;
+  };
+  int pause();
+  void resume();
+
   MachineConfig config_;
   SignalFd signals_;  // first: blocks the stop signals before any thread exists
   StopRequest stop_;
@@ -78,6 +104,10 @@ class Machine::Impl {
   Seccomp seccomp_;  // log mode: its logging thread exists before any filter
   ConsoleOutput console_out_;
   std::unique_ptr<console::Pl011> uart_;
+  std::unique_ptr<gpio::Pl061> gpio_;
+  std::unique_ptr<PowerKey> power_key_;  // on control_
+  std::atomic<bool> paused_{false};
+  Control control_api_{*this};
   std::vector<Device> devices_;  // [0] is the UART, then virtio-mmio in slot order
   uint32_t virtio_count_ = 0;
   std::vector<std::unique_ptr<VcpuRunner>> runners_;
@@ -108,6 +138,19 @@ Machine::Impl::Impl(const MachineConfig& config)
   vm_->mmio_bus().claim(layout::kUartBase, layout::kUartSize, *uart_, "pl011");
   devices_.push_back(Device{"uart0", "pl011", layout::kUartBase, layout::kUartSize,
                             layout::kUartSpi, nullptr, [this] { return pl011_counters(uart_->counters()); }});
+
+  // The power key: a PL061 pin the device tree names KEY_POWER; its line
+  // is a level, as the UART's.
+  gpio_ = std::make_unique<gpio::Pl061>(
+      [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kGpioSpi), level); });
+  vm_->mmio_bus().claim(layout::kGpioBase, layout::kGpioSize, *gpio_, "pl061");
+  devices_.push_back(Device{"gpio0", "pl061", layout::kGpioBase, layout::kGpioSize, layout::kGpioSpi,
+                            nullptr, [this] {
+                              Counters c;
+                              append_counters(c, gpio_->counters());
+                              return c;
+                            }});
+  power_key_ = std::make_unique<PowerKey>(*gpio_, layout::kPowerKeyPin, control_);
 
   // vCPUs are created here (KVM_CREATE_VCPU is a VM ioctl) and initialised
   // on their own threads; the vGIC needs all of them initialised.
@@ -226,6 +269,7 @@ RunResult Machine::Impl::run() {
         std::make_unique<ConsoleInput>(control_, config_.console_in, sink, config_.console_escapes,
                                        [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
   if (config_.console_relay) config_.console_relay->start(control_);
+  if (config_.api) config_.api->start(control_, control_api_);
   signal_watch_ = control_.watch(signals_.fd(), [this] {
     while (auto sig = signals_.take()) {
       if (*sig == SIGUSR1) {
@@ -293,7 +337,26 @@ void Machine::Impl::shutdown() {
   // cause is decided).
   console_in_.reset();
   if (config_.console_relay) config_.console_relay->stop();
+  if (config_.api) config_.api->stop();
   signal_watch_ = {};
+}
+
+// Every vCPU kicked out of KVM_RUN and parked; returns how many are parked
+// within a second (a vCPU may be held in a device: the PL011 waits for a
+// full stdout). The control thread waits no longer, so a stop never waits
+// behind a pause.
+int Machine::Impl::pause() {
+  paused_ = true;
+  for (auto& r : runners_) r->pause();
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  int parked = 0;
+  for (auto& r : runners_) parked += r->wait_parked(deadline) ? 1 : 0;
+  return parked;
+}
+
+void Machine::Impl::resume() {
+  paused_ = false;
+  for (auto& r : runners_) r->resume();
 }
 
 MachineStats Machine::Impl::stats() const {
@@ -317,6 +380,18 @@ MachineStats Machine::Impl::stats() const {
   s.unclaimed_mmio = vm_->mmio_bus().unclaimed_accesses();
   s.console_destination = config_.console_destination;
   if (config_.console_relay) append_counters(s.console, config_.console_relay->counters());
+  s.paused = paused_.load();
+  if (config_.api) {
+    s.api_socket = config_.api->path();
+    append_counters(s.api, config_.api->counters());
+  }
+  std::vector<HostRange> guest_ram;
+  for (const auto& region : vm_->memory().regions())
+    guest_ram.emplace_back(reinterpret_cast<uintptr_t>(region->host()),
+                           reinterpret_cast<uintptr_t>(region->host()) + region->size());
+  const Footprint f = measure_footprint(guest_ram);
+  s.rss_outside_guest_ram_kib = f.rss_outside_guest_ram_kib;
+  s.threads = f.threads;
   return s;
 }
 

@@ -10,6 +10,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
+#include "vmm/control_client.h"
 #include "vmm/exit_status.h"
 #include "vmm/options.h"
 #include "vmm/run_command.h"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
       case Command::Kind::kRun:
         kvmmio::set_log_level(cmd.run.log_level);
         return run_command(cmd.run, &startup);
+      case Command::Kind::kCtl: return run_ctl(cmd.ctl);
     }
   } catch (const kvmmio::UserError& e) {
     KVMMIO_LOG_ERROR("%s", e.what());

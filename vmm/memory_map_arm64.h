@@ -9,6 +9,7 @@
 //   0x0801_0000  GICv2 CPU interface (8 KiB)
 //   0x080a_0000  GICv3 redistributors, 128 KiB per vCPU, up to 0x0900_0000
 //   0x0900_0000  PL011 UART (4 KiB), SPI 1
+//   0x0903_0000  PL061 GPIO (4 KiB), SPI 7: pin 3 is the power key
 //   0x0a00_0000  virtio-mmio: 32 slots, one per 64 KiB, 0x200 bytes of
 //                registers each, slot n on SPI 16 + n (up to 0x0a20_0000)
 //   0x4000_0000  RAM (--mem bytes), up to the 40-bit IPA limit (1 TiB)
@@ -60,6 +61,16 @@ constexpr uint32_t kUartSpi = 1;
 // refuses to probe without a clock and derives baud divisors from it.
 constexpr uint32_t kUartClockHz = 24000000;
 
+// --- GPIO: the power key --------------------------------------------------
+// QEMU virt's address and SPI for its PL061, whose pin 3 is its power key
+// (gpio-keys, KEY_POWER): guests and their docs know this one.
+constexpr uint64_t kGpioBase = 0x09030000;
+constexpr uint64_t kGpioSize = 0x1000;
+constexpr uint32_t kGpioSpi = 7;
+constexpr unsigned kPowerKeyPin = 3;
+static_assert(kGpioBase >= kUartBase + kUartSize, "GPIO overlaps the UART");
+static_assert(kGpioSpi != kUartSpi, "GPIO and UART share an SPI");
+
 // --- virtio-mmio window ------------------------------------------------------
 constexpr uint64_t kVirtioMmioBase = 0x0a000000;
 constexpr uint64_t kVirtioMmioSlotSize = 0x200;  // the register window (device tree "reg")
@@ -85,6 +96,8 @@ constexpr VirtioMmioSlot virtio_mmio_slot(uint32_t index) {
 }
 static_assert(kVirtioMmioFirstSpi + kVirtioMmioSlots <= kNrSpis, "virtio SPIs beyond the vGIC");
 static_assert(kUartSpi < kVirtioMmioFirstSpi, "UART SPI collides with virtio SPIs");
+static_assert(kGpioSpi < kVirtioMmioFirstSpi, "GPIO SPI collides with virtio SPIs");
+static_assert(kGpioBase + kGpioSize <= kVirtioMmioBase, "GPIO runs into the virtio window");
 static_assert(kVirtioMmioSlotSize <= kVirtioMmioSlotStride);
 static_assert(kVirtioMmioBase % kVirtioMmioSlotStride == 0, "slots must start host pages");
 static_assert(kVirtioMmioBase + kVirtioMmioSlots * kVirtioMmioSlotStride <= 0x40000000,

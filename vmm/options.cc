@@ -7,6 +7,7 @@
 #include "config.h"
 #include "kvmmio/base/parse.h"
 #include "vmm/memory_map_arm64.h"
+#include "vmm/unix_socket.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -148,6 +149,11 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
        [&o](const std::string& v) { o.dump_dtb = non_empty("--dump-dtb", v, "a file"); }},
       {"--stats", "an output file (- for stdout), e.g. --stats stats.json",
        [&o](const std::string& v) { o.stats = non_empty("--stats", v, "a file"); }},
+      {"--api-socket", "a socket path, e.g. --api-socket /run/kvmmio/vm0.sock",
+       [&o](const std::string& v) {
+         check_unix_socket_path(v, "--api-socket " + v);
+         o.api_socket = v;
+       }},
       {"--net", "a network device, e.g. --net tap=kvmtap0",
        [&o](const std::string& v) {
          net::NetOptions n = net::NetOptions::parse(v);
@@ -187,7 +193,7 @@ Command parse_run(const std::vector<std::string>& args) {
   Command cmd;
   cmd.kind = Command::Kind::kRun;
   for (size_t i = 1; i < args.size(); ++i)
-    if (args[i] == "--help" || args[i] == "-h") return Command{Command::Kind::kHelp, {}};
+    if (args[i] == "--help" || args[i] == "-h") return Command{Command::Kind::kHelp, {}, {}};
   bool help = false;
   try {
     parse_cli(run_options(cmd.run, help), std::vector<std::string>(args.begin() + 1, args.end()), 0);
@@ -196,11 +202,34 @@ Command parse_run(const std::vector<std::string>& args) {
   } catch (const UserError& e) {
     throw UsageError(e.what());
   }
-  if (help) return Command{Command::Kind::kHelp, {}};
+  if (help) return Command{Command::Kind::kHelp, {}, {}};
+  if (cmd.run.api_socket && cmd.run.console_to.kind == ConsoleDestination::Kind::kSocket &&
+      cmd.run.console_to.path == *cmd.run.api_socket)
+    throw UsageError("--api-socket " + *cmd.run.api_socket +
+                     ": the console socket has that path; give each its own");
   if (cmd.run.kernel.empty())
     throw UsageError(
         "--kernel IMAGE is required: the arm64 Linux Image to boot "
         "(e.g. kvmmio run --kernel /boot/Image)");
+  return cmd;
+}
+
+// kvmmio ctl PATH COMMAND: the command is the server's to judge (a newer
+// kvmmio may know more), so only its shape is checked here.
+Command parse_ctl(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "--help" || args[i] == "-h") return Command{Command::Kind::kHelp, {}, {}};
+  if (args.size() != 3)
+    throw UsageError(
+        "kvmmio ctl takes a socket and a command: kvmmio ctl PATH "
+        "stats|pause|resume|shutdown|quit (PATH: the VM's --api-socket)");
+  Command cmd;
+  cmd.kind = Command::Kind::kCtl;
+  cmd.ctl.socket = args[1];
+  cmd.ctl.command = args[2];
+  check_unix_socket_path(cmd.ctl.socket, "kvmmio ctl " + cmd.ctl.socket);
+  if (cmd.ctl.command.empty() || cmd.ctl.command.size() > 64)
+    throw UsageError("kvmmio ctl: give a command: stats, pause, resume, shutdown or quit");
   return cmd;
 }
 
@@ -238,13 +267,14 @@ Command parse_command_line(const std::vector<std::string>& args) {
         "--help)");
   const std::string& first = args[0];
   if (first == "--help" || first == "-h" || first == "help")
-    return Command{Command::Kind::kHelp, {}};
-  if (first == "--version") return Command{Command::Kind::kVersion, {}};
+    return Command{Command::Kind::kHelp, {}, {}};
+  if (first == "--version") return Command{Command::Kind::kVersion, {}, {}};
   if (first == "run") return parse_run(args);
+  if (first == "ctl") return parse_ctl(args);
   if (first.rfind("--", 0) == 0)
     throw UsageError("'" + first + "' comes after the command: kvmmio run " + first +
                      " ... (see kvmmio --help)");
-  throw UsageError("unknown command '" + first + "': the command is `run` (see kvmmio --help)");
+  throw UsageError("unknown command '" + first + "': the commands are `run` and `ctl` (see kvmmio --help)");
 }
 
 std::string version_text() { return std::string("kvmmio ") + PACKAGE_VERSION + "\n"; }
@@ -252,6 +282,7 @@ std::string version_text() { return std::string("kvmmio ") + PACKAGE_VERSION + "
 std::string help_text() {
   return std::string(
       R"(Usage: kvmmio run --kernel IMAGE [options]
+       kvmmio ctl PATH stats|pause|resume|shutdown|quit
        kvmmio --help | --version
 
 Boots an arm64 Linux Image in a KVM virtual machine on an arm64 host:
@@ -304,6 +335,10 @@ Options of `run`:
   --stats FILE        at exit, write a JSON document with vCPU exits by reason,
                       device counters and wall time to FILE (- for stdout);
                       SIGUSR1 writes a snapshot while the guest runs
+  --api-socket PATH   the control socket: a unix socket (mode 0600) taking
+                      one JSON request per line: {"cmd":"stats"}, "pause",
+                      "resume", "shutdown" (the guest's power key), "quit";
+                      at most 8 clients, lines of at most 4096 bytes
   --seccomp on|log|off
                       system call filters per thread, installed once the
                       machine is set up (default on: a call outside a
@@ -321,6 +356,10 @@ Options of `run`:
 
 Without `run`:
   --version           kvmmio's version, then exit
+  ctl PATH COMMAND    send COMMAND (stats, pause, resume, shutdown, quit) to
+                      the kvmmio whose --api-socket is PATH and print its
+                      answer; exit 0 on an answer, 1 on an error answer, 2
+                      when PATH cannot be reached
 
 Options take their value as --name VALUE or --name=VALUE (a value that
 starts with -- only as --name=VALUE); each is given once, except --net

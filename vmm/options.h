@@ -45,6 +45,7 @@ struct RunOptions {
   ConsoleDestination console_to;               // --console KIND,DEST (default stdio)
   std::optional<std::string> dump_dtb;
   std::optional<std::string> stats;
+  std::optional<std::string> api_socket;  // --api-socket PATH (control_server.h)
   std::vector<net::NetOptions> nets;  // one per --net, in order
   std::vector<block::DiskOptions> disks;  // one per --disk, in order (vda, vdb, ...)
   SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
@@ -56,10 +57,17 @@ struct RunOptions {
   std::string kernel_cmdline() const;
 };
 
+// kvmmio ctl PATH COMMAND: one request to a running kvmmio's --api-socket.
+struct CtlOptions {
+  std::string socket;
+  std::string command;
+};
+
 struct Command {
-  enum class Kind { kHelp, kVersion, kRun };
+  enum class Kind { kHelp, kVersion, kRun, kCtl };
   Kind kind = Kind::kHelp;
   RunOptions run;
+  CtlOptions ctl;
 };
 
 // Parses argv[1..] (the program name left out).

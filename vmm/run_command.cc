@@ -5,11 +5,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <memory>
 #include <optional>
 
 #include "kvmmio/base/log.h"
 #include "vmm/boot_layout.h"
 #include "vmm/console_setup.h"
+#include "vmm/control_server.h"
 #include "vmm/device_tree.h"
 #include "vmm/devices.h"
 #include "vmm/exit_status.h"
@@ -81,6 +83,14 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   ConsoleEnds console = open_console(options.console_to, terminal_role(STDIN_FILENO));
   const std::vector<VirtioDevicePlan> plan = plan_virtio_devices(options, console.out);
 
+  // Before anything starts, so a taken path is refused at once.
+  std::unique_ptr<ControlServer> api;
+  if (options.api_socket) {
+    api = std::make_unique<ControlServer>(*options.api_socket);
+    KVMMIO_LOG_INFO("control socket on %s (kvmmio ctl %s stats)", api->path().c_str(),
+                    api->path().c_str());
+  }
+
   std::optional<OutputFile> stats_file;
   if (options.stats) stats_file.emplace(*options.stats, "--stats");
   // A closed stdout must not kill kvmmio: ConsoleOutput sees EPIPE instead.
@@ -99,6 +109,7 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   config.console_escapes = console.escapes;
   config.console_relay = console.relay.get();
   config.console_destination = options.console_to.to_string();
+  config.api = api.get();
   config.seccomp = options.seccomp;
   config.startup = startup;
   if (options.user) {
@@ -107,8 +118,12 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
     config.gid = id.gid;
   }
   if (options.group) config.gid = resolve_group(*options.group);
-  if (config.uid || config.gid)
-    console.give_to(config.uid.value_or(static_cast<uid_t>(-1)), config.gid.value_or(static_cast<gid_t>(-1)));
+  if (config.uid || config.gid) {
+    const uid_t uid = config.uid.value_or(static_cast<uid_t>(-1));
+    const gid_t gid = config.gid.value_or(static_cast<gid_t>(-1));
+    console.give_to(uid, gid);
+    if (api) api->give_to(uid, gid);
+  }
   if (stats_file) {
     // kill -USR1: the counters so far, e.g. before and after a benchmark run.
     config.on_stats_request = [&stats_file](const MachineStats& stats) {

@@ -75,6 +75,11 @@ constexpr const char* kStatsFile[] = {"openat", "ftruncate", "rename", "renameat
 // The console relay (--console ...,pty or socket=PATH) on the control
 // loop: a client accepted, bytes sent without SIGPIPE (send is sendto).
 constexpr const char* kConsoleRelay[] = {"accept4", "accept", "sendto"};
+// The control socket (--api-socket) on the control loop: the relay's
+// calls, and a request peeked at then read (recv is recvfrom); the power
+// key's release timer; the footprint for "stats" read from /proc/self
+// (openat is the stats file's).
+constexpr const char* kControlSocket[] = {"recvfrom", "timerfd_settime"};
 // A disk's I/O thread (hw/block/block_io.cc): the image's data calls.
 // The v2 calls too: a libc may implement preadv/pwritev with them.
 constexpr const char* kBlockIo[] = {"pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2",
@@ -125,7 +130,9 @@ ClassList list_for(ThreadClass c) {
       append(l.calls, kLoop);
       append(l.calls, kStatsFile);
       append(l.calls, kConsoleRelay);
-      l.ioctls.push_back(KVM_IRQ_LINE);  // console input raises the PL011's line
+      append(l.calls, kControlSocket);
+      // Console input raises the PL011's line, the power key the PL061's.
+      l.ioctls.push_back(KVM_IRQ_LINE);
       break;
     case ThreadClass::kBlockIo:
       append(l.calls, kBlockIo);

@@ -13,7 +13,8 @@
 //   device   the event loop: polled notifies, the tap, the relay, console
 //            output, the tap monitor (netlink, interface ioctls, re-attach)
 //   control  the control loop: signals, console input (the PL011's
-//            interrupt line), --stats snapshots
+//            interrupt line), --stats snapshots, the console relay, the
+//            control socket and the power key (the PL061's line, a timer)
 //   block-io a disk's I/O thread: positioned reads and writes of its image,
 //            fdatasync, fallocate (discard, write zeroes); completions
 //            (eventfd writes) and, after a pause at the in-flight bound,

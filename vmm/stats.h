@@ -57,6 +57,14 @@ struct MachineStats {
   // the relay's counters (vmm/console_relay.h); empty otherwise.
   std::string console_destination = "stdio";
   Counters console;
+  // vCPUs parked by the control socket's pause (control_protocol.h).
+  bool paused = false;
+  // kvmmio's own memory and threads when the stats were taken (footprint.h).
+  uint64_t rss_outside_guest_ram_kib = 0;
+  uint64_t threads = 0;
+  // --api-socket: its path and counters (control_server.h); empty without.
+  std::string api_socket;
+  Counters api;
 };
 
 VcpuStats vcpu_stats(int index, const VcpuExitCounts& counts);
@@ -64,5 +72,8 @@ VcpuStats vcpu_stats(int index, const VcpuExitCounts& counts);
 // Pretty-printed (two-space indent), written with nlohmann-json; read it
 // with a JSON parser (jq in the scripts), not by line shape.
 std::string to_json(const MachineStats& stats);
+// The same document on one line, with no newline (the control socket's
+// answer to "stats").
+std::string to_json_line(const MachineStats& stats);
 
 }  // namespace kvmmio::vmm

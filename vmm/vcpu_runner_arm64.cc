@@ -81,6 +81,45 @@ void VcpuRunner::stop() {
   if (running) vcpu_->kick();
 }
 
+void VcpuRunner::pause() {
+  bool running;
+  {
+    std::lock_guard lock(mutex_);
+    pause_ = true;
+    running = phase_ == Phase::kRunning;
+  }
+  if (running) vcpu_->kick();
+}
+
+void VcpuRunner::resume() {
+  {
+    std::lock_guard lock(mutex_);
+    pause_ = false;
+  }
+  cv_.notify_all();
+}
+
+bool VcpuRunner::parked() const {
+  std::lock_guard lock(mutex_);
+  return parked_ || finished_ || phase_ != Phase::kRunning;
+}
+
+bool VcpuRunner::wait_parked(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  return cv_.wait_until(lock, deadline, [this] { return parked_ || finished_ || phase_ != Phase::kRunning; });
+}
+
+// On the vCPU's thread, between two KVM_RUNs: waits while paused, unless
+// the VM stops (stop() wakes it).
+void VcpuRunner::park_while_paused() {
+  std::unique_lock lock(mutex_);
+  if (!pause_) return;
+  parked_ = true;
+  cv_.notify_all();
+  cv_.wait(lock, [this] { return !pause_ || stop_.requested(); });
+  parked_ = false;
+}
+
 void VcpuRunner::join() {
   if (thread_.joinable()) thread_.join();
 }
@@ -151,7 +190,19 @@ void VcpuRunner::thread_main() {
 }
 
 void VcpuRunner::run_loop() {
+  struct Finished {
+    VcpuRunner& r;
+    ~Finished() {
+      {
+        std::lock_guard lock(r.mutex_);
+        r.finished_ = true;
+      }
+      r.cv_.notify_all();
+    }
+  } finished{*this};
   while (!stop_.requested()) {
+    park_while_paused();
+    if (stop_.requested()) break;
     const VcpuExit ex = vcpu_->run();
     switch (ex.kind) {
       case VcpuExit::Kind::kMmio:         // the bus handled it (or counted it)

@@ -14,6 +14,7 @@
 // event, a failure (registers logged), or a StopRequest plus kick().
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -58,6 +59,17 @@ class VcpuRunner {
   void stop();
   void join();
 
+  // The control socket's pause (control_protocol.h): the vCPU is kicked
+  // out of KVM_RUN and parks before entering it again, until resume() or
+  // a stop. Either may come from any thread, repeated at will.
+  void pause();
+  void resume();
+  // True once the thread is parked (or has no guest to run: not started,
+  // finished), so it is outside KVM_RUN.
+  bool parked() const;
+  // Waits until parked() or the deadline; returns parked().
+  bool wait_parked(std::chrono::steady_clock::time_point deadline);
+
   const Vcpu& vcpu() const { return *vcpu_; }
 
  private:
@@ -65,15 +77,17 @@ class VcpuRunner {
   void thread_main();
   void run_loop();
   void fail(const std::string& what);
+  void park_while_paused();
 
   Vm& vm_;
   std::unique_ptr<Vcpu> vcpu_;
   StopRequest& stop_;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   Phase phase_ = Phase::kInitialising;
   bool init_done_ = false;
+  bool pause_ = false, parked_ = false, finished_ = false;
   std::exception_ptr init_error_;
   uint64_t mpidr_ = 0;
   std::optional<BootEntry> entry_;

@@ -328,6 +328,27 @@ TEST(DeviceTreeDtc, GicV3TwoCpusOneDeviceWithInitrd) {
 		clock-names = "uartclk\0apb_pclk";
 	};
 
+	pl061@9030000 {
+		compatible = "arm,pl061\0arm,primecell";
+		reg = <0x00 0x9030000 0x00 0x1000>;
+		interrupts = <0x00 0x07 0x04>;
+		#gpio-cells = <0x02>;
+		gpio-controller;
+		clocks = <0x02>;
+		clock-names = "apb_pclk";
+		phandle = <0x03>;
+	};
+
+	gpio-keys {
+		compatible = "gpio-keys";
+
+		poweroff {
+			label = "GPIO Key Poweroff";
+			linux,code = <0x74>;
+			gpios = <0x03 0x03 0x00>;
+		};
+	};
+
 	virtio@a000000 {
 		compatible = "virtio,mmio";
 		reg = <0x00 0xa000000 0x00 0x200>;
@@ -373,6 +394,32 @@ TEST(DeviceTree, RandomSeedsAreFreshAndPresent) {
   EXPECT_NE(a.kaslr_seed, 0u);
 }
 
+// The power key as QEMU's virt machine describes it, so gpio-pl061 and
+// gpio-keys bind: a PL061 (AMBA, clocked, level SPI 7, a GPIO controller
+// of two cells) and a gpio-keys button KEY_POWER on its pin 3, active high.
+TEST(DeviceTree, ThePowerKeyIsAPl061PinThatGpioKeysReportsAsKeyPower) {
+  const std::vector<uint8_t> blob = build_device_tree(make_spec(1, GicVersion::kV3, 0, false));
+  const void* f = blob.data();
+  const int gpio = node(f, kGpioPath);
+  int len = 0;
+  const char* compat = static_cast<const char*>(fdt_getprop(f, gpio, "compatible", &len));
+  ASSERT_EQ(len, 24);
+  EXPECT_EQ(std::memcmp(compat, "arm,pl061\0arm,primecell\0", 24), 0);
+  EXPECT_EQ(cells(f, gpio, "reg"), reg64({0x09030000, 0x1000}));
+  EXPECT_EQ(cells(f, gpio, "interrupts"), (std::vector<uint32_t>{kGicSpi, 7, kIrqTypeLevelHigh}));
+  EXPECT_EQ(cells(f, gpio, "#gpio-cells"), std::vector<uint32_t>{2});
+  EXPECT_NE(fdt_getprop(f, gpio, "gpio-controller", nullptr), nullptr);
+  EXPECT_EQ(cells(f, gpio, "clocks"), std::vector<uint32_t>{kUartClockPhandle});
+  EXPECT_EQ(str(f, gpio, "clock-names"), "apb_pclk");
+  EXPECT_EQ(fdt_node_offset_by_phandle(f, kGpioPhandle), gpio);
+
+  EXPECT_EQ(str(f, node(f, "/gpio-keys"), "compatible"), "gpio-keys");
+  const int key = node(f, kPowerKeyPath);
+  EXPECT_EQ(cells(f, key, "linux,code"), std::vector<uint32_t>{116});
+  EXPECT_EQ(cells(f, key, "gpios"), (std::vector<uint32_t>{kGpioPhandle, 3, 0}));
+  EXPECT_EQ(str(f, key, "label"), "GPIO Key Poweroff");
+}
+
 TEST(MemoryMap, RegionsDoNotOverlapAndFitTheirLimits) {
   // GICv3 redistributors of the largest guest end at or before the UART.
   EXPECT_LE(layout::kGicV3RedistBase + arm64::GicLayout::kRedistSizePerCpu * layout::kMaxCpusGicV3,
@@ -380,7 +427,8 @@ TEST(MemoryMap, RegionsDoNotOverlapAndFitTheirLimits) {
   EXPECT_LE(layout::kGicDistBase + arm64::GicLayout::kDistSizeV3, layout::kGicV3RedistBase);
   EXPECT_LE(layout::kGicDistBase + arm64::GicLayout::kDistSizeV2, layout::kGicV2CpuBase);
   EXPECT_LE(layout::kGicV2CpuBase + arm64::GicLayout::kCpuSizeV2, layout::kGicV3RedistBase);
-  EXPECT_LE(layout::kUartBase + layout::kUartSize, layout::kVirtioMmioBase);
+  EXPECT_LE(layout::kUartBase + layout::kUartSize, layout::kGpioBase);
+  EXPECT_LE(layout::kGpioBase + layout::kGpioSize, layout::kVirtioMmioBase);
   const auto last = layout::virtio_mmio_slot(layout::kVirtioMmioSlots - 1);
   EXPECT_LE(last.base + last.size, layout::kRamBase);
   EXPECT_LT(last.spi + arm64::kSpiBase, layout::kGicNrIrqs);

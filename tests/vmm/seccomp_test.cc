@@ -19,12 +19,17 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
 #include "../block/block_machine.h"
 #include "kvmmio/base/event_fd.h"
+#include "fake_vm_control.h"
+#include "kvmmio/gpio/pl061.h"
 #include "vmm/console_relay.h"
+#include "vmm/control_server.h"
+#include "vmm/unix_socket.h"
 #include "vmm/options.h"
 #include "vmm/privileges.h"
 #include "test_files.h"
@@ -56,6 +61,14 @@ TEST(SeccompDeathTest, EveryThreadClassLoadsAndAllowsItsEverydayCalls) {
   }
 }
 
+// Installs `c`'s filter on `loop`'s thread, as the Machine does.
+void confine_loop_thread(Seccomp& s, EventLoop& loop, ThreadClass c) {
+  EventFd go;
+  auto once = loop.watch_eventfd(go.fd(), [&](uint64_t) { s.confine_this_thread(c); });
+  go.signal();
+  loop.flush();
+}
+
 // The pty and socket consoles' relay runs on the control loop: a client
 // accepted, output sent to it, all under the control thread's filter.
 TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
@@ -67,10 +80,7 @@ TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
         Seccomp s(SeccompMode::kOn);
         ConsoleRelay relay(ConsoleDestination{ConsoleDestination::Kind::kSocket, path});
         EventLoop control("control");
-        EventFd go;
-        auto once = control.watch_eventfd(go.fd(), [&](uint64_t) { s.confine_this_thread(ThreadClass::kControl); });
-        go.signal();
-        control.flush();
+        confine_loop_thread(s, control, ThreadClass::kControl);
         relay.start(control);
         const int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un addr{};
@@ -89,6 +99,49 @@ TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
         _exit(0);
       },
       testing::ExitedWithCode(0), "relayed");
+}
+
+// The control socket runs on the control loop too: clients accepted,
+// requests peeked at and read, stats with the footprint from /proc/self,
+// the power key pressed and released by its timer, all under the control
+// thread's filter.
+TEST(SeccompDeathTest, TheControlSocketRunsUnderTheControlFilter) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test::TempDir dir;
+  const std::string path = dir.file("api.sock");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        ControlServer server(path);
+        EventLoop control("control");
+        gpio::Pl061 gpio([](bool) {});
+        PowerKey key(gpio, 3, control);
+        test::FakeVmControl vm;
+        vm.measure_footprint_too = true;
+        vm.power_key = &key;
+        confine_loop_thread(s, control, ThreadClass::kControl);
+        server.start(control, vm);
+        UniqueFd client = connect_unix_socket(path);
+        if (!client) _exit(10);
+        const std::string requests =
+            "{\"cmd\":\"stats\"}\n{\"cmd\":\"pause\"}\n{\"cmd\":\"shutdown\"}\nbad\n{\"cmd\":\"quit\"}\n";
+        if (::send(client.get(), requests.data(), requests.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(requests.size())) _exit(11);
+        std::string answers;
+        char buf[4096];
+        while (std::count(answers.begin(), answers.end(), '\n') < 5) {
+          const ssize_t r = ::read(client.get(), buf, sizeof buf);
+          if (r <= 0) _exit(12);
+          answers.append(buf, static_cast<size_t>(r));
+        }
+        if (answers.find("\"threads\":") == std::string::npos || vm.quits != 1) _exit(13);
+        // Pressed, then released by the timer (100 ms) on the control loop.
+        for (int i = 0; i < 5000 && gpio.counters().input_changes < 2; ++i) ::usleep(1000);
+        if (gpio.counters().input_changes != 2) _exit(14);
+        server.stop();
+        if (::write(STDERR_FILENO, "served\n", 7) != 7) _exit(15);
+        _exit(0);
+      },
+      testing::ExitedWithCode(0), "served");
 }
 
 // A disk's I/O thread confined as block-io serves every request type, with

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
@@ -147,6 +149,8 @@ TEST(Stats, TheUsageExampleIsWhatTheWriterWrites) {
   m.startup.to_first_run_ms = 21;
   m.stop_reason = "poweroff";
   m.event_loop_wakeups = 12;
+  m.rss_outside_guest_ram_kib = 1380;
+  m.threads = 4;
   VcpuExitCounts exits;
   exits.mmio = 224;
   exits.system_event = 1;
@@ -155,6 +159,24 @@ TEST(Stats, TheUsageExampleIsWhatTheWriterWrites) {
   uart.tx_bytes = 163;
   m.devices.push_back({"uart0", "pl011", 150994944, 4096, 1, pl011_counters(uart)});
   EXPECT_EQ(example, to_json(m));
+}
+
+// The control socket's "stats" answer is the same document on one line;
+// "api" is there only with --api-socket.
+TEST(Stats, TheOneLineDocumentIsTheSameAndApiIsThereOnlyWithTheSocket) {
+  MachineStats m;
+  m.cpus = 2;
+  m.paused = true;
+  const std::string line = to_json_line(m);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(line), nlohmann::json::parse(to_json(m)));
+  EXPECT_EQ(nlohmann::json::parse(line)["paused"], true);
+  EXPECT_FALSE(nlohmann::json::parse(line).contains("api"));
+  m.api_socket = "/run/vm0.sock";
+  m.api = {{"requests", 3}, {"errors", 1}};
+  const auto doc = nlohmann::json::parse(to_json_line(m));
+  EXPECT_EQ(doc["api"]["socket"], "/run/vm0.sock");
+  EXPECT_EQ(doc["api"]["counters"]["errors"], 1);
 }
 
 }  // namespace

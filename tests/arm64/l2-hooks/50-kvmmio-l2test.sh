@@ -28,6 +28,11 @@
 #           hostile_guest drives them by hand from the RAM kernel.reserved=
 #           BASE,SIZE names (below kvmmio's --mem, above L2's mem=), until
 #           killed
+#   powerkey  the control socket's shutdown (L1: kvmmio ctl SOCKET
+#           shutdown after KVMMIO-L2-POWER-KEY-READY): busybox has no
+#           KEY_POWER handler, so this waits (60 s at most) for the
+#           gpio-keys interrupt's count in /proc/interrupts to grow,
+#           prints KVMMIO-L2-POWER-KEY and returns: /init powers off
 #   serve   the main job's benchmark endpoint: 60-kvmmio-serve.sh's
 #   shell   an interactive shell on the console (the host types into it)
 #   (none)  the same shell: what L2's /init gives when it has no hooks
@@ -46,6 +51,25 @@ done
 # The interrupts L2 took from its virtio-mmio devices (all CPUs summed).
 virtio_irqs() {
     awk '/virtio/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts
+}
+
+# Interrupts taken from the power key (gpio-keys names its IRQ by the
+# key's label, "GPIO Key Poweroff").
+power_key_irqs() {
+    awk '/Poweroff/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i } END { print n + 0 }' /proc/interrupts
+}
+
+power_key_test() {
+    modprobe gpio_keys 2>/dev/null  # a module in Debian's kernel; built in elsewhere
+    grep -q Poweroff /proc/interrupts || { echo "KVMMIO-L2-ERROR: no gpio-keys power key in /proc/interrupts"; return; }
+    n0=$(power_key_irqs)
+    echo "KVMMIO-L2-POWER-KEY-READY"
+    i=0
+    while [ "$(power_key_irqs)" = "$n0" ]; do
+        i=$((i + 1)); [ $i -le 60 ] || { echo "KVMMIO-L2-ERROR: the power key was not pressed in 60 s"; return; }
+        sleep 1
+    done
+    echo "KVMMIO-L2-POWER-KEY"
 }
 
 net_test() {
@@ -212,6 +236,9 @@ disk)
     else
         echo "KVMMIO-L2-ERROR: no /dev/vda"
     fi
+    ;;
+powerkey)
+    power_key_test
     ;;
 wait)
     echo "KVMMIO-L2-WAITING"

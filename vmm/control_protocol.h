@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The control socket's protocol (--api-socket; docs/usage.md, "Control
+// socket"): one JSON object per line, each answered with one JSON line.
+//
+//   {"cmd":"stats"}     the --stats document, on one line
+//   {"cmd":"pause"}     vCPUs parked outside KVM_RUN: {"result":"paused",...}
+//   {"cmd":"resume"}    released again:               {"result":"resumed",...}
+//   {"cmd":"shutdown"}  the guest's power key pressed: {"result":"shutdown requested"}
+//   {"cmd":"quit"}      the VM stopped as by SIGTERM:  {"result":"quitting"}
+//
+// Anything else (not JSON, not an object, no "cmd", a "cmd" that is not a
+// string or not one of these, any other key) is answered {"error":"..."}
+// saying what was wrong, and the VM is not touched. The parser holds no
+// state between lines and allocates in proportion to the line, which the
+// server bounds (control_server.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "vmm/stats.h"
+
+namespace kvmmio::vmm {
+
+// What the control socket acts on: the Machine, or a fake in tests and in
+// the fuzz target. Called on the control thread, one request at a time.
+class VmControl {
+ public:
+  virtual ~VmControl() = default;
+  virtual MachineStats stats() = 0;
+  // Parks (resumes) every vCPU outside KVM_RUN; returns how many are
+  // parked once it returns (pause waits a bounded time for them).
+  virtual int pause() = 0;
+  virtual void resume() = 0;
+  virtual bool paused() const = 0;
+  virtual int vcpu_count() const = 0;
+  // Presses the guest's power key (shutdown) / stops the VM (quit).
+  virtual void press_power_key() = 0;
+  virtual void quit() = 0;
+};
+
+struct ControlReply {
+  std::string line;  // one JSON object, no newline
+  bool error = false;
+};
+
+// Answers one request line (without its newline). Never throws for any
+// input; the reply of a malformed one has error set.
+ControlReply handle_control_request(std::string_view line, VmControl& vm);
+
+// `{"error":MESSAGE}` as a line, MESSAGE escaped.
+std::string control_error_line(std::string_view message);
+
+}  // namespace kvmmio::vmm
