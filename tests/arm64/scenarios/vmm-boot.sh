@@ -25,6 +25,11 @@
 #   hvc-v1-input  --console virtio,version=1 (legacy transport), 1 vCPU:
 #                 commands typed on kvmmio's stdin reach L2's shell through
 #                 the receiveq and print the device IDs (0x0003); exit 0
+#   api           --api-socket, 2 vCPUs, driven by `kvmmio ctl`: stats
+#                 (paused false, a footprint), pause (both vCPUs parked; their
+#                 exits stand still over 1 s), resume (they run again),
+#                 shutdown (L2 sees the PL061 power key through gpio-keys,
+#                 then powers off: exit 0); the socket is gone after
 #   disk          --disk on a 4 MiB image whose first MiB L1 filled: L2 sees
 #                 8192 sectors and the serial, reads that MiB (md5), writes
 #                 1 MiB at 1 MiB with fsync and reads it back; after the
@@ -290,6 +295,49 @@ run_hvc_input() {
     record hvc-v1-input "$t" "$msg"
 }
 
+# The control socket on a real VM: kvmmio ctl SOCKET CMD, one JSON line back.
+run_api() {
+    step "kvmmio --api-socket: kvmmio ctl pauses, resumes and shuts L2 down with the power key"
+    sock=/tmp/vmm-boot-api.sock
+    t0=$(uptime_s)
+    EXTRA="--api-socket $sock" boot api 2 powerkey
+    msg=''
+    ctl() { kvmmio ctl "$sock" "$1" 2>>"$R/api.ctl-stderr"; }
+    exits() { ctl stats | jq '[.vcpus[].total_exits] | add'; }
+    if ! wait_for "$R/api.console" KVMMIO-L2-POWER-KEY-READY 180; then
+        msg="L2 never got ready for the power key ($(grep KVMMIO-L2-ERROR "$R/api.console" | head -n 1 | tr '\r\n' '  '))"
+    else
+        before=$(ctl stats | jq -r '"\(.paused) \(.footprint.threads) \(.footprint.rss_outside_guest_ram_kib)"')
+        paused=$(ctl pause | jq -r '"\(.result) \(.parked_vcpus)"')
+        e1=$(exits); sleep 1; e2=$(exits)
+        during=$(ctl stats | jq -r .paused)
+        resumed=$(ctl resume | jq -r .result)
+        sleep 1; e3=$(exits)
+        shutdown=$(ctl shutdown | jq -r .result)
+        echo "api: before pause: paused threads rss_kib = $before; pause: $paused; exits $e1 -> $e2 paused, $e3 resumed; shutdown: $shutdown"
+        case $before in
+        "false "[1-9]*" "[1-9]*) ;;
+        *) msg="stats before pause: '$before' (paused threads rss_kib)" ;;
+        esac
+        if [ -n "$msg" ]; then :
+        elif [ "$paused" != "paused 2" ]; then msg="pause answered '$paused', not 'paused 2'"
+        elif [ "$during" != true ]; then msg="stats while paused: paused is '$during'"
+        elif [ -z "$e1" ] || [ "$e1" != "$e2" ]; then msg="vCPU exits moved while paused: '$e1' -> '$e2'"
+        elif [ "$resumed" != resumed ]; then msg="resume answered '$resumed'"
+        elif [ "$shutdown" != "shutdown requested" ]; then msg="shutdown answered '$shutdown'"
+        fi
+    fi
+    finish 60
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    if [ -n "$msg" ]; then :
+    elif [ "$status" != 0 ]; then msg="kvmmio exit status $status after the power key, not 0"
+    elif ! tr -d '\r' <"$R/api.console" | grep -qx KVMMIO-L2-POWER-KEY; then msg="L2 never saw the power key"
+    elif [ -e "$sock" ]; then msg="$sock is still there after kvmmio exited"
+    elif ! err=$(check_stats "$R/api.json" 2 0 poweroff); then msg=$err
+    fi
+    record api "$t" "$msg"
+}
+
 # virtio-blk on a real guest: what L2 reads is the image, what L2 writes
 # and flushes is in the image once kvmmio has exited.
 run_disk() {
@@ -394,7 +442,7 @@ run_setup_errors() {
 # drops privileges does not depend on the CPU, GIC or page size, and the
 # default L1 runs them).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
-cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input "
+cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk api "
 for c in $skip; do
     case $cases in
     *" $c "*) ;;
@@ -415,5 +463,6 @@ case_wanted() {
 ! case_wanted hvc-cpus2 || run_poweroff 2 virtio
 ! case_wanted hvc-v1-input || run_hvc_input
 ! case_wanted disk || run_disk
+! case_wanted api || run_api
 
 write_cases vmm-boot
