@@ -21,6 +21,7 @@
 #include "test_files.h"
 #include "vmm/console_relay.h"
 #include "vmm/console_setup.h"
+#include "vmm/unix_socket.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -46,15 +47,6 @@ std::string read_n(int fd, size_t n) {
     return got.size() >= n;
   });
   return got;
-}
-
-UniqueFd connect_to(const std::string& path) {
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) return {};
-  return fd;
 }
 
 TEST(ConsoleFile, IsCreated0600AndAppended) {
@@ -168,7 +160,7 @@ TEST(ConsoleSocket, ClientsComeAndGoOneAtATime) {
   write_all(relay.device_fd(), "lost");
   EXPECT_TRUE(eventually([&] { return relay.counters().output_dropped.load() == 4; }));
 
-  UniqueFd first = connect_to(path);
+  UniqueFd first = connect_unix_socket(path);
   ASSERT_TRUE(first);
   EXPECT_TRUE(eventually([&] { return relay.counters().connections.load() == 1; }));
   write_all(relay.device_fd(), "hello");
@@ -177,7 +169,7 @@ TEST(ConsoleSocket, ClientsComeAndGoOneAtATime) {
   EXPECT_EQ(read_n(relay.device_fd(), 5), "input");
 
   // A second client is told and closed; the first keeps the console.
-  UniqueFd second = connect_to(path);
+  UniqueFd second = connect_unix_socket(path);
   ASSERT_TRUE(second);
   const std::string busy = read_n(second.get(), 64);
   EXPECT_NE(busy.find("has a client already"), std::string::npos) << busy;
@@ -191,7 +183,7 @@ TEST(ConsoleSocket, ClientsComeAndGoOneAtATime) {
   EXPECT_TRUE(eventually([&] { loop.flush(); return !relay.client_connected(); }));
   write_all(relay.device_fd(), "gone");
   EXPECT_TRUE(eventually([&] { return relay.counters().output_dropped.load() == 8; }));
-  UniqueFd third = connect_to(path);
+  UniqueFd third = connect_unix_socket(path);
   ASSERT_TRUE(third);
   EXPECT_TRUE(eventually([&] { return relay.counters().connections.load() == 2; }));
   write_all(relay.device_fd(), "back");
@@ -209,16 +201,14 @@ TEST(ConsoleSocket, FileIsRemovedAtTheEndAndAStaleOneReplaced) {
   {
     // A socket file nobody listens on, as a killed kvmmio leaves it.
     UniqueFd stale(::socket(AF_UNIX, SOCK_STREAM, 0));
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    const sockaddr_un addr = unix_socket_address(path);
     ASSERT_EQ(::bind(stale.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
   }
   {
     ConsoleRelay relay(ConsoleDestination{Kind::kSocket, path});
     EventLoop loop;
     relay.start(loop);
-    EXPECT_TRUE(connect_to(path));
+    EXPECT_TRUE(connect_unix_socket(path));
     relay.stop();
   }
   EXPECT_NE(::access(path.c_str(), F_OK), 0) << "the socket file is left behind";

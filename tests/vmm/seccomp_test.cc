@@ -16,7 +16,6 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -82,14 +81,11 @@ TEST(SeccompDeathTest, TheConsoleRelayRunsUnderTheControlFilter) {
         EventLoop control("control");
         confine_loop_thread(s, control, ThreadClass::kControl);
         relay.start(control);
-        const int client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_un addr{};
-        addr.sun_family = AF_UNIX;
-        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-        if (::connect(client, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) _exit(10);
+        UniqueFd client = connect_unix_socket(path);
+        if (!client) _exit(10);
         // Until the relay has taken the client, output is dropped: resend.
         char c = 0;
-        for (int i = 0; i < 5000 && ::recv(client, &c, 1, MSG_DONTWAIT) != 1; ++i) {
+        for (int i = 0; i < 5000 && ::recv(client.get(), &c, 1, MSG_DONTWAIT) != 1; ++i) {
           if (::send(relay.device_fd(), "k", 1, MSG_NOSIGNAL) != 1) _exit(11);
           ::usleep(1000);
         }
