@@ -204,7 +204,7 @@ phase_done "make check"
 # userland takes part in (SIGTERM, the privilege drop, console input from a
 # pipe, set-up errors), ~50 s less of the board's boot. By hand, without
 # --vmm-boot-skip, every case runs.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --vmm-boot-skip cpus2,reset,hvc-cpus2,hvc-v1-input,disk"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --vmm-boot-skip cpus2,reset,hvc-cpus2,hvc-v1-input,disk,disk-kill"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if [ $check_status -ne 0 ]; then

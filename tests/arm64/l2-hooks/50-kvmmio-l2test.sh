@@ -23,6 +23,10 @@
 #           then 1 MiB of random bytes written at its second MiB with
 #           fsync, the page cache dropped and the same range read back;
 #           results as KVMMIO-L2-DISK-* lines
+#   disk-kill  1 MiB of random bytes written at the disk's third MiB with
+#           fsync, its md5 as KVMMIO-L2-DISK-WROTE, then
+#           KVMMIO-L2-DISK-SYNCED and a wait until killed (vmm-boot.sh's
+#           disk-kill case SIGKILLs kvmmio there)
 #   hostile the hostile guest of issue #13 (hostile-guest.sh is the L1
 #           side): unbinds every virtio-mmio device from its driver, then
 #           hostile_guest drives them by hand from the RAM kernel.reserved=
@@ -236,6 +240,20 @@ disk)
     else
         echo "KVMMIO-L2-ERROR: no /dev/vda"
     fi
+    ;;
+disk-kill)
+    i=0
+    while [ ! -b /dev/vda ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+    dd if=/dev/urandom of=/tmp/pattern bs=64k count=16 2>/dev/null
+    # The fsync's FLUSH is answered only once the data is in the image:
+    # from SYNCED on, kvmmio holds none of it.
+    if dd if=/tmp/pattern of=/dev/vda bs=64k seek=32 conv=fsync 2>/dev/null; then
+        echo "KVMMIO-L2-DISK-WROTE: $(md5sum </tmp/pattern | cut -d' ' -f1)"
+        echo "KVMMIO-L2-DISK-SYNCED"
+    else
+        echo "KVMMIO-L2-ERROR: writing /dev/vda failed"
+    fi
+    while :; do sleep 60; done
     ;;
 powerkey)
     power_key_test

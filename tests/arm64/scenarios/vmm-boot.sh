@@ -36,6 +36,11 @@
 #                 power-off the image holds what L2 wrote; the disk's
 #                 counters show reads, writes and a flush, no guest error,
 #                 and, on the register mirror, no register read that exited
+#   disk-kill     L2 writes 1 MiB with fsync, says so, and kvmmio is then
+#                 killed with SIGKILL: the image holds the MiB (a FLUSH is
+#                 answered only after the data is in the file); a second
+#                 kvmmio on the image was refused while the first ran,
+#                 naming its PID, and gets the image once it is gone
 # Every run's --stats JSON must show exits on every vCPU, the stop reason,
 # and no guest errors. Each run is a test case in vmm-boot.json (GoogleTest's
 # JSON shape, so the platform's summary counts them).
@@ -374,6 +379,47 @@ run_disk() {
     record disk "$t" "$msg"
 }
 
+# SIGKILL right after the guest's fsync returned: whatever kvmmio had
+# acknowledged must already be in the image, since nothing of kvmmio's
+# runs after a SIGKILL. A second kvmmio on the image (with the bad-guest
+# kernel, which stops at once) is refused while the first runs, naming it,
+# and gets the image once the first is gone (then it stops on its kernel:
+# exit 1, not the set-up error's 2).
+second_on_disk() {
+    kvmmio run --kernel /tmp/bad-Image --mem 64M --disk "$1" </dev/null >/dev/null 2>"$R/$2.stderr"
+}
+run_disk_kill() {
+    step "kvmmio --disk, SIGKILL after L2's fsync: the image holds what L2 wrote, the lock is gone"
+    img=/tmp/vmm-boot-disk-kill.img
+    rm -f "$img"
+    dd if=/dev/zero of="$img" bs=64k count=64 2>/dev/null
+    make_bad_image /tmp/bad-Image
+    t0=$(uptime_s)
+    EXTRA="--disk $img" boot disk-kill 1 disk-kill
+    out=$R/disk-kill.console msg='' while_running='' after=''
+    if wait_for "$out" KVMMIO-L2-DISK-SYNCED 180; then
+        second_on_disk "$img" disk-kill-second || while_running=$?
+        kill -KILL "$pid"
+    fi
+    finish 60
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    written=$(dd if="$img" bs=64k skip=32 count=16 2>/dev/null | md5sum | cut -d' ' -f1)
+    echo "disk-kill: L2 wrote $(l2_marker "$out" DISK-WROTE), the image holds $written after SIGKILL (exit $status)"
+    echo "disk-kill: a second kvmmio on the image while the first ran: $(tail -n 1 "$R/disk-kill-second.stderr" 2>/dev/null)"
+    [ "$status" != 137 ] || second_on_disk "$img" disk-kill-after || after=$?
+    if ! grep -q KVMMIO-L2-DISK-SYNCED "$out"; then
+        msg="L2 never reported its fsync (exit status $status): $(grep KVMMIO-L2-ERROR "$out" | head -n 1 | tr '\r\n' '  ')"
+    elif [ "$status" != 137 ]; then msg="kvmmio exit status $status after SIGKILL, not 137"
+    elif [ "$(l2_marker "$out" DISK-WROTE)" != "$written" ]; then msg="the image does not hold the MiB L2 wrote and fsynced"
+    elif [ "$while_running" != 2 ] || ! grep -q "the image is in use by .*$pid" "$R/disk-kill-second.stderr"; then
+        msg="a second kvmmio on the image while the first ran: exit ${while_running:-0}, not 2 naming PID $pid"
+    elif [ "$after" != 1 ]; then
+        msg="a kvmmio on the image after the SIGKILL: exit ${after:-0}, not 1 (its kernel's): $(tail -n 1 "$R/disk-kill-after.stderr" | tr '"' _)"
+    fi
+    rm -f "$img"
+    record disk-kill "$t" "$msg"
+}
+
 # A kernel that branches past its header, then loads a pair of registers
 # from 0x10000000, which is neither RAM nor a device. LDP gives KVM no
 # instruction syndrome to emulate the access with, so KVM_RUN fails.
@@ -442,7 +488,7 @@ run_setup_errors() {
 # drops privileges does not depend on the CPU, GIC or page size, and the
 # default L1 runs them).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
-cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk api "
+cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk disk-kill api "
 for c in $skip; do
     case $cases in
     *" $c "*) ;;
@@ -463,6 +509,7 @@ case_wanted() {
 ! case_wanted hvc-cpus2 || run_poweroff 2 virtio
 ! case_wanted hvc-v1-input || run_hvc_input
 ! case_wanted disk || run_disk
+! case_wanted disk-kill || run_disk_kill
 ! case_wanted api || run_api
 
 write_cases vmm-boot
