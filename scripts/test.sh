@@ -51,7 +51,7 @@
 #                   [--no-board] [--no-main]
 #   scripts/test.sh --scenarios LIST [--net-modes LIST] [--strict]
 #     only the named Linux-guest scenarios (vmm-boot, net-modes, net-resets,
-#     hostile-guest; comma-separated): build, then make check of just those
+#     hostile-guest, many-vms; comma-separated): build, then make check of just those
 #     (on arm64 on this host's KVM, elsewhere nested on both GICs), and the
 #     closing line; --net-modes LIST runs that subset of net-modes' modes
 #     (e.g. vhost-irqfd-mirror; the scenarios read KVMMIO_NET_MODES).
@@ -98,7 +98,7 @@ if [[ -n $scenarios ]]; then
       fi
     fi
     [[ ${#named[@]} -gt 0 && -f $src/${named[0]} ]] || {
-      echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest" >&2
+      echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest, many-vms" >&2
       exit 2
     }
     only_tests+=("${named[@]}")

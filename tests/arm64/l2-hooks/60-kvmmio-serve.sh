@@ -14,6 +14,10 @@
 #     /cgi-bin/irqs          the interrupts L2 took from virtio devices so far
 #     /cgi-bin/mtu?N         set eth0's MTU to N (68-65535), answers "mtu N"
 #     /cgi-bin/poweroff      answers "bye", then poweroff -f (kvmmio exits 0)
+#     /cgi-bin/iperf?A+S     this guest as iperf3's client of the iperf3 server
+#                            at address A (another guest: guest-to-guest
+#                            traffic) for S seconds (1-60); answers "BYTES
+#                            BITS_PER_SECOND" as the receiver counted them
 # Prints KVMMIO-L2-SERVING when all of it listens.
 read -r cmdline </proc/cmdline
 test='' ip=''
@@ -60,6 +64,21 @@ echo
 echo bye
 # Detached, after the answer went out.
 (sleep 1; poweroff -f) </dev/null >/dev/null 2>&1 &
+CGI
+cat >"$www/cgi-bin/iperf" <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+addr=${QUERY_STRING%+*} secs=${QUERY_STRING##*+}
+case $addr in '' | *[!0-9.]*) echo "error: want /cgi-bin/iperf?ADDRESS+SECONDS"; exit 0 ;; esac
+case $secs in '' | *[!0-9]*) echo "error: want /cgi-bin/iperf?ADDRESS+SECONDS"; exit 0 ;; esac
+[ "$secs" -ge 1 ] && [ "$secs" -le 60 ] || { echo "error: SECONDS must be 1-60"; exit 0; }
+# -J's end.sum_received: the first "bytes" and "bits_per_second" after it.
+iperf3 -c "$addr" -t "$secs" -J 2>&1 | awk '
+    /"sum_received"/ { r = 1 }
+    r && /"bytes"/ && b == "" { b = $2; sub(",", "", b) }
+    r && /"bits_per_second"/ && s == "" { s = $2; sub(",", "", s) }
+    END { if (b == "" || s == "") print "error: iperf3 to the peer failed"; else print b, s }'
 CGI
 chmod 755 "$www"/cgi-bin/*
 
