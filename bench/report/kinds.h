@@ -40,4 +40,9 @@ inline const KindSpec* find_kind(std::string_view name) {
 inline constexpr const char* kCounterNames[] = {"vcpu_exits", "wakeups", "injected", "relayed",
                                                 "trapped",    "polled",  "guest_irqs"};
 
+// The counters read from outside any VMM (bench/outside-counters.sh), all
+// of them or none; each a number or null (unreadable there, not zero).
+inline constexpr const char* kOutsideNames[] = {"kvm_exits", "kvm_mmio_exit_user", "kvm_mmio_exit_kernel",
+                                                "kvm_halt_wakeup", "vmm_ctxt_switches"};
+
 }  // namespace kvmmio::report

@@ -50,6 +50,13 @@ class Record {
       fail(std::string("\"") + key + "\" is not a number from 0 to 2^53");
     return v.get<double>();
   }
+  // True, taking it, when KEY is null (a value that could not be read).
+  bool take_null(const char* key) {
+    const auto it = obj_.find(key);
+    if (it == obj_.end() || !it->is_null()) return false;
+    obj_.erase(it);
+    return true;
+  }
   // A whole number from 1 to 2^32 - 1 (MTUs, streams, payloads, repeats).
   unsigned count(const char* key) {
     const Json v = take(key);
@@ -90,6 +97,21 @@ std::map<std::string, double> read_counters(Record& rec) {
   return out;
 }
 
+// The outside counters, likewise all together; null is "could not be
+// read" (no debugfs, no VMM process), kept apart from 0.
+std::map<std::string, std::optional<double>> read_outside(Record& rec) {
+  Json obj = rec.take("outside");
+  if (!obj.is_object()) rec.fail("\"outside\" is not an object");
+  Record c(std::move(obj), rec.source());
+  std::map<std::string, std::optional<double>> out;
+  for (const char* n : kOutsideNames) {
+    if (!c.has(n)) rec.fail(std::string("\"outside\" has no \"") + n + "\" (give all five, null where unreadable)");
+    out[n] = c.take_null(n) ? std::nullopt : std::optional<double>(c.number(n));
+  }
+  c.reject_rest();
+  return out;
+}
+
 // A run's identity; two runs with the same one are the same run given twice.
 bool same_run(const Run& a, const Run& b) {
   return a.kind == b.kind && a.config == b.config && a.params == b.params && a.rep == b.rep;
@@ -111,6 +133,7 @@ void add_run(const KindSpec& kind, Record& rec, RawData& into) {
       if (!r.failed) r.values[v] = x;
     }
   if (kind.amount && rec.has("counters")) r.counters = read_counters(rec);
+  if (kind.amount && rec.has("outside")) r.outside = read_outside(rec);
   rec.reject_rest();
   if (r.values.count("sent")) {
     // udp_pps accounts every datagram sent as received or lost.

@@ -176,6 +176,35 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("received":3,"lost":1,"seconds":1,"pps":3})",
                   "received + lost is not sent"}));
 
+// bench/outside-counters.sh's deltas: numbers, or null where unreadable,
+// which stays apart from 0; all five or none.
+TEST(NetReportParse, OutsideCountersKeepNullApartFromZero) {
+  const std::string outside = R"(,"outside":{"kvm_exits":12,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":null,)"
+                              R"("kvm_halt_wakeup":3,"vmm_ctxt_switches":null})";
+  const RawData d = parse(iperf_with("bps", "8" + outside));
+  ASSERT_EQ(d.runs.size(), 1u);
+  ASSERT_TRUE(d.runs[0].outside);
+  const auto& o = *d.runs[0].outside;
+  EXPECT_EQ(o.size(), 5u);
+  EXPECT_EQ(o.at("kvm_exits"), 12);
+  EXPECT_EQ(o.at("kvm_mmio_exit_user"), 0);
+  EXPECT_EQ(o.at("kvm_mmio_exit_kernel"), std::nullopt);
+  EXPECT_EQ(o.at("kvm_halt_wakeup"), 3);
+  EXPECT_EQ(o.at("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_FALSE(d.runs[0].counters);  // a peer VMM's run: outside counters only
+  EXPECT_FALSE(parse(kIperf).runs[0].outside);
+}
+
+TEST(NetReportParse, OutsideCountersMissingOneOrMistypedAreRefused) {
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,)"
+                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4})")),
+            "raw:1: \"outside\" has no \"vmm_ctxt_switches\" (give all five, null where unreadable)");
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":-1,"kvm_mmio_exit_user":2,)"
+                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_ctxt_switches":5})")),
+            "raw:1: \"kvm_exits\" is not a number from 0 to 2^53");
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":[1])")), "raw:1: \"outside\" is not an object");
+}
+
 TEST(NetReportParse, CountersWithAnUnknownNameAreRefused) {
   const std::string counters = R"(,"counters":{"vcpu_exits":1,"wakeups":2,"injected":3,"relayed":4,"trapped":5,)"
                                R"("polled":6,"guest_irqs":7,"exits":1})";

@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# outside-counters.sh [PID]: the counters any VMM's cell can be read with
+# from outside the VMM, one JSON object on stdout, so that kvmmio's cells
+# and a peer VMM's (QEMU: issue #25) are counted by one rule. POSIX sh,
+# busybox is enough (it runs in L1 beside bench/net-compare.sh).
+#
+#   kvm_exits, kvm_mmio_exit_user, kvm_mmio_exit_kernel, kvm_halt_wakeup
+#       KVM's debugfs totals (exits, mmio_exit_user, mmio_exit_kernel,
+#       halt_wakeup): sums over all VMs, so a caller takes deltas around a
+#       run with one VM up; null where debugfs is not mounted or the file
+#       is missing (a kernel without it), never 0, so a report cannot take
+#       "unreadable" for "none".
+#   vmm_ctxt_switches
+#       voluntary + involuntary context switches of PID's threads other
+#       than its vCPU threads and vhost workers: the VMM's own work
+#       (relays, event loops, I/O threads). vCPU threads are left out
+#       because their switches follow the guest's halts, which
+#       kvm_halt_wakeup counts; vhost workers (threads named vhost-PID
+#       inside the VMM's process from Linux 6.4) because they are the
+#       kernel's datapath, not the VMM's. Names: kvmmio's vCPUs are
+#       "vcpuN" (vmm/vcpu_runner_arm64.cc), QEMU's "CPU N/KVM". null
+#       without PID or once PID is gone.
+#
+# Environment (for tests): KVMMIO_PROC (default /proc) and
+# KVMMIO_KVM_DEBUGFS (default /sys/kernel/debug/kvm).
+proc=${KVMMIO_PROC:-/proc}
+kvm=${KVMMIO_KVM_DEBUGFS:-/sys/kernel/debug/kvm}
+pid=${1:-}
+
+oc_counter() {
+    oc_v=$(cat "$kvm/$1" 2>/dev/null) || oc_v=''
+    case $oc_v in '' | *[!0-9]*) echo null ;; *) echo "$oc_v" ;; esac
+}
+
+oc_ctxt() {
+    if [ -z "$pid" ] || [ ! -d "$proc/$pid/task" ]; then echo null; return; fi
+    oc_sum=0
+    for oc_t in "$proc/$pid"/task/*; do
+        oc_name=$(cat "$oc_t/comm" 2>/dev/null) || continue
+        case $oc_name in
+        vcpu[0-9]* | "CPU "*/KVM | vhost-[0-9]*) continue ;;
+        esac
+        oc_n=$(awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }' \
+            "$oc_t/status" 2>/dev/null) || continue
+        oc_sum=$((oc_sum + oc_n))
+    done
+    echo "$oc_sum"
+}
+
+printf '{"kvm_exits":%s,"kvm_mmio_exit_user":%s,"kvm_mmio_exit_kernel":%s,"kvm_halt_wakeup":%s,"vmm_ctxt_switches":%s}\n' \
+    "$(oc_counter exits)" "$(oc_counter mmio_exit_user)" "$(oc_counter mmio_exit_kernel)" \
+    "$(oc_counter halt_wakeup)" "$(oc_ctxt)"
