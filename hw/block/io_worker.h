@@ -22,14 +22,23 @@
 #include <string>
 #include <thread>
 
-#include "io_engine.h"
+#include "block_io.h"
+#include "kvmmio/block/block_request.h"
+#include "kvmmio/virtio/descriptor_chain.h"
 
 namespace kvmmio::block {
 
-// The threads engine (engine=threads, and the fallback where io_uring
-// cannot be set up).
-class IoWorker final : public IoEngine {
+struct IoJob {
+  uint64_t generation = 0;  // the device's activation it belongs to
+  virtio::DescriptorChain chain;
+  BlockRequest request;
+};
+
+class IoWorker {
  public:
+  using Execute = std::function<IoOutcome(const IoJob& job)>;
+  // `more`: jobs are waiting behind this one (the interrupt can wait).
+  using Complete = std::function<void(const IoJob& job, const IoOutcome& outcome, bool more)>;
 
   // `on_start` runs on the worker thread before its first job (after the
   // machine is set up: where the thread confines itself, see
@@ -39,9 +48,8 @@ class IoWorker final : public IoEngine {
   IoWorker(const IoWorker&) = delete;
   IoWorker& operator=(const IoWorker&) = delete;
 
-  void submit(IoJob job) override;
-  void cancel_and_wait() override;
-  const char* name() const override { return "threads"; }
+  void submit(IoJob job);
+  void cancel_and_wait();
 
  private:
   void run();

@@ -47,24 +47,7 @@ class VirtioBlockTest : public testing::Test {
   std::string image = dir.image("disk.img", kImageSize);
 };
 
-// The request tests, on each engine (engine=io_uring explicitly: a ring
-// that cannot be set up fails them rather than falling back).
-class VirtioBlockEngineTest : public VirtioBlockTest, public testing::WithParamInterface<EngineChoice> {
- protected:
-  DiskOptions disk(bool ro = false) {
-    DiskOptions o = VirtioBlockTest::disk(ro);
-    o.engine = GetParam();
-    return o;
-  }
-};
-INSTANTIATE_TEST_SUITE_P(Engines, VirtioBlockEngineTest,
-                         testing::Values(EngineChoice::kIoUring, EngineChoice::kThreads),
-                         [](const testing::TestParamInfo<EngineChoice>& info) {
-                           return info.param == EngineChoice::kIoUring ? std::string("IoUring")
-                                                                       : std::string("Threads");
-                         });
-
-TEST_P(VirtioBlockEngineTest, OffersItsFeaturesAndConfiguration) {
+TEST_F(VirtioBlockTest, OffersItsFeaturesAndConfiguration) {
   BlockMachine m(disk());
   const uint64_t f = m.bring_up();
   EXPECT_TRUE(f & bit(spec::kFSegMax));
@@ -81,7 +64,7 @@ TEST_P(VirtioBlockEngineTest, OffersItsFeaturesAndConfiguration) {
   EXPECT_EQ(m.driver->status() & virtio::status::kDriverOk, virtio::status::kDriverOk);
 }
 
-TEST_P(VirtioBlockEngineTest, WritesReachTheImageAndReadsComeBack) {
+TEST_F(VirtioBlockTest, WritesReachTheImageAndReadsComeBack) {
   BlockMachine m(disk());
   m.bring_up();
   std::vector<uint8_t> data(4096);
@@ -114,7 +97,7 @@ TEST_P(VirtioBlockEngineTest, WritesReachTheImageAndReadsComeBack) {
   EXPECT_EQ(m.device->guest_errors(), 0u);
 }
 
-TEST_P(VirtioBlockEngineTest, DataSplitAcrossDescriptorsAndSharingTheHeadersDescriptor) {
+TEST_F(VirtioBlockTest, DataSplitAcrossDescriptorsAndSharingTheHeadersDescriptor) {
   BlockMachine m(disk());
   m.bring_up();
   // OUT: the header and the first 512 data bytes in one descriptor, the
@@ -143,7 +126,7 @@ TEST_P(VirtioBlockEngineTest, DataSplitAcrossDescriptorsAndSharingTheHeadersDesc
   EXPECT_EQ(m.guest(buf + 0x4000 + 1536, 1)[0], spec::kSOk);
 }
 
-TEST_P(VirtioBlockEngineTest, FlushSucceedsAfterWritesAndGetIdAnswersTheSerial) {
+TEST_F(VirtioBlockTest, FlushSucceedsAfterWritesAndGetIdAnswersTheSerial) {
   BlockMachine m(disk());
   m.bring_up();
   std::vector<uint8_t> data(512, 0x42);
@@ -170,7 +153,7 @@ TEST_P(VirtioBlockEngineTest, FlushSucceedsAfterWritesAndGetIdAnswersTheSerial) 
 
 // Requests that run one after another on the worker complete in order: a
 // FLUSH's status comes after the writes submitted before it.
-TEST_P(VirtioBlockEngineTest, FlushCompletesAfterTheWritesBeforeIt) {
+TEST_F(VirtioBlockTest, FlushCompletesAfterTheWritesBeforeIt) {
   BlockMachine m(disk());
   m.bring_up();
   std::vector<uint8_t> data(65536 - 512, 0x24);
@@ -190,7 +173,7 @@ TEST_P(VirtioBlockEngineTest, FlushCompletesAfterTheWritesBeforeIt) {
   EXPECT_EQ(m.status(4), spec::kSOk);
 }
 
-TEST_P(VirtioBlockEngineTest, DiscardAndWriteZeroesLeaveZeroes) {
+TEST_F(VirtioBlockTest, DiscardAndWriteZeroesLeaveZeroes) {
   BlockMachine m(disk());
   const uint64_t f = m.bring_up();
   if (!(f & bit(spec::kFDiscard)) || !(f & bit(spec::kFWriteZeroes)))
@@ -213,7 +196,7 @@ TEST_P(VirtioBlockEngineTest, DiscardAndWriteZeroesLeaveZeroes) {
 // cache=none: O_DIRECT on the image, guest buffers at any address (here
 // 3 bytes past a page boundary, never aligned as O_DIRECT needs) through
 // the bounce buffer; requests longer than the bounce buffer in pieces.
-TEST_P(VirtioBlockEngineTest, CacheNoneServesUnalignedGuestBuffers) {
+TEST_F(VirtioBlockTest, CacheNoneServesUnalignedGuestBuffers) {
   DiskOptions o = disk();
   o.cache = CacheMode::kNone;
   std::unique_ptr<BlockMachine> m;
@@ -301,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Hostile{"DiscardWithoutRange", spec::kTDiscard, 0, 0, false, spec::kSIoErr}),
     [](const testing::TestParamInfo<Hostile>& i) { return std::string(i.param.name); });
 
-TEST_P(VirtioBlockEngineTest, StatusInADeviceReadableDescriptorGetsNothingWritten) {
+TEST_F(VirtioBlockTest, StatusInADeviceReadableDescriptorGetsNothingWritten) {
   BlockMachine m(disk());
   m.bring_up();
   const spec::RequestHeader h{spec::kTIn, 0, 0};
@@ -317,7 +300,7 @@ TEST_P(VirtioBlockEngineTest, StatusInADeviceReadableDescriptorGetsNothingWritte
   EXPECT_EQ(m.device->guest_errors(), 1u);
 }
 
-TEST_P(VirtioBlockEngineTest, TooManyDataSegmentsAreRefused) {
+TEST_F(VirtioBlockTest, TooManyDataSegmentsAreRefused) {
   BlockMachine m(disk());
   m.bring_up(VirtioBlock::kQueueSize);
   // The ring allows chains as long as the queue (256); SEG_MAX is 254. With
@@ -348,7 +331,7 @@ TEST_P(VirtioBlockEngineTest, TooManyDataSegmentsAreRefused) {
   EXPECT_EQ(m.device->counters().bytes_written, uint64_t{VirtioBlock::kSegMax} * 512);
 }
 
-TEST_P(VirtioBlockEngineTest, ReadOnlyDiskOffersRoAndRefusesWrites) {
+TEST_F(VirtioBlockTest, ReadOnlyDiskOffersRoAndRefusesWrites) {
   BlockMachine m(disk(/*ro=*/true));
   const uint64_t f = m.bring_up();
   EXPECT_TRUE(f & bit(spec::kFRo));
@@ -372,7 +355,7 @@ TEST_P(VirtioBlockEngineTest, ReadOnlyDiskOffersRoAndRefusesWrites) {
   EXPECT_EQ(m.status(3), spec::kSOk);
 }
 
-TEST_P(VirtioBlockEngineTest, ResetWithRequestsInFlightDropsThemAndServesTheNextDriver) {
+TEST_F(VirtioBlockTest, ResetWithRequestsInFlightDropsThemAndServesTheNextDriver) {
   BlockMachine m(disk());
   m.bring_up();
   for (unsigned s = 0; s < 32; ++s) m.request(s, spec::kTIn, s * 8, 4096, true);
@@ -390,7 +373,7 @@ TEST_P(VirtioBlockEngineTest, ResetWithRequestsInFlightDropsThemAndServesTheNext
 // first, with requests queued and one running, then the device. The
 // worker is held inside its first request (its start hook) until the
 // teardown has begun, so the order is certain.
-TEST_P(VirtioBlockEngineTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
+TEST_F(VirtioBlockTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
   std::mutex mutex;
   std::condition_variable changed;
   bool held = false, release = false;
@@ -401,7 +384,6 @@ TEST_P(VirtioBlockEngineTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunning
     changed.notify_all();
     changed.wait(lock, [&] { return release; });
   };
-  hold.on_uring_thread_start = hold.on_io_thread_start;
   auto m = std::make_unique<BlockMachine>(disk(), hold);
   m->bring_up();
   for (unsigned s = 0; s < 32; ++s) m->request(s, spec::kTIn, s * 8, 4096, true);
@@ -424,7 +406,7 @@ TEST_P(VirtioBlockEngineTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunning
   m.reset();  // joins the worker, which must not touch the freed transport
 }
 
-TEST_P(VirtioBlockEngineTest, MoreRequestsThanTheInFlightBoundAllComplete) {
+TEST_F(VirtioBlockTest, MoreRequestsThanTheInFlightBoundAllComplete) {
   BlockMachine m(disk());
   m.bring_up();
   // Indirect chains (one ring descriptor each), so more of them fit than
