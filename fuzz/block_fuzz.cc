@@ -4,8 +4,8 @@
 //
 // The input drives register writes, guest RAM, descriptors of any shape
 // (any addresses, lengths, directions, indirect tables), request headers
-// of any type and sector, notifies, waits for the I/O worker, and resets
-// with requests in flight. The checks, besides ASan and UBSan:
+// of any type and sector, notifies, waits for the I/O engine (io_uring or
+// threads, chosen by the input), and resets with requests in flight. The checks, besides ASan and UBSan:
 //  - the image never grows: no request reaches past its end;
 //  - the device never writes guest RAM outside the buffers it was given
 //    (a guard area no descriptor may point at keeps its pattern; indirect
@@ -93,8 +93,12 @@ void run(const uint8_t* data, size_t size) {
   options.read_only = flags & 1;
   EventLoop loop;
   EventFd irq;
-  auto device = std::make_unique<VirtioBlock>(memory, loop, DiskImage::open(options),
-                                              BlockDeviceOptions{.serial = "fuzz"});
+  // Both engines: the first byte's bit 2 (4) picks threads, else io_uring
+  // (explicitly: a ring that cannot be set up stops the run).
+  auto device = std::make_unique<VirtioBlock>(
+      memory, loop, DiskImage::open(options),
+      BlockDeviceOptions{.serial = "fuzz",
+                         .engine = flags & 4 ? EngineChoice::kThreads : EngineChoice::kIoUring});
   virtio::TransportOptions t;
   t.notify = virtio::NotifyMode::kTrap;
   t.regs = virtio::RegsMode::kTrap;

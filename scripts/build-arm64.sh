@@ -6,7 +6,7 @@
 #   scripts/build-arm64.sh [BUILDDIR]      (default: build-arm64 in the repo)
 #
 # libfdt-dev:arm64 cannot be installed beside the amd64 libfdt-dev (apt
-# removes one for the other), and zlib1g-dev:arm64 would drag libc6-dev:arm64
+# removes one for the other), zlib1g-dev:arm64 and liburing-dev:arm64 would drag libc6-dev:arm64
 # and newer amd64 zlib and kernel headers into the host, so their .debs are
 # fetched with apt-get download and unpacked into a git-ignored sysroot
 # under .cache/ instead.
@@ -20,7 +20,7 @@ sysroot=$cache/sysroot
 command -v aarch64-linux-gnu-g++ >/dev/null ||
   { echo "build-arm64: aarch64-linux-gnu-g++ missing: run scripts/install-deps.sh" >&2; exit 2; }
 
-# --- libfdt and zlib for arm64, unpacked into the sysroot -----------------------
+# --- libfdt, zlib and liburing for arm64, unpacked into the sysroot ------------
 # unpack_arm64 NAME PACKAGE...: once per sysroot (a stamp per NAME, so a
 # sysroot made before NAME was added gets it too).
 unpack_arm64() {
@@ -42,6 +42,7 @@ unpack_arm64() {
 }
 unpack_arm64 libfdt libfdt1 libfdt-dev
 unpack_arm64 zlib zlib1g zlib1g-dev  # --kernel Image.gz
+unpack_arm64 liburing liburing2 liburing-dev  # virtio-blk's io_uring engine (liburing.a)
 
 # nlohmann-json is header-only and the same for every architecture: the
 # host's headers (scripts/install-deps.sh) are linked into the sysroot.

@@ -77,7 +77,7 @@ build_targets() {
     for t in "$@"; do
       objs=()
       for s in $(sources_of "$t"); do objs+=("$build/obj/${s#"$src"/}.o"); done
-      printf '%s/%s_fuzz: %s\n\t$(CXX) $(FLAGS) -fsanitize=fuzzer $^ -o $@ -lpthread\n' \
+      printf '%s/%s_fuzz: %s\n\t$(CXX) $(FLAGS) -fsanitize=fuzzer $^ -o $@ -lpthread -luring\n' \
         "$build" "$t" "${objs[*]}"
       printf -- '-include %s\n' "${objs[@]/%.o/.d}"
     done

@@ -54,6 +54,7 @@ native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         jq                  # the scripts read JSON with jq
         libseccomp-dev      # the VMM's per-thread system call filters
         zlib1g-dev          # --kernel Image.gz (same name on Debian 12 and 13)
+        liburing-dev        # virtio-blk's io_uring engine (same name on Debian 12 and 13)
         device-tree-compiler libgtest-dev libgmock-dev)
 # The test suite's own tools, which scripts/main.sh does not use.
 testing=(gcovr               # scripts/coverage.sh: line coverage of the host tests

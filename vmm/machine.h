@@ -100,6 +100,8 @@ struct DeviceContext {
   // on the calling thread; a disk's I/O thread calls it before its first
   // request, which is after the machine is set up and privileges dropped.
   std::function<void()> confine_block_io;
+  // The same for a disk's io_uring thread (ThreadClass::kBlockUring).
+  std::function<void()> confine_block_uring;
 };
 struct AttachedDevice {
   std::unique_ptr<MmioDevice> device;  // claimed on the bus at slot.base

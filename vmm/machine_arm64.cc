@@ -223,7 +223,8 @@ layout::VirtioMmioSlot Machine::Impl::add_virtio_mmio(std::string name, std::str
     throw UserError("too many virtio devices: the virtio-mmio window has " +
                     std::to_string(layout::kVirtioMmioSlots) + " slots; use fewer devices");
   const layout::VirtioMmioSlot slot = layout::virtio_mmio_slot(virtio_count_);
-  DeviceContext context{*vm_, loop_, slot, [this] { seccomp_.confine_this_thread(ThreadClass::kBlockIo); }};
+  DeviceContext context{*vm_, loop_, slot, [this] { seccomp_.confine_this_thread(ThreadClass::kBlockIo); },
+                        [this] { seccomp_.confine_this_thread(ThreadClass::kBlockUring); }};
   AttachedDevice attached = factory(context);
   if (attached.console_input && console_sink_)
     throw std::logic_error("two devices take the console input");

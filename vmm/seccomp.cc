@@ -85,6 +85,13 @@ constexpr const char* kControlSocket[] = {"recvfrom", "timerfd_settime"};
 constexpr const char* kBlockIo[] = {"pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2",
                                     "fdatasync", "fsync", "fallocate"};
 
+// A disk's io_uring thread (hw/block/uring_worker.cc): the ring's one call
+// (submitting and reaping; the ring itself is restricted to READV, WRITEV,
+// FSYNC and FALLOCATE on its registered files), and block-io's calls, for
+// the requests it runs with blocking calls (cache=none IN/OUT through the
+// bounce buffer).
+constexpr const char* kBlockUring[] = {"io_uring_enter"};
+
 // ioctl requests, by what issues them.
 constexpr unsigned long kTerminalIoctls[] = {TCGETS, TCSETS, TCSETSW, TCSETSF};
 constexpr unsigned long kVcpuIoctls[] = {KVM_RUN, KVM_GET_ONE_REG, KVM_SET_ONE_REG};
@@ -135,6 +142,10 @@ ClassList list_for(ThreadClass c) {
       l.ioctls.push_back(KVM_IRQ_LINE);
       break;
     case ThreadClass::kBlockIo:
+      append(l.calls, kBlockIo);
+      break;
+    case ThreadClass::kBlockUring:
+      append(l.calls, kBlockUring);
       append(l.calls, kBlockIo);
       break;
     case ThreadClass::kMain:
@@ -286,6 +297,7 @@ const char* to_string(ThreadClass c) {
     case ThreadClass::kDevice: return "device";
     case ThreadClass::kControl: return "control";
     case ThreadClass::kBlockIo: return "block-io";
+    case ThreadClass::kBlockUring: return "block-uring";
   }
   return "?";
 }

@@ -19,6 +19,10 @@
 //            fdatasync, fallocate (discard, write zeroes); completions
 //            (eventfd writes) and, after a pause at the in-flight bound,
 //            the queue's drain, which only touches guest memory
+//   block-uring a disk's io_uring thread: io_uring_enter (the ring is
+//            restricted to READV/WRITEV/FSYNC/FALLOCATE on the image and
+//            its wake-up eventfd), block-io's calls (cache=none IN/OUT
+//            run with blocking calls there), completions as block-io's
 // Every list allows the calls any thread makes (memory management without
 // PROT_EXEC, futexes, clocks, signal return, exit) and a fatal-signal
 // path (the terminal restored, the signal raised again). ioctl is allowed
@@ -51,7 +55,7 @@ namespace kvmmio::vmm {
 enum class SeccompMode { kOn, kLog, kOff };
 const char* to_string(SeccompMode mode);
 
-enum class ThreadClass { kMain, kVcpu, kDevice, kControl, kBlockIo };
+enum class ThreadClass { kMain, kVcpu, kDevice, kControl, kBlockIo, kBlockUring };
 const char* to_string(ThreadClass thread_class);
 
 class Seccomp {

@@ -66,6 +66,8 @@ DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned i
         device.serial = options.serial;
         device.thread_name = "kvmmio-blk" + std::to_string(index);
         device.on_io_thread_start = ctx.confine_block_io;
+        device.on_uring_thread_start = ctx.confine_block_uring;
+        device.engine = options.engine;
         return std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop, block::DiskImage::open(options),
                                                     std::move(device));
       });

@@ -86,7 +86,7 @@ int sync_data(int fd) {
 }
 
 int punch_or_zero(int fd, int mode, uint64_t offset, uint64_t len) {
-  while (::fallocate(fd, mode | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(len)) != 0) {
+  while (::fallocate(fd, mode, static_cast<off_t>(offset), static_cast<off_t>(len)) != 0) {
     if (errno != EINTR) return errno;
   }
   return 0;
@@ -100,6 +100,12 @@ BounceBuffer::BounceBuffer() {
   void* p = nullptr;
   if (::posix_memalign(&p, kAlign, kBytes) != 0) throw std::bad_alloc();
   data.reset(static_cast<uint8_t*>(p));
+}
+
+int fallocate_mode(const DiskImage& disk, const BlockRequest& r) {
+  // A hole reads as zeroes too: with unmap allowed it frees the space.
+  const bool punch = r.type == spec::kTDiscard || (r.unmap && disk.can_discard());
+  return (punch ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE) | FALLOC_FL_KEEP_SIZE;
 }
 
 void write_status(const GuestMemory& memory, const virtio::DescriptorChain& chain, uint64_t status_offset,
@@ -134,12 +140,8 @@ IoOutcome execute_request(const GuestMemory& memory, const DiskImage& disk, cons
       break;
     }
     case spec::kTDiscard:
-      out.error = punch_or_zero(disk.fd(), FALLOC_FL_PUNCH_HOLE, image_offset, r.data_bytes);
-      break;
     case spec::kTWriteZeroes:
-      // A hole reads as zeroes too: with unmap allowed it frees the space.
-      out.error = punch_or_zero(disk.fd(), r.unmap && disk.can_discard() ? FALLOC_FL_PUNCH_HOLE : FALLOC_FL_ZERO_RANGE,
-                                image_offset, r.data_bytes);
+      out.error = punch_or_zero(disk.fd(), fallocate_mode(disk, r), image_offset, r.data_bytes);
       break;
     default:
       out.error = ENOTSUP;  // parse_request() lets no other type through

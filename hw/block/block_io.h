@@ -43,6 +43,9 @@ IoOutcome execute_request(const GuestMemory& memory, const DiskImage& disk, cons
                           const virtio::DescriptorChain& chain, const BlockRequest& request,
                           BounceBuffer* bounce);
 
+// fallocate()'s mode for a DISCARD or WRITE_ZEROES request (both engines).
+int fallocate_mode(const DiskImage& disk, const BlockRequest& request);
+
 // Writes `status` as the chain's status byte (`status_offset` in its
 // device-writable part).
 void write_status(const GuestMemory& memory, const virtio::DescriptorChain& chain, uint64_t status_offset,

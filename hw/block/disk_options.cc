@@ -48,12 +48,16 @@ DiskOptions DiskOptions::parse(std::string_view spec) {
       if (value == "writeback") o.cache = CacheMode::kWriteback;
       else if (value == "none") o.cache = CacheMode::kNone;
       else throw UserError(shown(key, value) + ": choose writeback (the host page cache) or none (O_DIRECT)");
+    } else if (key == "engine") {
+      if (value == "io_uring") o.engine = EngineChoice::kIoUring;
+      else if (value == "threads") o.engine = EngineChoice::kThreads;
+      else throw UserError(shown(key, value) + ": choose io_uring (the default) or threads (a worker thread with pread/pwritev)");
     } else {
       try {
         o.transport.set(key, value);
       } catch (const UserError& e) {
         throw UserError(shown(key, value) + ": " + e.what() +
-                        " (the disk's own keys are ro, serial and cache)");
+                        " (the disk's own keys are ro, serial, cache and engine)");
       }
     }
   }

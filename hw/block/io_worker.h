@@ -22,23 +22,14 @@
 #include <string>
 #include <thread>
 
-#include "block_io.h"
-#include "kvmmio/block/block_request.h"
-#include "kvmmio/virtio/descriptor_chain.h"
+#include "io_engine.h"
 
 namespace kvmmio::block {
 
-struct IoJob {
-  uint64_t generation = 0;  // the device's activation it belongs to
-  virtio::DescriptorChain chain;
-  BlockRequest request;
-};
-
-class IoWorker {
+// The threads engine (engine=threads, and the fallback where io_uring
+// cannot be set up).
+class IoWorker final : public IoEngine {
  public:
-  using Execute = std::function<IoOutcome(const IoJob& job)>;
-  // `more`: jobs are waiting behind this one (the interrupt can wait).
-  using Complete = std::function<void(const IoJob& job, const IoOutcome& outcome, bool more)>;
 
   // `on_start` runs on the worker thread before its first job (after the
   // machine is set up: where the thread confines itself, see
@@ -48,8 +39,9 @@ class IoWorker {
   IoWorker(const IoWorker&) = delete;
   IoWorker& operator=(const IoWorker&) = delete;
 
-  void submit(IoJob job);
-  void cancel_and_wait();
+  void submit(IoJob job) override;
+  void cancel_and_wait() override;
+  const char* name() const override { return "threads"; }
 
  private:
   void run();

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "block_io.h"
 #include "io_worker.h"
+#include "kvmmio/base/error.h"
+#include "uring_worker.h"
 #include "kvmmio/virtio/virtio_spec.h"
 
 namespace kvmmio::block {
@@ -41,31 +44,58 @@ VirtioBlock::VirtioBlock(const GuestMemory& memory, EventLoop& loop, DiskImage d
   settings_.write_zeroes_offered = limits_.write_zeroes;
   settings_.max_in_flight = kMaxInFlight;
   if (disk_.direct()) bounce_ = std::make_unique<BounceBuffer>();
-  worker_ = std::make_unique<IoWorker>(
-      options_.thread_name, [this] { on_io_thread_start(); },
-      [this](const IoJob& job) {
-        if (confine_failed_) {
-          write_status(memory_, job.chain, job.request.status_offset, spec::kSIoErr);
-          return IoOutcome{spec::kSIoErr, 1, EPERM};
-        }
-        IoOutcome out = execute_request(memory_, disk_, options_.serial, job.chain, job.request, bounce_.get());
-        count(job.request, out.error);
-        return out;
-      },
-      [this](const IoJob& job, const IoOutcome& out, bool more) {
-        complete(job.generation, job.chain.head, out.written, more);
-      });
+  make_engine();
+  settings_.io_uring = std::string_view(worker_->name()) == "io_uring";
 }
+
+void VirtioBlock::make_engine() {
+  auto complete = [this](const IoJob& job, const IoOutcome& out, bool more) {
+    complete_request(job.generation, job.chain.head, out.written, more);
+  };
+  if (options_.engine != EngineChoice::kThreads) {
+    UringWorker::Hooks hooks{
+        .on_start = [this] { on_io_thread_start(options_.on_uring_thread_start); },
+        .refused = [this] { return confine_failed_.load(); },
+        .execute = [this](const IoJob& job) { return execute(job); },
+        .count = [this](const BlockRequest& r, int error) { count(r, error); },
+        .complete = complete,
+    };
+    std::string why;
+    worker_ = UringWorker::create(options_.thread_name, memory_, disk_, std::move(hooks), why);
+    if (worker_) return;
+    if (options_.engine == EngineChoice::kIoUring)
+      throw UserError("--disk " + disk_.path() + ",engine=io_uring: the io_uring ring cannot be set up (" + why +
+                      "); use engine=threads, or allow io_uring (kernel.io_uring_disabled=0, a seccomp profile "
+                      "that permits io_uring_setup)");
+    KVMMIO_LOG_WARN("virtio-blk %s: io_uring unavailable (%s); using the threads engine", disk_.path().c_str(),
+                    why.c_str());
+  }
+  worker_ = std::make_unique<IoWorker>(
+      options_.thread_name, [this] { on_io_thread_start(options_.on_io_thread_start); },
+      [this](const IoJob& job) { return execute(job); }, complete);
+}
+
+IoOutcome VirtioBlock::execute(const IoJob& job) {
+  if (confine_failed_) {
+    write_status(memory_, job.chain, job.request.status_offset, spec::kSIoErr);
+    return IoOutcome{spec::kSIoErr, 1, EPERM};
+  }
+  IoOutcome out = execute_request(memory_, disk_, options_.serial, job.chain, job.request, bounce_.get());
+  count(job.request, out.error);
+  return out;
+}
+
+const char* VirtioBlock::engine_name() const { return worker_->name(); }
 
 VirtioBlock::~VirtioBlock() {
   abandon_ = true;
   worker_.reset();  // joins the worker: nothing runs for the device after this
 }
 
-void VirtioBlock::on_io_thread_start() {
-  if (!options_.on_io_thread_start) return;
+void VirtioBlock::on_io_thread_start(const std::function<void()>& confine) {
+  if (!confine) return;
   try {
-    options_.on_io_thread_start();
+    confine();
   } catch (const std::exception& e) {
     // Unconfined I/O is not done: every request is answered IOERR.
     KVMMIO_LOG_ERROR("virtio-blk %s: the I/O thread cannot confine itself (%s); requests fail",
@@ -196,7 +226,7 @@ void VirtioBlock::count(const BlockRequest& r, int error) {
 }
 
 // The worker thread, after a request's I/O and status byte.
-void VirtioBlock::complete(uint64_t generation, uint16_t head, uint32_t written, bool more) {
+void VirtioBlock::complete_request(uint64_t generation, uint16_t head, uint32_t written, bool more) {
   auto guard = lock_->lock_unless(abandon_);
   if (!guard.owns_lock() || generation != generation_) return;  // a reset or the destructor dropped it
   drain_.complete(head, written);

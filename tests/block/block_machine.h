@@ -73,6 +73,7 @@ struct BlockMachine {
   explicit BlockMachine(const DiskOptions& options, BlockDeviceOptions device_options = {}) {
     memory.add_ram(kRam, kRamSize);
     if (device_options.serial.empty()) device_options.serial = options.serial;
+    if (device_options.engine == EngineChoice::kDefault) device_options.engine = options.engine;
     device = std::make_unique<VirtioBlock>(memory, loop, DiskImage::open(options), std::move(device_options));
     virtio::TransportOptions t;
     t.regs = virtio::RegsMode::kTrap;  // no mirror mapped: the transport answers every register

@@ -48,6 +48,9 @@ TEST(DiskOptionsTest, ParsesPathAndKeys) {
   EXPECT_EQ(a.path, "/images/debian.img");
   EXPECT_FALSE(a.read_only);
   EXPECT_EQ(a.cache, CacheMode::kWriteback);
+  EXPECT_EQ(a.engine, EngineChoice::kDefault);
+  EXPECT_EQ(DiskOptions::parse("d.img,engine=io_uring").engine, EngineChoice::kIoUring);
+  EXPECT_EQ(DiskOptions::parse("d.img,engine=threads").engine, EngineChoice::kThreads);
   const DiskOptions b = DiskOptions::parse("d.img,ro=on,serial=abc,cache=none,version=1,notify=trap");
   EXPECT_EQ(b.path, "d.img");
   EXPECT_TRUE(b.read_only);
@@ -64,8 +67,9 @@ TEST(DiskOptionsTest, RefusalsNameTheFix) {
   EXPECT_TRUE(Says(parse_error("d.img,"), "missing after the comma"));
   EXPECT_TRUE(Says(parse_error("d.img,ro=yes"), "choose on or off"));
   EXPECT_TRUE(Says(parse_error("d.img,cache=unsafe"), "choose writeback"));
+  EXPECT_TRUE(Says(parse_error("d.img,engine=aio"), "choose io_uring"));
   EXPECT_TRUE(Says(parse_error("d.img,serial=123456789012345678901"), "1 to 20 bytes"));
-  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial and cache"));
+  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial, cache and engine"));
   EXPECT_TRUE(Says(parse_error("d.img,ro=on,ro=off"), "ro"));
 }
 

@@ -47,7 +47,24 @@ class VirtioBlockTest : public testing::Test {
   std::string image = dir.image("disk.img", kImageSize);
 };
 
-TEST_F(VirtioBlockTest, OffersItsFeaturesAndConfiguration) {
+// The request tests, on each engine (engine=io_uring explicitly: a ring
+// that cannot be set up fails them rather than falling back).
+class VirtioBlockEngineTest : public VirtioBlockTest, public testing::WithParamInterface<EngineChoice> {
+ protected:
+  DiskOptions disk(bool ro = false) {
+    DiskOptions o = VirtioBlockTest::disk(ro);
+    o.engine = GetParam();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, VirtioBlockEngineTest,
+                         testing::Values(EngineChoice::kIoUring, EngineChoice::kThreads),
+                         [](const testing::TestParamInfo<EngineChoice>& info) {
+                           return info.param == EngineChoice::kIoUring ? std::string("IoUring")
+                                                                       : std::string("Threads");
+                         });
+
+TEST_P(VirtioBlockEngineTest, OffersItsFeaturesAndConfiguration) {
   BlockMachine m(disk());
   const uint64_t f = m.bring_up();
   EXPECT_TRUE(f & bit(spec::kFSegMax));
@@ -64,7 +81,7 @@ TEST_F(VirtioBlockTest, OffersItsFeaturesAndConfiguration) {
   EXPECT_EQ(m.driver->status() & virtio::status::kDriverOk, virtio::status::kDriverOk);
 }
 
-TEST_F(VirtioBlockTest, WritesReachTheImageAndReadsComeBack) {
+TEST_P(VirtioBlockEngineTest, WritesReachTheImageAndReadsComeBack) {
   BlockMachine m(disk());
   m.bring_up();
   std::vector<uint8_t> data(4096);
@@ -97,7 +114,7 @@ TEST_F(VirtioBlockTest, WritesReachTheImageAndReadsComeBack) {
   EXPECT_EQ(m.device->guest_errors(), 0u);
 }
 
-TEST_F(VirtioBlockTest, DataSplitAcrossDescriptorsAndSharingTheHeadersDescriptor) {
+TEST_P(VirtioBlockEngineTest, DataSplitAcrossDescriptorsAndSharingTheHeadersDescriptor) {
   BlockMachine m(disk());
   m.bring_up();
   // OUT: the header and the first 512 data bytes in one descriptor, the
@@ -126,7 +143,7 @@ TEST_F(VirtioBlockTest, DataSplitAcrossDescriptorsAndSharingTheHeadersDescriptor
   EXPECT_EQ(m.guest(buf + 0x4000 + 1536, 1)[0], spec::kSOk);
 }
 
-TEST_F(VirtioBlockTest, FlushSucceedsAfterWritesAndGetIdAnswersTheSerial) {
+TEST_P(VirtioBlockEngineTest, FlushSucceedsAfterWritesAndGetIdAnswersTheSerial) {
   BlockMachine m(disk());
   m.bring_up();
   std::vector<uint8_t> data(512, 0x42);
@@ -153,7 +170,7 @@ TEST_F(VirtioBlockTest, FlushSucceedsAfterWritesAndGetIdAnswersTheSerial) {
 
 // Requests that run one after another on the worker complete in order: a
 // FLUSH's status comes after the writes submitted before it.
-TEST_F(VirtioBlockTest, FlushCompletesAfterTheWritesBeforeIt) {
+TEST_P(VirtioBlockEngineTest, FlushCompletesAfterTheWritesBeforeIt) {
   BlockMachine m(disk());
   m.bring_up();
   std::vector<uint8_t> data(65536 - 512, 0x24);
@@ -173,7 +190,7 @@ TEST_F(VirtioBlockTest, FlushCompletesAfterTheWritesBeforeIt) {
   EXPECT_EQ(m.status(4), spec::kSOk);
 }
 
-TEST_F(VirtioBlockTest, DiscardAndWriteZeroesLeaveZeroes) {
+TEST_P(VirtioBlockEngineTest, DiscardAndWriteZeroesLeaveZeroes) {
   BlockMachine m(disk());
   const uint64_t f = m.bring_up();
   if (!(f & bit(spec::kFDiscard)) || !(f & bit(spec::kFWriteZeroes)))
@@ -196,7 +213,7 @@ TEST_F(VirtioBlockTest, DiscardAndWriteZeroesLeaveZeroes) {
 // cache=none: O_DIRECT on the image, guest buffers at any address (here
 // 3 bytes past a page boundary, never aligned as O_DIRECT needs) through
 // the bounce buffer; requests longer than the bounce buffer in pieces.
-TEST_F(VirtioBlockTest, CacheNoneServesUnalignedGuestBuffers) {
+TEST_P(VirtioBlockEngineTest, CacheNoneServesUnalignedGuestBuffers) {
   DiskOptions o = disk();
   o.cache = CacheMode::kNone;
   std::unique_ptr<BlockMachine> m;
@@ -284,7 +301,7 @@ INSTANTIATE_TEST_SUITE_P(
                     Hostile{"DiscardWithoutRange", spec::kTDiscard, 0, 0, false, spec::kSIoErr}),
     [](const testing::TestParamInfo<Hostile>& i) { return std::string(i.param.name); });
 
-TEST_F(VirtioBlockTest, StatusInADeviceReadableDescriptorGetsNothingWritten) {
+TEST_P(VirtioBlockEngineTest, StatusInADeviceReadableDescriptorGetsNothingWritten) {
   BlockMachine m(disk());
   m.bring_up();
   const spec::RequestHeader h{spec::kTIn, 0, 0};
@@ -300,7 +317,7 @@ TEST_F(VirtioBlockTest, StatusInADeviceReadableDescriptorGetsNothingWritten) {
   EXPECT_EQ(m.device->guest_errors(), 1u);
 }
 
-TEST_F(VirtioBlockTest, TooManyDataSegmentsAreRefused) {
+TEST_P(VirtioBlockEngineTest, TooManyDataSegmentsAreRefused) {
   BlockMachine m(disk());
   m.bring_up(VirtioBlock::kQueueSize);
   // The ring allows chains as long as the queue (256); SEG_MAX is 254. With
@@ -331,7 +348,7 @@ TEST_F(VirtioBlockTest, TooManyDataSegmentsAreRefused) {
   EXPECT_EQ(m.device->counters().bytes_written, uint64_t{VirtioBlock::kSegMax} * 512);
 }
 
-TEST_F(VirtioBlockTest, ReadOnlyDiskOffersRoAndRefusesWrites) {
+TEST_P(VirtioBlockEngineTest, ReadOnlyDiskOffersRoAndRefusesWrites) {
   BlockMachine m(disk(/*ro=*/true));
   const uint64_t f = m.bring_up();
   EXPECT_TRUE(f & bit(spec::kFRo));
@@ -355,7 +372,7 @@ TEST_F(VirtioBlockTest, ReadOnlyDiskOffersRoAndRefusesWrites) {
   EXPECT_EQ(m.status(3), spec::kSOk);
 }
 
-TEST_F(VirtioBlockTest, ResetWithRequestsInFlightDropsThemAndServesTheNextDriver) {
+TEST_P(VirtioBlockEngineTest, ResetWithRequestsInFlightDropsThemAndServesTheNextDriver) {
   BlockMachine m(disk());
   m.bring_up();
   for (unsigned s = 0; s < 32; ++s) m.request(s, spec::kTIn, s * 8, 4096, true);
@@ -373,7 +390,7 @@ TEST_F(VirtioBlockTest, ResetWithRequestsInFlightDropsThemAndServesTheNextDriver
 // first, with requests queued and one running, then the device. The
 // worker is held inside its first request (its start hook) until the
 // teardown has begun, so the order is certain.
-TEST_F(VirtioBlockTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
+TEST_P(VirtioBlockEngineTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
   std::mutex mutex;
   std::condition_variable changed;
   bool held = false, release = false;
@@ -384,6 +401,7 @@ TEST_F(VirtioBlockTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
     changed.notify_all();
     changed.wait(lock, [&] { return release; });
   };
+  hold.on_uring_thread_start = hold.on_io_thread_start;
   auto m = std::make_unique<BlockMachine>(disk(), hold);
   m->bring_up();
   for (unsigned s = 0; s < 32; ++s) m->request(s, spec::kTIn, s * 8, 4096, true);
@@ -406,7 +424,7 @@ TEST_F(VirtioBlockTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
   m.reset();  // joins the worker, which must not touch the freed transport
 }
 
-TEST_F(VirtioBlockTest, MoreRequestsThanTheInFlightBoundAllComplete) {
+TEST_P(VirtioBlockEngineTest, MoreRequestsThanTheInFlightBoundAllComplete) {
   BlockMachine m(disk());
   m.bring_up();
   // Indirect chains (one ring descriptor each), so more of them fit than

@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/io_uring.h>
+#include <sys/syscall.h>
 #include <linux/kvm.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -37,7 +39,8 @@ namespace kvmmio::vmm {
 namespace {
 
 constexpr ThreadClass kClasses[] = {ThreadClass::kMain, ThreadClass::kVcpu, ThreadClass::kDevice,
-                                    ThreadClass::kControl, ThreadClass::kBlockIo};
+                                    ThreadClass::kControl, ThreadClass::kBlockIo,
+                                    ThreadClass::kBlockUring};
 
 TEST(SeccompDeathTest, EveryThreadClassLoadsAndAllowsItsEverydayCalls) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
@@ -143,13 +146,16 @@ TEST(SeccompDeathTest, TheControlSocketRunsUnderTheControlFilter) {
 // A disk's I/O thread confined as block-io serves every request type, with
 // the completions and the in-flight pause (its drain) on that thread. Runs
 // in the death test's child; exits 0 when every status is right.
-[[noreturn]] void serve_every_request_type_confined(const block::test::TempDir& dir, const std::string& image) {
+[[noreturn]] void serve_every_request_type_confined(const block::test::TempDir& dir, const std::string& image,
+                                                   block::EngineChoice engine) {
   Seccomp s(SeccompMode::kOn);
   block::DiskOptions o;
   o.path = image;
   o.serial = "confined";
+  o.engine = engine;
   block::BlockDeviceOptions d;
   d.on_io_thread_start = [&s] { s.confine_this_thread(ThreadClass::kBlockIo); };
+  d.on_uring_thread_start = [&s] { s.confine_this_thread(ThreadClass::kBlockUring); };
   int status = 0;
   {
     block::test::BlockMachine m(o, d);
@@ -184,7 +190,31 @@ TEST(SeccompDeathTest, TheBlockIoClassServesEveryRequestType) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const block::test::TempDir dir;
   const std::string image = dir.image("disk.img", 1 << 20);
-  EXPECT_EXIT(serve_every_request_type_confined(dir, image), testing::ExitedWithCode(0), "served");
+  EXPECT_EXIT(serve_every_request_type_confined(dir, image, block::EngineChoice::kThreads),
+              testing::ExitedWithCode(0), "served");
+}
+
+// The same on the io_uring engine, its thread confined as block-uring.
+TEST(SeccompDeathTest, TheBlockUringClassServesEveryRequestType) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const block::test::TempDir dir;
+  const std::string image = dir.image("disk.img", 1 << 20);
+  EXPECT_EXIT(serve_every_request_type_confined(dir, image, block::EngineChoice::kIoUring),
+              testing::ExitedWithCode(0), "served");
+}
+
+// block-uring allows the ring's call, not the set-up of another ring.
+TEST(SeccompDeathTest, TheBlockUringClassRefusesANewRing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kBlockUring);
+        io_uring_params p{};
+        ::syscall(__NR_io_uring_setup, 4, &p);
+        _exit(0);  // not reached
+      },
+      testing::KilledBySignal(SIGSYS), "seccomp: the block-uring thread made system call io_uring_setup");
 }
 
 TEST(SeccompDeathTest, AForbiddenCallStopsKvmmioNamingTheThreadAndTheCall) {

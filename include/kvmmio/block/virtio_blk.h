@@ -10,8 +10,11 @@
 // event loop, or a trapped QueueNotify) runs queue_notify() under the
 // device lock. It pops chains (QueueDrain, at most kChainsPerDispatch per
 // dispatch, then DeferredWork), checks each (parse_request) and hands the
-// request to the queue's I/O worker thread (IoWorker): no I/O on a vCPU
-// or the event loop. A request refused by the checks is answered at once
+// request to the queue's I/O engine (IoEngine): no I/O on a vCPU or the
+// event loop. The engine is io_uring (UringWorker: a restricted ring, its
+// completions reaped on the engine's thread) unless engine=threads or the
+// ring cannot be set up; then it is a worker thread with blocking calls
+// (IoWorker). settings().io_uring says which runs. A request refused by the checks is answered at once
 // (IOERR or UNSUPP) and counted as a guest error (GuestErrorLog:
 // rate-limited). The worker reads and writes guest RAM through the chain's
 // checked spans, writes the status byte after the I/O (a FLUSH's after
@@ -31,8 +34,9 @@
 // returns nothing touches the guest's memory, the rings or the lock for the
 // old activation (the transport resets the device before it goes away).
 //
-// The worker thread confines itself (`on_io_thread_start`, e.g. kvmmio's
-// seccomp class "block-io") when it takes its first request: the guest
+// The engine's thread confines itself (`on_io_thread_start`, e.g. kvmmio's
+// seccomp class "block-io", or `on_uring_thread_start`, "block-uring")
+// when it takes its first request: the guest
 // runs only after the machine is set up, so that is after the VMM has
 // dropped its privileges.
 #pragma once
@@ -66,7 +70,8 @@ namespace kvmmio::block {
   C(block_size, "the logical block size offered (VIRTIO_BLK_F_BLK_SIZE)")              \
   C(discard_offered, "1 if DISCARD is offered (fallocate punch-hole works on the image)") \
   C(write_zeroes_offered, "1 if WRITE_ZEROES is offered (fallocate zero-range works)")  \
-  C(max_in_flight, "requests per queue popped and not yet completed, at most")
+  C(max_in_flight, "requests per queue popped and not yet completed, at most")           \
+  C(io_uring, "1 if the io_uring engine runs, 0 for the threads engine (engine=threads, or the ring could not be set up)")
 struct KVMMIO_EXPORT BlockSettings {
   KVMMIO_BLOCK_SETTINGS(KVMMIO_PLAIN_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_BLOCK_SETTINGS)
@@ -93,13 +98,19 @@ struct KVMMIO_EXPORT BlockCounters {
   KVMMIO_COUNTER_TABLE(KVMMIO_BLOCK_COUNTERS)
 };
 
-class IoWorker;
+class IoEngine;
+struct IoJob;
+struct IoOutcome;
 struct BounceBuffer;
 
 struct KVMMIO_EXPORT BlockDeviceOptions {
   std::string serial;                       // GET_ID's answer (at most 20 bytes)
   std::string thread_name = "kvmmio-blk";   // the I/O worker's name
-  std::function<void()> on_io_thread_start;  // runs on the worker before its first request
+  std::function<void()> on_io_thread_start;  // runs on the threads engine's worker before its first request
+  std::function<void()> on_uring_thread_start;  // runs on the io_uring engine's thread before its first request
+  // kIoUring: a ring that cannot be set up is an error (UserError); kDefault
+  // falls back to threads with one warning.
+  EngineChoice engine = EngineChoice::kDefault;
 };
 
 class KVMMIO_EXPORT VirtioBlock final : public virtio::VirtioDevice {
@@ -122,6 +133,8 @@ class KVMMIO_EXPORT VirtioBlock final : public virtio::VirtioDevice {
   const BlockCounters& counters() const { return counters_; }
   const BlockSettings& settings() const { return settings_; }
   const DiskImage& disk() const { return disk_; }
+  // "io_uring" or "threads": the engine that runs.
+  const char* engine_name() const;
   // Requests popped and not yet completed (for tests and the fuzzer, which
   // wait for the worker to go idle).
   unsigned requests_in_flight() const { return in_flight_shown_.load(std::memory_order_acquire); }
@@ -145,9 +158,11 @@ class KVMMIO_EXPORT VirtioBlock final : public virtio::VirtioDevice {
   void process();
   virtio::ChainStep take(const virtio::DescriptorChain& chain);
   // The worker's side.
-  void on_io_thread_start();
+  void on_io_thread_start(const std::function<void()>& confine);
+  IoOutcome execute(const IoJob& job);
+  void make_engine();
   void count(const BlockRequest& request, int error);
-  void complete(uint64_t generation, uint16_t head, uint32_t written, bool more);
+  void complete_request(uint64_t generation, uint16_t head, uint32_t written, bool more);
 
   const GuestMemory& memory_;
   EventLoop& loop_;
@@ -173,7 +188,7 @@ class KVMMIO_EXPORT VirtioBlock final : public virtio::VirtioDevice {
   bool waiting_for_slot_ = false;         // paused at kMaxInFlight
 
   std::unique_ptr<BounceBuffer> bounce_;  // O_DIRECT only; the worker's
-  std::unique_ptr<IoWorker> worker_;      // last: stopped first
+  std::unique_ptr<IoEngine> worker_;      // last: stopped first
 };
 
 }  // namespace kvmmio::block
