@@ -127,11 +127,13 @@ void UringWorker::retire() {
 }
 
 void UringWorker::arm_wake() {
+  if (wake_armed_) return;
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  if (!sqe) return;  // the ring is full: completions will wake the thread
+  if (!sqe) return;  // the ring is full: completions wake the thread, and the next turn arms it
   io_uring_prep_readv(sqe, 1, &wake_iov_, 1, 0);
   io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
   io_uring_sqe_set_data(sqe, &wake_buf_);
+  wake_armed_ = true;
 }
 
 bool UringWorker::start(Op& op) {
@@ -204,9 +206,8 @@ void UringWorker::handle(Op* raw, int res) {
 
 void UringWorker::run() {
   name_this_thread(name_);
-  arm_wake();
-  io_uring_submit(&ring_);
   for (;;) {
+    arm_wake();  // before anything else can take the ring's last free entry
     bool stopping;
     unsigned dropped = 0;
     {
@@ -288,7 +289,7 @@ void UringWorker::run() {
       const int res = cqe->res;
       io_uring_cqe_seen(&ring_, cqe);
       if (data == &wake_buf_) {
-        arm_wake();
+        wake_armed_ = false;  // armed again at the top of the next turn
         continue;
       }
       --in_kernel_;

@@ -110,6 +110,7 @@ class UringWorker final : public IoEngine {
   std::deque<std::unique_ptr<Op>> pending_;  // taken, not yet in the kernel
   unsigned in_kernel_ = 0;                   // requests the ring holds (not the wake-up read)
   bool started_ = false;
+  bool wake_armed_ = false;  // the eventfd read is in the ring
   std::thread thread_;  // last: started once the rest exists
 };
 

@@ -256,7 +256,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--kernel", "k", "--disk", "a.img,ro=maybe"}, {"ro=maybe", "choose on or off"}},
         BadCase{{"run", "--kernel", "k", "--disk", "a.img,cache=fast"}, {"cache=fast", "writeback", "none"}},
         BadCase{{"run", "--kernel", "k", "--disk", "a.img,serial=abcdefghijklmnopqrstu"}, {"1 to 20 bytes"}},
-        BadCase{{"run", "--kernel", "k", "--disk", "a.img,irq=msi"}, {"irq=msi", "ro, serial and cache"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,irq=msi"}, {"irq=msi", "ro, serial, cache and engine"}},
         BadCase{{"run", "--kernel", "k", "--disk=,ro=on"}, {"the image comes first"}},
         BadCase{{"run", "--kernel", "k", "--bogus"}, {"unknown option '--bogus'", "--help"}},
         BadCase{{"run", "--kernel", "k", "extra"}, {"unexpected argument 'extra'", "--"}},
