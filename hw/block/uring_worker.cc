@@ -2,6 +2,7 @@
 // UringWorker: one queue's io_uring engine (see the header).
 #include "uring_worker.h"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -51,7 +52,20 @@ std::unique_ptr<UringWorker> UringWorker::create(std::string name, const GuestMe
     why = failed("eventfd", errno);
     return nullptr;
   }
-  const int files[] = {disk.fd(), w->wake_fd_.get()};
+  // The ring gets an open file description of its own for the image, not
+  // DiskImage's: the kernel drops a ring's registered files some time
+  // after the ring is closed (a worker thread puts them), and the image's
+  // flock, which belongs to the description, would outlive the device and
+  // refuse the next kvmmio (or the next device on the image) for a while.
+  const int flags = ::fcntl(disk.fd(), F_GETFL);
+  UniqueFd image(flags < 0 ? -1
+                           : ::open(("/proc/self/fd/" + std::to_string(disk.fd())).c_str(),
+                                    (flags & (O_ACCMODE | O_DIRECT)) | O_CLOEXEC));
+  if (image.get() < 0) {
+    why = failed("reopening the image through /proc/self/fd", errno);
+    return nullptr;
+  }
+  const int files[] = {image.get(), w->wake_fd_.get()};
   if (int r = io_uring_register_files(&w->ring_, files, 2); r < 0) {
     why = failed("io_uring_register(IORING_REGISTER_FILES)", -r);
     return nullptr;

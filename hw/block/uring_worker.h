@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -107,7 +108,12 @@ class UringWorker final : public IoEngine {
   bool stop_ = false;
 
   // The worker thread's own:
-  std::deque<std::unique_ptr<Op>> pending_;  // taken, not yet in the kernel
+  // Taken, not yet in the kernel. A list, not a deque: a deque's map
+  // moves use std::copy, whose instantiations with Op would be exported
+  // from libkvmmio.so at -O0 (a member template of a std class keeps std's
+  // default visibility even for a hidden argument type;
+  // tests/check-exports.sh).
+  std::list<std::unique_ptr<Op>> pending_;
   unsigned in_kernel_ = 0;                   // requests the ring holds (not the wake-up read)
   bool started_ = false;
   bool wake_armed_ = false;  // the eventfd read is in the ring

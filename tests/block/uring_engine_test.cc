@@ -94,6 +94,23 @@ TEST(UringEngineDeathTest, ARefusedRingFallsBackToThreadsUnlessIoUringWasAskedFo
   EXPECT_EXIT(fall_back_when_refused(image, other), testing::ExitedWithCode(0), "fell back");
 }
 
+// The image's lock goes with the device, at once: the ring's own open of
+// the image (the kernel lets go of a ring's registered files some time
+// after the ring is closed) holds no lock. Before the ring had an open file
+// description of its own, the second device here was refused ("in use").
+TEST(UringEngineTest, TheImageIsFreeTheMomentTheDeviceIsGone) {
+  const TempDir dir;
+  const std::string image = dir.image("disk.img", kImageSize);
+  for (int i = 0; i < 20; ++i) {
+    BlockMachine m(disk_at(image, EngineChoice::kIoUring));
+    ASSERT_STREQ(m.device->engine_name(), "io_uring") << i;
+    m.bring_up();
+    m.request(0, spec::kTIn, 0, 4096, true);
+    ASSERT_TRUE(m.used()) << i;
+    ASSERT_EQ(m.status(0), spec::kSOk) << i;
+  }
+}
+
 // Many writes in flight at once on the ring, then a FLUSH: it completes
 // last (after every write before it), and the image holds every write.
 TEST(UringEngineTest, AFlushCompletesAfterEveryWriteInFlightBeforeIt) {
