@@ -103,6 +103,10 @@ constexpr unsigned long kVhostIoctls[] = {
     VHOST_SET_VRING_NUM, VHOST_SET_VRING_BASE, VHOST_SET_VRING_ADDR, VHOST_SET_VRING_KICK,
     VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR, VHOST_NET_SET_BACKEND, VHOST_GET_VRING_BASE};
 constexpr int kSocketDomains[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+// setsockopt(SOL_SOCKET, ...): the tap monitor's classic BPF socket filter
+// (hw/net/tap_link_filter.h), attached at device activation and changed by
+// the event loop when the tap goes or comes back. No eBPF (SO_ATTACH_BPF).
+constexpr int kSocketFilterOptions[] = {SO_ATTACH_FILTER, SO_DETACH_FILTER};
 
 struct ClassList {
   std::vector<const char*> calls;
@@ -253,9 +257,13 @@ void build(Filter& f, ThreadClass c) {
   const ClassList l = list_for(c);
   for (const char* name : l.calls) f.allow(name);
   for (unsigned long request : l.ioctls) f.allow_if("ioctl", SCMP_A1(SCMP_CMP_EQ, request));
-  if (c == ThreadClass::kVcpu || c == ThreadClass::kDevice)
+  if (c == ThreadClass::kVcpu || c == ThreadClass::kDevice) {
     for (int domain : kSocketDomains)
       f.allow_if("socket", SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(domain)));
+    for (int option : kSocketFilterOptions)
+      f.allow_if("setsockopt", SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(SOL_SOCKET)),
+                 SCMP_A2(SCMP_CMP_EQ, static_cast<scmp_datum_t>(option)));
+  }
   // Memory never becomes executable after set-up.
   f.allow_if("mmap", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   f.allow_if("mprotect", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));

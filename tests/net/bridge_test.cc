@@ -5,10 +5,7 @@
 // fix; a tap already in the bridge is left as it is.
 #include <gtest/gtest.h>
 #include <limits.h>
-#include <linux/sockios.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -16,7 +13,6 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/event_loop.h"
-#include "kvmmio/base/unique_fd.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/net/virtio_net.h"
 #include "link_control.h"
@@ -24,28 +20,7 @@
 namespace kvmmio::net {
 namespace {
 
-// A bridge for one test (SIOCBRADDBR), removed at the end.
-class TestBridge {
- public:
-  explicit TestBridge(std::string name) : name_(std::move(name)) {
-    test::delete_link(name_);  // left over by an interrupted run
-    ioctl_or_skip(SIOCBRADDBR);
-  }
-  ~TestBridge() {
-    UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    ::ioctl(s.get(), SIOCBRDELBR, name_.c_str());
-  }
-  const std::string& name() const { return name_; }
-  bool created() const { return created_; }
-
- private:
-  void ioctl_or_skip(unsigned long request) {
-    UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    created_ = ::ioctl(s.get(), request, name_.c_str()) == 0;
-  }
-  std::string name_;
-  bool created_ = false;
-};
+using test::TestBridge;
 
 std::string master_of(const std::string& dev) {
   char target[PATH_MAX];

@@ -2,13 +2,15 @@
 // What an administrator does to a VMM's tap behind its back, for the fault
 // tests: delete the interface (as `ip link del NAME`: RTM_DELLINK) and
 // create a persistent tap of that name again (as `ip tuntap add NAME mode
-// tap vnet_hdr`: TUNSETIFF and TUNSETPERSIST on a throw-away fd).
+// tap vnet_hdr`: TUNSETIFF and TUNSETPERSIST on a throw-away fd); and a
+// bridge for one test.
 #pragma once
 
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -77,6 +79,29 @@ class LinkCleanup {
 
  private:
   std::string name_;
+};
+
+// A bridge for one test (SIOCBRADDBR), removed at the end.
+class TestBridge {
+ public:
+  explicit TestBridge(std::string name) : name_(std::move(name)) {
+    delete_link(name_);  // left over by an interrupted run
+    ioctl_or_skip(SIOCBRADDBR);
+  }
+  ~TestBridge() {
+    UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    ::ioctl(s.get(), SIOCBRDELBR, name_.c_str());
+  }
+  const std::string& name() const { return name_; }
+  bool created() const { return created_; }
+
+ private:
+  void ioctl_or_skip(unsigned long request) {
+    UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    created_ = ::ioctl(s.get(), request, name_.c_str()) == 0;
+  }
+  std::string name_;
+  bool created_ = false;
 };
 
 }  // namespace kvmmio::test

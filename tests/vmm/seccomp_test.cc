@@ -21,13 +21,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "../block/block_machine.h"
+#include "../net/link_control.h"
+#include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
 #include "fake_vm_control.h"
 #include "kvmmio/gpio/pl061.h"
+#include "kvmmio/net/tap.h"
+#include "kvmmio/net/tap_monitor.h"
 #include "vmm/console_relay.h"
 #include "vmm/control_server.h"
 #include "vmm/unix_socket.h"
@@ -215,6 +222,46 @@ TEST(SeccompDeathTest, TheBlockUringClassRefusesANewRing) {
         _exit(0);  // not reached
       },
       testing::KilledBySignal(SIGSYS), "seccomp: the block-uring thread made system call io_uring_setup");
+}
+
+// The tap monitor filters its netlink socket (setsockopt SO_ATTACH_FILTER)
+// when a vCPU activates the device, and again on the event loop when the
+// tap is removed (any interface) and comes back (its new index): under the
+// vcpu and device filters.
+[[noreturn]] void follow_a_tap_confined(const char* name) {
+  Seccomp s(SeccompMode::kOn);
+  net::Tap tap(name);
+  EventLoop loop("evloop");
+  DeviceLock lock;
+  confine_loop_thread(s, loop, ThreadClass::kDevice);
+  std::atomic<int> removed{0};
+  std::atomic<int> appeared{0};
+  std::unique_ptr<net::TapMonitor> monitor;
+  std::thread vcpu([&] {
+    s.confine_this_thread(ThreadClass::kVcpu);
+    monitor = std::make_unique<net::TapMonitor>(loop, lock, name, [&](net::TapMonitor::Event e) {
+      if (e == net::TapMonitor::Event::kRemoved) ++removed;
+      if (e == net::TapMonitor::Event::kAppeared) ++appeared;
+    });
+  });
+  vcpu.join();
+  ::kvmmio::test::delete_link(tap.ifindex());
+  for (int i = 0; i < 30000 && removed == 0; ++i) ::usleep(1000);
+  if (removed != 1) _exit(10);
+  ::kvmmio::test::create_persistent_tap(name);
+  for (int i = 0; i < 30000 && appeared == 0; ++i) ::usleep(1000);
+  if (appeared != 1) _exit(11);
+  monitor.reset();
+  if (::write(STDERR_FILENO, "monitored\n", 10) != 10) _exit(12);
+  _exit(0);
+}
+
+TEST(SeccompDeathTest, TheTapMonitorFiltersItsSocketUnderTheVcpuAndDeviceFilters) {
+  if (::geteuid() != 0 || ::access("/dev/net/tun", R_OK | W_OK) != 0)
+    GTEST_SKIP() << "needs root and /dev/net/tun to make a tap";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ::kvmmio::test::LinkCleanup cleanup("kvmsctap0");  // the re-created tap is persistent
+  EXPECT_EXIT(follow_a_tap_confined("kvmsctap0"), testing::ExitedWithCode(0), "monitored");
 }
 
 TEST(SeccompDeathTest, AForbiddenCallStopsKvmmioNamingTheThreadAndTheCall) {

@@ -10,9 +10,18 @@
 // the monitor looks the interface up by name (ifindex and IFF_UP, two
 // ioctls) and reports the difference from what it saw last. A different
 // ifindex under the same name is a new interface: removed, then appeared.
+//
+// A socket filter keeps the host's other link messages out: only the
+// generic link messages (family AF_UNSPEC) about the interface's own
+// ifindex reach the monitor, or about any interface while none of that
+// name exists. So other interfaces coming and going, and bridge or IPv6
+// details of this one, do not wake the event loop. Each change of filter
+// is followed by another look, as the subscription is.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -49,11 +58,17 @@ class KVMMIO_EXPORT TapMonitor {
   // What the monitor last saw.
   bool present() const { return ifindex_ != 0; }
   bool up() const { return up_; }
+  // Netlink messages the filter let through so far (any thread may ask).
+  uint64_t messages() const { return messages_.load(std::memory_order_relaxed); }
 
  private:
   void on_readable();
   void on_retry();
   void resync();
+  // The filter made to follow ifindex_; true if it changed (look again).
+  bool refilter();
+
+  static constexpr int kUnfiltered = -1;
 
   std::string name_;
   std::function<void(Event)> on_event_;
@@ -61,6 +76,9 @@ class KVMMIO_EXPORT TapMonitor {
   UniqueFd retry_timer_;  // one-shot timerfd for retry_appeared()
   int ifindex_ = 0;  // 0: no interface of that name
   bool up_ = false;
+  int filter_ = kUnfiltered;  // the ifindex the socket's filter passes (0: any)
+  bool filter_failed_ = false;  // SO_ATTACH_FILTER refused: unfiltered from then on
+  std::atomic<uint64_t> messages_{0};
   DeviceLock::Watch watch_, retry_watch_;
 };
 
