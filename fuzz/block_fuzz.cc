@@ -4,8 +4,12 @@
 //
 // The input drives register writes, guest RAM, descriptors of any shape
 // (any addresses, lengths, directions, indirect tables), request headers
-// of any type and sector, notifies, waits for the I/O engine (io_uring or
-// threads, chosen by the input), and resets with requests in flight. The checks, besides ASan and UBSan:
+// of any type and sector, notifies, waits for the I/O engines (io_uring or
+// threads, chosen by the input), and resets with requests in flight, on
+// one request queue or, as the input chooses, 2 to 4 (VIRTIO_BLK_F_MQ: a
+// ring, an engine and a bound each; the input picks the queue each
+// descriptor, avail entry and notify goes to, and how many queues the
+// driver sets up). The checks, besides ASan and UBSan:
 //  - the image never grows: no request reaches past its end;
 //  - the device never writes guest RAM outside the buffers it was given
 //    (a guard area no descriptor may point at keeps its pattern; indirect
@@ -24,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../tests/virtio/driver_ring.h"
 #include "../tests/virtio/mmio_driver.h"
@@ -42,8 +47,13 @@ namespace {
 
 constexpr uint64_t kRam = 0x40000000;
 constexpr uint64_t kRamSize = 256 << 10;
-constexpr uint64_t kRing = kRam + 0x1000;  // 256 entries, Linux's layout: < 0x3000
-constexpr uint64_t kBuffers = kRam + 0x8000;
+constexpr uint64_t kRing = kRam + 0x1000;  // queue 0: 256 entries, Linux's layout: < 0x3000
+// Queues 1-3: 16 entries each, Linux's layout, at 0x3000, 0x5000, 0x7000
+// (each used ring on the next page: < 0x9000).
+constexpr uint64_t kSmallRings = kRam + 0x3000;
+constexpr uint64_t kSmallRingStride = 0x2000;
+constexpr uint32_t kSmallRingSize = 16;
+constexpr uint64_t kBuffers = kRam + 0x9000;
 constexpr uint64_t kGuard = kRam + 0x30000;  // up to the end of RAM: never given to the device
 constexpr uint64_t kGuardSize = kRamSize - 0x30000;
 constexpr uint64_t kBase = 0x0a000000;
@@ -81,6 +91,9 @@ void wait_idle(const VirtioBlock& device) {
   }
 }
 
+uint64_t ring_base(unsigned queue) { return queue == 0 ? kRing : kSmallRings + (queue - 1) * kSmallRingStride; }
+uint32_t ring_size(unsigned queue) { return queue == 0 ? 256 : kSmallRingSize; }
+
 void run(const uint8_t* data, size_t size) {
   fuzz::Input in(data, size);
   GuestMemory memory;
@@ -94,19 +107,28 @@ void run(const uint8_t* data, size_t size) {
   EventLoop loop;
   EventFd irq;
   // Both engines: the first byte's bit 2 (4) picks threads, else io_uring
-  // (explicitly: a ring that cannot be set up stops the run).
+  // (explicitly: a ring that cannot be set up stops the run). Bits 3-4:
+  // 0 is one queue (the input then reads as it always did), 1-3 are 2-4
+  // queues.
+  const unsigned queues = 1 + ((flags >> 3) & 3);
   auto device = std::make_unique<VirtioBlock>(
       memory, loop, DiskImage::open(options),
       BlockDeviceOptions{.serial = "fuzz",
+                         .queues = queues,
                          .engine = flags & 4 ? EngineChoice::kThreads : EngineChoice::kIoUring});
+  // With several queues each op that names a ring reads which one first.
+  auto pick_queue = [&in, queues] { return queues > 1 ? in.u8() % queues : 0u; };
   virtio::TransportOptions t;
   t.notify = virtio::NotifyMode::kTrap;
   t.regs = virtio::RegsMode::kTrap;
   auto transport = std::make_unique<virtio::MmioTransport>(
       *device, virtio::TransportEnv{.memory = memory, .irq = irq, .base = kBase, .loop = &loop, .name = "fuzz"}, t);
   virtio::test::MmioDriver driver(*transport);
-  // Raw access to the ring's memory, where a hostile driver writes.
-  virtio::test::DriverRing ring(memory, virtio::test::DriverRing::linux_layout(kRing, 256));
+  // Raw access to the rings' memory, where a hostile driver writes.
+  std::vector<std::unique_ptr<virtio::test::DriverRing>> rings;
+  for (unsigned q = 0; q < queues; ++q)
+    rings.push_back(std::make_unique<virtio::test::DriverRing>(
+        memory, virtio::test::DriverRing::linux_layout(ring_base(q), ring_size(q))));
 
   for (int steps = 0; !in.done() && steps < 2048; ++steps) {
     switch (in.u8() % kOpCount) {
@@ -135,7 +157,8 @@ void run(const uint8_t* data, size_t size) {
         break;
       }
       case kWriteDescriptor: {
-        const uint16_t index = in.u8();
+        virtio::test::DriverRing& ring = *rings[pick_queue()];
+        const uint16_t index = static_cast<uint16_t>(in.u8() % ring.layout().size);
         const uint64_t addr = buffer_address(in);
         // Within the buffer area: the guard stays the device's to leave alone.
         const uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(in.u16() % 0x2000, kGuard - addr));
@@ -144,19 +167,25 @@ void run(const uint8_t* data, size_t size) {
         break;
       }
       case kExposeHead: {
+        virtio::test::DriverRing& ring = *rings[pick_queue()];
         const uint16_t idx = ring.avail_idx();
-        ring.set_avail_entry(idx % 256, in.u8());
+        ring.set_avail_entry(static_cast<uint16_t>(idx % ring.layout().size), in.u8());
         ring.set_avail_idx(static_cast<uint16_t>(idx + 1));
         break;
       }
-      case kNotify: driver.notify(0); break;
+      case kNotify:
+        // One past the last queue too: a notify for a queue the device lacks.
+        driver.notify(queues > 1 ? in.u8() % (queues + 1) : 0);
+        break;
       case kWaitIdle: wait_idle(*device); break;
       case kBringUp:
         // Without INDIRECT_DESC: an indirect table could name guard bytes
         // legitimately, and the guard check would mean nothing.
         if (driver.probe() && driver.initialize((in.u64() | virtio::feature::bit(virtio::feature::kVersion1)) &
                                                 ~virtio::feature::bit(virtio::feature::kRingIndirectDesc))) {
-          driver.setup_queue(0, kRing, 256);
+          // Linux sets up min(num_queues, CPUs) queues: maybe fewer than offered.
+          const unsigned live = queues > 1 ? 1 + in.u8() % queues : 1;
+          for (unsigned q = 0; q < live; ++q) driver.setup_queue(q, ring_base(q), ring_size(q));
           driver.driver_ok();
         }
         break;

@@ -4,6 +4,8 @@
 // made where those are opened, with the same kind of message.
 #include "vmm/options.h"
 
+#include <algorithm>
+
 #include "config.h"
 #include "kvmmio/base/parse.h"
 #include "vmm/memory_map_arm64.h"
@@ -203,6 +205,10 @@ Command parse_run(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   }
   if (help) return Command{Command::Kind::kHelp, {}, {}};
+  // A disk without queues= gets one request queue per vCPU (issue #23),
+  // as many as Linux's virtio_blk uses, up to the bound.
+  for (block::DiskOptions& d : cmd.run.disks)
+    if (!d.queues) d.queues = std::min<unsigned>(static_cast<unsigned>(cmd.run.cpus), block::kMaxDiskQueues);
   if (cmd.run.api_socket && cmd.run.console_to.kind == ConsoleDestination::Kind::kSocket &&
       cmd.run.console_to.path == *cmd.run.api_socket)
     throw UsageError("--api-socket " + *cmd.run.api_socket +
@@ -325,10 +331,13 @@ Options of `run`:
   --disk SPEC         a virtio-blk disk on a raw image (repeatable: vda, vdb,
                       ... in order, in the slots after --net and --console
                       virtio); SPEC is PATH[,ro=on|off][,serial=ID]
-                      [,cache=writeback|none] and --net's transport keys;
+                      [,cache=writeback|none][,engine=io_uring|threads]
+                      [,queues=N] and --net's transport keys;
                       PATH is a regular file or a block device, whole
                       512-byte sectors, locked against other users (shared
-                      with ro=on); cache=none opens it O_DIRECT
+                      with ro=on); cache=none opens it O_DIRECT; queues=N
+                      request queues, 1-16, each with its own I/O thread
+                      (default: one per vCPU, at most 16)
   --dump-dtb FILE     write the device tree the guest would get to FILE (- for
                       stdout) and exit without creating a VM (works on any
                       host; --gic auto describes a GICv3)

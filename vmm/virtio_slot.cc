@@ -68,6 +68,7 @@ DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned i
         device.on_io_thread_start = ctx.confine_block_io;
         device.on_uring_thread_start = ctx.confine_block_uring;
         device.engine = options.engine;
+        device.queues = options.queues.value_or(1);
         return std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop, block::DiskImage::open(options),
                                                     std::move(device));
       });

@@ -52,12 +52,20 @@ DiskOptions DiskOptions::parse(std::string_view spec) {
       if (value == "io_uring") o.engine = EngineChoice::kIoUring;
       else if (value == "threads") o.engine = EngineChoice::kThreads;
       else throw UserError(shown(key, value) + ": choose io_uring (the default) or threads (a worker thread with pread/pwritev)");
+    } else if (key == "queues") {
+      try {
+        o.queues = static_cast<unsigned>(parse_uint(value, shown(key, value), 1, kMaxDiskQueues));
+      } catch (const UserError&) {
+        throw UserError(shown(key, value) + ": give a whole number of request queues from 1 to " +
+                        std::to_string(kMaxDiskQueues) +
+                        " (the guest uses at most one per vCPU), or leave queues= out for one per vCPU");
+      }
     } else {
       try {
         o.transport.set(key, value);
       } catch (const UserError& e) {
         throw UserError(shown(key, value) + ": " + e.what() +
-                        " (the disk's own keys are ro, serial, cache and engine)");
+                        " (the disk's own keys are ro, serial, cache, engine and queues)");
       }
     }
   }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// IoEngine: what VirtioBlock hands a queue's checked requests to. Two
-// engines: IoWorker (a thread with blocking pread/pwritev/fdatasync/
-// fallocate) and UringWorker (an io_uring ring, its completions reaped on
-// its own thread). Both keep the same contract:
+// IoEngine: what VirtioBlock hands a queue's checked requests to (one
+// engine per queue, each with its own thread). Two engines: IoWorker (a
+// thread with blocking pread/pwritev/fdatasync/fallocate) and UringWorker
+// (an io_uring ring, its completions reaped on its own thread). Both keep
+// the same contract:
 //  - submit() is called under the device lock and never waits for I/O;
 //  - the engine writes the status byte after the request's I/O (a FLUSH's
 //    after the data is durable), then calls `complete` without any lock of
@@ -24,6 +25,7 @@ namespace kvmmio::block {
 
 struct IoJob {
   uint64_t generation = 0;  // the device's activation it belongs to
+  uint16_t queue = 0;       // the request queue it came from, where it completes
   virtio::DescriptorChain chain;
   BlockRequest request;
 };

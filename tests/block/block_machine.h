@@ -2,7 +2,10 @@
 // BlockMachine: a VirtioBlock behind the virtio-mmio transport on real memfd
 // guest RAM (no KVM), an image file in a temporary directory, and a driver
 // that builds request chains as Linux's virtio_blk does (header, data,
-// status: one descriptor each) or any way a hostile guest likes.
+// status: one descriptor each) or any way a hostile guest likes. With
+// several request queues (BlockDeviceOptions::queues, or DiskOptions's),
+// every queue gets a ring of its own; the helpers take a queue index,
+// queue 0 when none is given.
 #pragma once
 
 #include <fcntl.h>
@@ -65,7 +68,8 @@ struct BlockMachine {
   static constexpr uint64_t kRam = 0x40000000;
   static constexpr uint64_t kRamSize = 8 << 20;
   static constexpr uint64_t kBase = 0x0a000000;
-  static constexpr uint64_t kRing = kRam + 0x10000;
+  static constexpr uint64_t kRing = kRam + 0x10000;   // queue q's ring at kRing + q * kRingStride
+  static constexpr uint64_t kRingStride = 0x4000;      // a 256-entry ring, Linux's layout
   static constexpr uint64_t kHeaders = kRam + 0x100000;  // 16 bytes per request slot
   static constexpr uint64_t kStatus = kRam + 0x180000;   // 1 byte per request slot
   static constexpr uint64_t kData = kRam + 0x200000;     // the rest
@@ -74,6 +78,7 @@ struct BlockMachine {
     memory.add_ram(kRam, kRamSize);
     if (device_options.serial.empty()) device_options.serial = options.serial;
     if (device_options.engine == EngineChoice::kDefault) device_options.engine = options.engine;
+    if (device_options.queues == 1 && options.queues) device_options.queues = *options.queues;
     device = std::make_unique<VirtioBlock>(memory, loop, DiskImage::open(options), std::move(device_options));
     virtio::TransportOptions t;
     t.regs = virtio::RegsMode::kTrap;  // no mirror mapped: the transport answers every register
@@ -87,27 +92,37 @@ struct BlockMachine {
   }
   ~BlockMachine() { transport.reset(); }
 
-  uint64_t bring_up(uint32_t queue_size = 128) {
+  // Negotiates every feature offered and sets up `queues` queues (all the
+  // device has when 0), as Linux does when it uses that many.
+  uint64_t bring_up(uint32_t queue_size = 128, uint32_t queues = 0) {
     if (!driver->probe() || driver->device_id() != VirtioBlock::kDeviceId) throw std::runtime_error("probe");
     const auto f = driver->initialize(~uint64_t{0});
     if (!f) throw std::runtime_error("negotiation");
-    const auto layout = driver->setup_queue(0, kRing, queue_size);
-    if (!layout) throw std::runtime_error("queue set-up");
-    ring = std::make_unique<virtio::test::DriverRing>(memory, *layout);
+    rings.clear();
+    const uint32_t n = queues ? queues : device->num_queues();
+    for (uint32_t q = 0; q < n; ++q) {
+      const auto layout = driver->setup_queue(q, kRing + q * kRingStride, queue_size);
+      if (!layout) throw std::runtime_error("queue set-up");
+      rings.push_back(std::make_unique<virtio::test::DriverRing>(memory, *layout));
+    }
+    ring = rings.front().get();
     driver->driver_ok();
     return *f;
   }
 
   // Submits one chain and notifies through the queue's ioeventfd.
-  void submit(const std::vector<Buffer>& chain) {
-    ring->add(chain);
-    ring->publish();
-    if (!notify_fds.guest_notify(0)) throw std::runtime_error("notify");
+  void submit(const std::vector<Buffer>& chain, uint32_t queue = 0) {
+    rings.at(queue)->add(chain);
+    rings[queue]->publish();
+    if (!notify_fds.guest_notify(queue)) throw std::runtime_error("notify");
   }
 
-  // A request as Linux frames it: header, data (if any), status.
-  // `slot` picks where its header, status and data go in guest RAM.
-  void request(unsigned slot, uint32_t type, uint64_t sector, uint32_t data_len, bool data_writable) {
+  // A request as Linux frames it: header, data (if any), status, on
+  // `queue`. `slot` picks where its header, status and data go in guest
+  // RAM (requests in flight at once need slots of their own, whatever
+  // their queues).
+  void request(unsigned slot, uint32_t type, uint64_t sector, uint32_t data_len, bool data_writable,
+               uint32_t queue = 0) {
     const uint64_t header = kHeaders + slot * 16;
     const spec::RequestHeader h{type, 0, sector};
     memory.write(header, &h, sizeof h);
@@ -116,14 +131,14 @@ struct BlockMachine {
     std::vector<Buffer> chain{{header, 16, false}};
     if (data_len) chain.push_back({data_at(slot), data_len, data_writable});
     chain.push_back({kStatus + slot, 1, true});
-    submit(chain);
+    submit(chain, queue);
   }
   static uint64_t data_at(unsigned slot) { return kData + uint64_t{slot} * 0x10000; }
 
-  // Waits for the next used element.
-  std::optional<virtio::test::UsedElem> used() {
+  // Waits for the next used element of `queue`.
+  std::optional<virtio::test::UsedElem> used(uint32_t queue = 0) {
     std::optional<virtio::test::UsedElem> e;
-    virtio::test::eventually([&] { return (e = ring->take_used()).has_value(); });
+    virtio::test::eventually([&] { return (e = rings.at(queue)->take_used()).has_value(); });
     return e;
   }
   uint8_t status(unsigned slot) {
@@ -144,7 +159,8 @@ struct BlockMachine {
   std::unique_ptr<VirtioBlock> device;
   std::unique_ptr<virtio::MmioTransport> transport;
   std::unique_ptr<virtio::test::MmioDriver> driver;
-  std::unique_ptr<virtio::test::DriverRing> ring;
+  std::vector<std::unique_ptr<virtio::test::DriverRing>> rings;  // one per queue set up
+  virtio::test::DriverRing* ring = nullptr;                      // queue 0's
 };
 
 }  // namespace kvmmio::block::test

@@ -51,6 +51,9 @@ TEST(DiskOptionsTest, ParsesPathAndKeys) {
   EXPECT_EQ(a.engine, EngineChoice::kDefault);
   EXPECT_EQ(DiskOptions::parse("d.img,engine=io_uring").engine, EngineChoice::kIoUring);
   EXPECT_EQ(DiskOptions::parse("d.img,engine=threads").engine, EngineChoice::kThreads);
+  EXPECT_FALSE(a.queues) << "no queues= leaves the number to the VMM";
+  EXPECT_EQ(DiskOptions::parse("d.img,queues=1").queues, 1u);
+  EXPECT_EQ(DiskOptions::parse("d.img,queues=16").queues, kMaxDiskQueues);
   const DiskOptions b = DiskOptions::parse("d.img,ro=on,serial=abc,cache=none,version=1,notify=trap");
   EXPECT_EQ(b.path, "d.img");
   EXPECT_TRUE(b.read_only);
@@ -69,7 +72,12 @@ TEST(DiskOptionsTest, RefusalsNameTheFix) {
   EXPECT_TRUE(Says(parse_error("d.img,cache=unsafe"), "choose writeback"));
   EXPECT_TRUE(Says(parse_error("d.img,engine=aio"), "choose io_uring"));
   EXPECT_TRUE(Says(parse_error("d.img,serial=123456789012345678901"), "1 to 20 bytes"));
-  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial, cache and engine"));
+  for (const char* bad : {"d.img,queues=0", "d.img,queues=17", "d.img,queues=two", "d.img,queues=",
+                          "d.img,queues=-1"}) {
+    const std::string why = parse_error(bad);
+    EXPECT_TRUE(Says(why, "from 1 to 16") && Says(why, "leave queues= out for one per vCPU")) << bad << ": " << why;
+  }
+  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial, cache, engine and queues"));
   EXPECT_TRUE(Says(parse_error("d.img,ro=on,ro=off"), "ro"));
 }
 

@@ -88,6 +88,21 @@ TEST(Options, DisksAreRepeatableAndTakeTheSlotsAfterNetsAndTheConsole) {
                                              "disk1 virtio-blk"}));
 }
 
+// Without queues=, a disk has one request queue per vCPU (at most 16), as
+// issue #23 asks: Linux uses min(num_queues, CPUs) of them.
+TEST(Options, DisksGetOneQueuePerVcpuUnlessTold) {
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--disk", "a.img"}).run.disks[0].queues, 1u);
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--disk", "a.img", "--cpus", "4"}).run.disks[0].queues, 4u);
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--cpus", "40", "--disk", "a.img"}).run.disks[0].queues,
+            block::kMaxDiskQueues);
+  const RunOptions o =
+      parse({"run", "--kernel", "k", "--disk", "a.img,queues=2", "--disk", "b.img", "--cpus", "3"}).run;
+  EXPECT_EQ(o.disks[0].queues, 2u);
+  EXPECT_EQ(o.disks[1].queues, 3u);
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--disk", "a.img,queues=8"}).run.disks[0].queues, 8u)
+      << "more queues than vCPUs is the user's choice";
+}
+
 TEST(Options, SeccompUserAndGroup) {
   const RunOptions d = parse({"run", "--kernel", "Image"}).run;
   EXPECT_EQ(d.seccomp, SeccompMode::kOn) << "confined unless told otherwise";
@@ -256,7 +271,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--kernel", "k", "--disk", "a.img,ro=maybe"}, {"ro=maybe", "choose on or off"}},
         BadCase{{"run", "--kernel", "k", "--disk", "a.img,cache=fast"}, {"cache=fast", "writeback", "none"}},
         BadCase{{"run", "--kernel", "k", "--disk", "a.img,serial=abcdefghijklmnopqrstu"}, {"1 to 20 bytes"}},
-        BadCase{{"run", "--kernel", "k", "--disk", "a.img,irq=msi"}, {"irq=msi", "ro, serial, cache and engine"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,irq=msi"}, {"irq=msi", "ro, serial, cache, engine and queues"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,queues=0"}, {"queues=0", "from 1 to 16", "one per vCPU"}},
+        BadCase{{"run", "--kernel", "k", "--disk", "a.img,queues=17"}, {"queues=17", "from 1 to 16"}},
         BadCase{{"run", "--kernel", "k", "--disk=,ro=on"}, {"the image comes first"}},
         BadCase{{"run", "--kernel", "k", "--bogus"}, {"unknown option '--bogus'", "--help"}},
         BadCase{{"run", "--kernel", "k", "extra"}, {"unexpected argument 'extra'", "--"}},

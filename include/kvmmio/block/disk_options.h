@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // DiskOptions: one `--disk` specification, parsed.
 //
-//   PATH[,ro=on|off][,serial=ID][,cache=writeback|none][,engine=io_uring|threads][,TRANSPORT KEYS]
+//   PATH[,ro=on|off][,serial=ID][,cache=writeback|none][,engine=io_uring|threads][,queues=N]
+//       [,TRANSPORT KEYS]
 //
 // PATH is a raw image: a regular file or a block device. ro, serial,
-// cache and engine are the device's keys; any other key is handed to
+// cache, engine and queues are the device's keys; any other key is handed to
 // TransportOptions::set() (version, notify, irq, regs), as --net does.
 // Nothing here touches the file: DiskImage::open() checks it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,12 +33,18 @@ enum class EngineChoice {
   kThreads,  // engine=threads: a worker thread with pread/pwritev
 };
 
+// The most request queues a disk may have (queues=N, VirtioBlock).
+constexpr unsigned kMaxDiskQueues = 16;
+
 struct KVMMIO_EXPORT DiskOptions {
   std::string path;
   bool read_only = false;
   std::string serial;  // GET_ID's answer: at most 20 bytes (spec::kIdBytes)
   CacheMode cache = CacheMode::kWriteback;
   EngineChoice engine = EngineChoice::kDefault;
+  // queues=N (1 to kMaxDiskQueues); unset, the VMM decides (kvmmio: one
+  // per vCPU, at most kMaxDiskQueues), a library user's VirtioBlock has 1.
+  std::optional<unsigned> queues;
   virtio::TransportOptions transport;
 
   // Throws UserError whose message starts with "--disk" and names the key

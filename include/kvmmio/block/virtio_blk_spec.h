@@ -21,6 +21,7 @@ constexpr unsigned kFSegMax = 2;
 constexpr unsigned kFRo = 5;
 constexpr unsigned kFBlkSize = 6;
 constexpr unsigned kFFlush = 9;
+constexpr unsigned kFMq = 12;  // num_queues in the configuration is valid
 constexpr unsigned kFDiscard = 13;
 constexpr unsigned kFWriteZeroes = 14;
 // Not a feature bit but the GET_ID request, which needs no negotiation
@@ -89,6 +90,8 @@ struct KVMMIO_EXPORT BlockConfig {
 constexpr size_t kConfigBytes = offsetof(BlockConfig, unused1) + 3;
 static_assert(kConfigBytes == 60);
 static_assert(offsetof(BlockConfig, blk_size) == 20);
+static_assert(offsetof(BlockConfig, writeback) == 32);
+static_assert(offsetof(BlockConfig, num_queues) == 34);
 static_assert(offsetof(BlockConfig, max_discard_sectors) == 36);
 static_assert(offsetof(BlockConfig, write_zeroes_may_unmap) == 56);
 

@@ -19,7 +19,8 @@
 #           outage (net-resets.sh is the L1 side, which it meets at TCP
 #           ports 5002-5006 to take its counts in between)
 #   disk    the virtio-blk disk (vmm-boot.sh's disk case is the L1 side):
-#           its size and serial, the md5 of its first MiB (written by L1),
+#           its size and serial, its hardware queues (blk-mq), the md5 of
+#           its first MiB (written by L1),
 #           then 1 MiB of random bytes written at its second MiB with
 #           fsync, the page cache dropped and the same range read back;
 #           results as KVMMIO-L2-DISK-* lines
@@ -229,6 +230,7 @@ disk)
     if [ -b /dev/vda ]; then
         echo "KVMMIO-L2-DISK-SECTORS: $(cat /sys/block/vda/size)"
         echo "KVMMIO-L2-DISK-SERIAL: $(cat /sys/block/vda/serial 2>/dev/null)"
+        echo "KVMMIO-L2-DISK-QUEUES: $(ls -d /sys/block/vda/mq/[0-9]* 2>/dev/null | wc -l)"
         echo "KVMMIO-L2-DISK-FIRST: $(dd if=/dev/vda bs=64k count=16 2>/dev/null | md5sum | cut -d' ' -f1)"
         dd if=/dev/urandom of=/tmp/pattern bs=64k count=16 2>/dev/null
         # conv=fsync: the write reaches the device and a FLUSH follows.

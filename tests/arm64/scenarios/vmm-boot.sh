@@ -30,8 +30,10 @@
 #                 exits stand still over 1 s), resume (they run again),
 #                 shutdown (L2 sees the PL061 power key through gpio-keys,
 #                 then powers off: exit 0); the socket is gone after
-#   disk          --disk on a 4 MiB image whose first MiB L1 filled: L2 sees
-#                 8192 sectors and the serial, reads that MiB (md5), writes
+#   disk          --disk on a 4 MiB image whose first MiB L1 filled, 2 vCPUs
+#                 (so 2 request queues, VIRTIO_BLK_F_MQ): L2 sees 8192
+#                 sectors, the serial and 2 hardware queues in
+#                 /sys/block/vda/mq, reads that MiB (md5), writes
 #                 1 MiB at 1 MiB with fsync and reads it back; after the
 #                 power-off the image holds what L2 wrote; the disk's
 #                 counters show reads, writes and a flush, no guest error,
@@ -353,24 +355,27 @@ run_disk() {
     dd if=/dev/zero of="$img" bs=64k count=48 seek=16 2>/dev/null
     first=$(dd if="$img" bs=64k count=16 2>/dev/null | md5sum | cut -d' ' -f1)
     t0=$(uptime_s)
-    EXTRA="--disk $img,serial=kvmmio-disk0" boot disk 1 disk
+    EXTRA="--disk $img,serial=kvmmio-disk0" boot disk 2 disk
     finish 180
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
     out=$R/disk.console j=$R/disk.json msg=''
     written=$(dd if="$img" bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d' ' -f1)
     reads=$(device_counter "$j" disk0 reads) writes=$(device_counter "$j" disk0 writes)
     flushes=$(device_counter "$j" disk0 flushes) exited=$(device_counter "$j" disk0 register_reads)
-    mirror=$(device_counter "$j" disk0 regs_mirror)
-    echo "disk: L2 sectors $(l2_marker "$out" DISK-SECTORS), serial '$(l2_marker "$out" DISK-SERIAL)';" \
+    mirror=$(device_counter "$j" disk0 regs_mirror) queues=$(device_counter "$j" disk0 queues)
+    echo "disk: L2 sectors $(l2_marker "$out" DISK-SECTORS), serial '$(l2_marker "$out" DISK-SERIAL)'," \
+        "$(l2_marker "$out" DISK-QUEUES) hardware queues of ${queues:-?} offered;" \
         "reads ${reads:-?} writes ${writes:-?} flushes ${flushes:-?}; regs_mirror ${mirror:-?}, register reads that exited ${exited:-?}"
     if [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/disk.stderr" | tr '\n"' ' _'))"
     elif grep -q KVMMIO-L2-ERROR "$out"; then msg="L2: $(grep KVMMIO-L2-ERROR "$out" | head -n 2 | tr '\r\n' '  ')"
     elif [ "$(l2_marker "$out" DISK-SECTORS)" != 8192 ]; then msg="L2 sees $(l2_marker "$out" DISK-SECTORS) sectors, not 8192"
     elif [ "$(l2_marker "$out" DISK-SERIAL)" != kvmmio-disk0 ]; then msg="L2 reads serial '$(l2_marker "$out" DISK-SERIAL)'"
+    elif [ "$queues" != 2 ] || [ "$(l2_marker "$out" DISK-QUEUES)" != 2 ]; then
+        msg="disk0 offers ${queues:-?} queues and L2 uses $(l2_marker "$out" DISK-QUEUES): both should be 2 (one per vCPU)"
     elif [ "$(l2_marker "$out" DISK-FIRST)" != "$first" ]; then msg="L2 read a first MiB other than the image's"
     elif [ "$(l2_marker "$out" DISK-WROTE)" != "$written" ]; then msg="the image does not hold the MiB L2 wrote"
     elif [ "$(l2_marker "$out" DISK-READBACK)" != "$written" ]; then msg="L2 read back other bytes than it wrote"
-    elif ! err=$(check_stats "$j" 1 0 poweroff); then msg=$err
+    elif ! err=$(check_stats "$j" 2 0 poweroff); then msg=$err
     elif [ "${reads:-0}" -lt 1 ] || [ "${writes:-0}" -lt 1 ] || [ "${flushes:-0}" -lt 1 ]; then
         msg="disk0 counters: reads ${reads:-?}, writes ${writes:-?}, flushes ${flushes:-?}: each should be at least 1"
     elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of disk0 exited on the mirror"
