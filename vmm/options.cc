@@ -323,10 +323,11 @@ Options of `run`:
   --net SPEC          a virtio-net device on a tap (repeatable); SPEC is
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
                       [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
-                      [,mac=MAC][,queues=N][,mtu=N][,bridge=NAME]; the tap
-                      is created if absent, and added to the existing bridge
-                      NAME; the default MAC is a stable hash of the tap's
-                      name;
+                      [,mac=MAC][,queues=N][,mtu=N][,bridge=NAME]
+                      [,poll_us=N]; the tap is created if absent, and added
+                      to the existing bridge NAME; the default MAC is a
+                      stable hash of the tap's name; poll_us: vhost-net
+                      busy-polls each ring N microseconds (0-10000, 0: off);
                       vhost=auto (default) uses /dev/vhost-net when it opens
   --disk SPEC         a virtio-blk disk on a raw image (repeatable: vda, vdb,
                       ... in order, in the slots after --net and --console

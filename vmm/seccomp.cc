@@ -101,7 +101,8 @@ constexpr unsigned long kTapIoctls[] = {TUNSETIFF, TUNGETIFF, TUNSETVNETHDRSZ, T
 constexpr unsigned long kVhostIoctls[] = {
     VHOST_SET_OWNER, VHOST_GET_FEATURES, VHOST_SET_FEATURES, VHOST_SET_MEM_TABLE,
     VHOST_SET_VRING_NUM, VHOST_SET_VRING_BASE, VHOST_SET_VRING_ADDR, VHOST_SET_VRING_KICK,
-    VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR, VHOST_NET_SET_BACKEND, VHOST_GET_VRING_BASE};
+    VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR, VHOST_NET_SET_BACKEND, VHOST_GET_VRING_BASE,
+    VHOST_SET_VRING_BUSYLOOP_TIMEOUT};
 constexpr int kSocketDomains[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
 // setsockopt(SOL_SOCKET, ...): the tap monitor's classic BPF socket filter
 // (hw/net/tap_link_filter.h), attached at device activation and changed by

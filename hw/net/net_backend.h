@@ -41,6 +41,7 @@ struct BackendContext {
   LogLimit& repeats;      // the device's: host-side messages that repeat per activation
   DeviceLock& lock;  // the device lock, for the backend's own watches
   uint16_t queue_pairs;
+  uint32_t poll_us = 0;  // vhost-net's busy polling per vring (NetOptions::poll_us)
 };
 
 // Throws (std::system_error, UserError) if the kernel refuses the set-up.

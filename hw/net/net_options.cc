@@ -79,6 +79,10 @@ constexpr DeviceKey kDeviceKeys[] = {
        check_interface_name(v, shown("bridge", v));
        o.bridge = std::string(v);
      }},
+    {"poll_us",
+     [](NetOptions& o, std::string_view v) {
+       o.poll_us = static_cast<uint32_t>(parse_uint(v, shown("poll_us", v), 0, NetOptions::kMaxPollUs));
+     }},
 };
 
 }  // namespace
@@ -118,12 +122,15 @@ NetOptions NetOptions::parse(std::string_view spec) {
       o.transport.set(key, value);  // version, notify, irq, ...: the transport's keys
     } catch (const UserError& e) {
       throw UserError("--net " + std::string(key) + "=" + std::string(value) + ": " + e.what() +
-                      " (--net's own keys: tap, vhost, mac, queues, mtu, bridge)");
+                      " (--net's own keys: tap, vhost, mac, queues, mtu, bridge, poll_us)");
     }
   }
   if (o.tap.empty())
     throw UserError("--net " + std::string(spec) +
                     ": needs tap=NAME (the tap is created if it does not exist)");
+  if (o.poll_us && o.vhost == VhostMode::kOff)
+    throw UserError("--net " + std::string(spec) +
+                    ": poll_us is vhost-net's busy polling: use it with vhost=on or auto, or leave it out");
   return o;
 }
 

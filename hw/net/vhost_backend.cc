@@ -140,7 +140,7 @@ class VhostBackend final : public NetBackend {
     Pair& p = pairs_[pair];
     p.vhost->setup_vring(ctx_.memory, {vring, static_cast<uint16_t>(q.layout.size), 0, q.layout.desc,
                                        q.layout.avail, q.layout.used, q.notify_fd, q.interrupt_fd,
-                                       p.err[vring].fd()});
+                                       p.err[vring].fd(), ctx_.poll_us});
     p.vhost->set_backend(vring, ctx_.tap.fd(pair));
     p.running[vring] = true;
   }

@@ -94,6 +94,16 @@ void VhostNet::setup_vring(const GuestMemory& memory, const Vring& v) {
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_CALL, &call, "VHOST_SET_VRING_CALL");
   vhost_vring_file err{v.index, v.err_fd};
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_ERR, &err, "VHOST_SET_VRING_ERR");
+  if (v.busyloop_us) {
+    vhost_vring_state busyloop{v.index, v.busyloop_us};
+    vhost_ioctl(fd_.get(), VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &busyloop, "VHOST_SET_VRING_BUSYLOOP_TIMEOUT");
+  }
+}
+
+uint32_t VhostNet::busyloop_timeout(unsigned index) const {
+  vhost_vring_state busyloop{index, 0};
+  vhost_ioctl(fd_.get(), VHOST_GET_VRING_BUSYLOOP_TIMEOUT, &busyloop, "VHOST_GET_VRING_BUSYLOOP_TIMEOUT");
+  return busyloop.num;
 }
 
 void VhostNet::set_backend(unsigned index, int tap_fd) {

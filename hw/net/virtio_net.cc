@@ -79,7 +79,8 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned /*index*/, const GuestM
       use_vhost_ = VhostNet::available();
       if (!use_vhost_)
         KVMMIO_LOG_WARN("net %s: %s cannot be opened, using the userspace backend "
-                        "(modprobe vhost_net for the kernel one)", options.tap.c_str(), VhostNet::kPath);
+                        "(modprobe vhost_net for the kernel one)%s", options.tap.c_str(), VhostNet::kPath,
+                        options.poll_us ? "; poll_us, vhost-net's busy polling, does nothing there" : "");
       break;
   }
   // The tap's own side comes up with the VMM; the guest's link state is
@@ -92,6 +93,7 @@ VirtioNet::~VirtioNet() = default;
 void VirtioNet::visit_counters(const virtio::CounterVisitor& visit) const {
   NetSettings settings;
   settings.vhost = use_vhost_;
+  settings.poll_us = use_vhost_ ? options_.poll_us : 0;
   settings.each(visit);
   counters_.each(visit);
 }
@@ -135,7 +137,7 @@ bool VirtioNet::activate(const virtio::DeviceActivation& activation) {
   for (const auto& q : activation.queues)
     if (has_ctrl_queue() && q.index == ctrl_queue_index()) ctrl_ring = q.ring;
   const BackendContext ctx{memory_, loop_, tap_, counters_, errors_, repeats_, *activation.lock,
-                           options_.queue_pairs};
+                           options_.queue_pairs, options_.poll_us};
   const unsigned offloads = tap_offloads(activation.features);
   const int vnet_hdr_size = static_cast<int>(spec::net_hdr_size(activation.features));
   // Removed and created again while the device was reset (no supervisor

@@ -81,6 +81,31 @@ TEST_F(VhostNetTest, OffersVersion1AndTakesTheSetUp) {
   EXPECT_THROW(vhost.set_features(1ull << 63), std::invalid_argument);
 }
 
+// poll_us reaches the kernel per vring (VHOST_GET_VRING_BUSYLOOP_TIMEOUT
+// reads back what the set-up gave), and frames still flow with it.
+TEST_F(VhostNetTest, BusyPollingIsSetPerVringAndFramesStillFlow) {
+  Tap tap("kvmvh9");
+  tap.set_vnet_hdr_size(kHdr);
+  tap.set_link(true);
+  test::PacketSocket sock(tap.ifindex());
+  VhostNet vhost;
+  vhost.set_features(1ull << spec::kFVersion1);
+  vhost.set_mem_table(memory);
+  vhost.setup_vring(memory, {VhostNet::kRxVring, kQueueSize, 0, rx.layout().desc, rx.layout().avail,
+                             rx.layout().used, rx_kick.fd(), rx_call.fd(), -1, 50});
+  vhost.setup_vring(memory, {VhostNet::kTxVring, kQueueSize, 0, tx.layout().desc, tx.layout().avail,
+                             tx.layout().used, tx_kick.fd(), tx_call.fd(), -1, 200});
+  vhost.set_backend(VhostNet::kRxVring, tap.fd(0));
+  vhost.set_backend(VhostNet::kTxVring, tap.fd(0));
+  EXPECT_EQ(vhost.busyloop_timeout(VhostNet::kRxVring), 50u);
+  EXPECT_EQ(vhost.busyloop_timeout(VhostNet::kTxVring), 200u);
+  const auto frame = test::test_frame(7, 200);
+  transmit(0, frame);
+  auto got = sock.receive(test::kWaitLimitMs);
+  ASSERT_TRUE(got) << "the frame never left the tap";
+  EXPECT_EQ(*got, frame);
+}
+
 TEST_F(VhostNetTest, TransmittedFramesReachTheTapIntactWithoutTheVmm) {
   Tap tap("kvmvh0");
   tap.set_vnet_hdr_size(kHdr);

@@ -121,6 +121,18 @@ TEST(NetOptionsStrict, TransportKeysAndUnknownKeysNameNet) {
   expect_refused("tap=t0,vhost=yes", "--net vhost=yes:", "on, off or auto");
 }
 
+// poll_us: vhost-net's busy polling, 0 (off) to 10000 us, never with
+// vhost=off (the userspace backend has no such thing).
+TEST(NetOptionsStrict, PollUsIsVhostsAndBounded) {
+  EXPECT_EQ(NetOptions::parse("tap=a").poll_us, 0u);
+  EXPECT_EQ(NetOptions::parse("tap=a,poll_us=50").poll_us, 50u);
+  EXPECT_EQ(NetOptions::parse("tap=a,vhost=on,poll_us=10000").poll_us, 10000u);
+  EXPECT_EQ(NetOptions::parse("tap=a,vhost=off,poll_us=0").poll_us, 0u);
+  expect_refused("tap=a,poll_us=10001", "--net poll_us=10001:", "from 0 to 10000");
+  expect_refused("tap=a,poll_us=-1", "--net poll_us=-1:", "not a whole number");
+  expect_refused("tap=a,vhost=off,poll_us=50", "--net tap=a,vhost=off,poll_us=50:", "vhost=on or auto");
+}
+
 TEST(InterfaceName, TheSameRulesForTapsOpenedLater) {
   EXPECT_NO_THROW(check_interface_name("kvmtap0", "tap 'kvmtap0'"));
   try {

@@ -91,12 +91,13 @@ TEST(DeviceStats, VirtioNetAddsItsBackendAndCounters) {
   const Counters c =
       virtio_counters(t, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, false), devices.net);
   std::vector<std::string> want = kVirtioKeys;
-  want.insert(want.end(), {"vhost", "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "rx_dropped",
+  want.insert(want.end(), {"vhost", "poll_us", "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "rx_dropped",
                            "rx_stalls", "tap_errors", "tap_down", "tap_up", "tap_removed",
                            "tap_reattached", "vhost_errors", "ctrl_commands", "budget_yields",
                            "activations"});
   EXPECT_EQ(keys(c), want);
   EXPECT_EQ(value(c, "vhost"), 0u);
+  EXPECT_EQ(value(c, "poll_us"), 0u);
   EXPECT_EQ(value(c, "activations"), 0u);
 }
 

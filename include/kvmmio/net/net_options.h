@@ -3,9 +3,9 @@
 //
 //   tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay][,notify=ioeventfd|trap]
 //          [,version=1|2][,mac=XX:XX:XX:XX:XX:XX][,queues=N][,mtu=N]
-//          [,bridge=NAME]
+//          [,bridge=NAME][,poll_us=N]
 //
-// tap, vhost, mac, queues, mtu and bridge are the device's keys; any other key is
+// tap, vhost, mac, queues, mtu, bridge and poll_us are the device's keys; any other key is
 // handed to TransportOptions::set() (irq, notify, version: the virtio-mmio
 // transport's), so a transport key needs no change here.
 #pragma once
@@ -32,6 +32,12 @@ struct KVMMIO_EXPORT NetOptions {
   uint16_t mtu = 0;  // 0: VIRTIO_NET_F_MTU not offered
   virtio::TransportOptions transport;
   std::string bridge;  // empty: none; else the tap is added to this existing bridge
+  // vhost-net's busy polling (VHOST_SET_VRING_BUSYLOOP_TIMEOUT, per vring):
+  // after a kick, or when the guest's ring runs empty, the vhost worker
+  // polls the ring and the tap this long before it sleeps. 0: off (the
+  // kernel's default). Not for the userspace backend.
+  uint32_t poll_us = 0;
+  static constexpr uint32_t kMaxPollUs = 10000;
 
   // Checks everything that can be checked without touching the system:
   // each key once, tap names (check_interface_name), MACs, numbers

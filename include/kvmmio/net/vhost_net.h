@@ -51,8 +51,9 @@ class KVMMIO_EXPORT VhostNet {
     int kick_fd = -1;            // the queue's ioeventfd
     int call_fd = -1;            // the device's irqfd (or the relay's eventfd)
     int err_fd = -1;             // optional: vhost signals ring errors here
+    uint32_t busyloop_us = 0;    // VHOST_SET_VRING_BUSYLOOP_TIMEOUT when not 0
   };
-  // VHOST_SET_VRING_NUM/BASE/ADDR/KICK/CALL/ERR. The ring addresses are
+  // VHOST_SET_VRING_NUM/BASE/ADDR/KICK/CALL/ERR (and BUSYLOOP_TIMEOUT). The ring addresses are
   // checked through GuestMemory::span() (std::invalid_argument when a ring
   // is not inside guest RAM) and handed over as host addresses.
   void setup_vring(const GuestMemory& memory, const Vring& vring);
@@ -67,6 +68,9 @@ class KVMMIO_EXPORT VhostNet {
   // VHOST_SET_VRING_KICK alone: -1 unbinds the kick fd (a stopped queue's
   // ioeventfd is about to go).
   void set_vring_kick(unsigned index, int kick_fd);
+  // VHOST_GET_VRING_BUSYLOOP_TIMEOUT: vring `index`'s busy-polling time in
+  // microseconds, as the kernel holds it.
+  uint32_t busyloop_timeout(unsigned index) const;
 
   int fd() const { return fd_.get(); }
 

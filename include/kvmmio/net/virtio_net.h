@@ -56,7 +56,9 @@ struct KVMMIO_EXPORT NetCounters {
 };
 
 // What a virtio-net device reports before its counters.
-#define KVMMIO_NET_SETTINGS(C) C(vhost, "1: vhost-net moves the packets; 0: the userspace backend")
+#define KVMMIO_NET_SETTINGS(C)                                                 \
+  C(vhost, "1: vhost-net moves the packets; 0: the userspace backend")        \
+  C(poll_us, "vhost-net's busy polling per vring, in microseconds (poll_us=; 0: off, and always 0 on the userspace backend)")
 struct KVMMIO_EXPORT NetSettings {
   KVMMIO_NET_SETTINGS(KVMMIO_PLAIN_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_NET_SETTINGS)
