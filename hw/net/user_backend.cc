@@ -130,11 +130,7 @@ class UserBackend final : public NetBackend {
 
  private:
   // A buffer filled for the waiting frame: what push_used() will need.
-  struct UsedSlot {
-    uint16_t head;
-    uint32_t len;
-  };
-  static_assert(sizeof(UsedSlot) == 8);
+  using UsedSlot = virtio::SplitQueue::UsedElement;
 
   struct Pair {
     explicit Pair(UserBackend& backend)
@@ -239,7 +235,7 @@ class UserBackend final : public NetBackend {
       if (!mergeable_ && p.placed < p.frame_len) {
         // 5.1.6.3.1: without MRG_RXBUF one buffer must hold the frame.
         ++ctx_.counters.rx_dropped;
-        p.held.back().len = 0;
+        p.held.back().written = 0;
         break;
       }
       if (n == 0 && chain.writable_bytes == 0) {  // a buffer with no room: useless
@@ -256,14 +252,17 @@ class UserBackend final : public NetBackend {
       ++ctx_.counters.rx_packets;
       ctx_.counters.rx_bytes += p.frame_len - hdr_;
     }
-    for (const UsedSlot& u : p.held) p.rx->push_used(u.head, u.len);
+    // All of the frame's buffers at once: a driver that saw the first
+    // before the rest would find fewer than num_buffers and drop the frame.
+    p.rx->push_used(p.held);
     p.held.clear();
     p.frame_len = 0;
     return true;
   }
 
   void drop(Pair& p) {
-    for (const UsedSlot& u : p.held) p.rx->push_used(u.head, 0);
+    for (UsedSlot& u : p.held) u.written = 0;
+    p.rx->push_used(p.held);
     p.held.clear();
     p.frame_len = 0;
     ++ctx_.counters.rx_dropped;

@@ -210,13 +210,23 @@ bool SplitQueue::walk(uint16_t head, DescriptorChain& chain, QueueError* error) 
 }
 
 void SplitQueue::push_used(uint16_t head, uint32_t written) {
-  if (!enabled_ || broken_ || head >= layout_.size) return;
-  const uint32_t slot = next_used_ & (layout_.size - 1);
-  const uint32_t elem[2] = {head, written};  // virtq_used_elem: le32 id, le32 len
-  std::memcpy(used_.data() + used_entry(slot), elem, sizeof(elem));
-  ++next_used_;
+  const UsedElement one{head, written};
+  push_used(std::span<const UsedElement>(&one, 1));
+}
+
+void SplitQueue::push_used(std::span<const UsedElement> elements) {
+  if (!enabled_ || broken_) return;
+  const uint16_t before = next_used_;
+  for (const UsedElement& e : elements) {
+    if (e.head >= layout_.size) continue;
+    const uint32_t slot = next_used_ & (layout_.size - 1);
+    const uint32_t elem[2] = {e.head, e.written};  // virtq_used_elem: le32 id, le32 len
+    std::memcpy(used_.data() + used_entry(slot), elem, sizeof(elem));
+    ++next_used_;
+  }
+  if (next_used_ == before) return;
   pushed_since_decision_ = true;
-  // Release: the element (and the buffer contents) before the index (2.7.8).
+  // Release: the elements (and the buffer contents) before the index (2.7.8).
   field16(used_, kIdxOffset).store(next_used_, std::memory_order_release);
 }
 

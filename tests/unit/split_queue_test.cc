@@ -109,6 +109,31 @@ TEST_F(SplitQueueTest, PushUsedWritesTheElementThenTheIndex) {
   EXPECT_EQ(driver->used_idx(), 1u);
 }
 
+// One mergeable RX frame's buffers: the driver sees all of them or none.
+// The used index moves once, past every element; a head that is not a
+// descriptor index of the queue is left out.
+TEST_F(SplitQueueTest, PushUsedOfSeveralMovesTheIndexOnceAfterEveryElement) {
+  start(8);
+  const Buffer b[] = {{kData, 16, true}};
+  uint16_t heads[3];
+  for (uint16_t& h : heads) h = driver->add(b);
+  driver->publish();
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(pop(), SplitQueue::PopResult::kChain);
+  const SplitQueue::UsedElement elements[] = {{heads[0], 100}, {8, 1}, {heads[1], 200}, {heads[2], 0}};
+  queue.push_used(elements);
+  EXPECT_EQ(driver->used_idx(), 3u);
+  const uint32_t lens[] = {100, 200, 0};
+  for (int i = 0; i < 3; ++i) {
+    auto used = driver->take_used();
+    ASSERT_TRUE(used) << i;
+    EXPECT_EQ(used->id, heads[i]) << i;
+    EXPECT_EQ(used->len, lens[i]) << i;
+  }
+  EXPECT_FALSE(driver->take_used());
+  queue.push_used(std::span<const SplitQueue::UsedElement>{});  // nothing: the index stays
+  EXPECT_EQ(driver->used_idx(), 3u);
+}
+
 TEST_F(SplitQueueTest, IndicesWrapAt65536) {
   start(4);
   const Buffer b[] = {{kData, 8, false}};

@@ -94,6 +94,16 @@ class KVMMIO_EXPORT SplitQueue {
   // device-writable part (2.7.8). Publishes the used index immediately.
   void push_used(uint16_t head, uint32_t written);
 
+  // Several chains the driver must see together, e.g. the buffers of one
+  // mergeable RX frame (5.1.6.4: a driver that finds fewer than num_buffers
+  // used drops the frame): every element is written, then the used index
+  // moves once, past all of them.
+  struct UsedElement {
+    uint16_t head;
+    uint32_t written;
+  };
+  void push_used(std::span<const UsedElement> elements);
+
   // Whether the driver wants a used-buffer notification for what was pushed
   // since the last call that returned true (2.7.7.2: flags, or used_event
   // with EVENT_IDX, the vring_need_event() rule of 2.7.10).
