@@ -15,6 +15,9 @@
 #       BUILDDIR is a build configured with --coverage whose host tests have
 #       run (scripts/test.sh's, after make check): only the report is made
 # Writes BUILDDIR/coverage.txt (per file) and prints one summary line.
+# Counts are updated atomically (-fprofile-update=atomic): several threads
+# run the same code, and racing increments can leave counts gcov prints as
+# negative, which gcovr cannot parse (it failed CI that way once).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 counted=0
@@ -32,12 +35,13 @@ if ((counted)); then
     build=$(cd "$build" && pwd)
     cd "$build"
     [ -n "$(find . -path ./board-rehearsal -prune -o -name '*.gcda' -print -quit)" ] ||
-        { echo "coverage.sh: no coverage counts in $build: configure it with CXXFLAGS='-O0 --coverage' and run its tests first" >&2; exit 2; }
+        { echo "coverage.sh: no coverage counts in $build: configure it with CXXFLAGS='-O0 --coverage -fprofile-update=atomic' and run its tests first" >&2; exit 2; }
 else
     mkdir -p "$build"
     cd "$build"
     [ -f Makefile ] || "$src/configure" -q --disable-shared \
-        CXXFLAGS="-O0 --coverage" CFLAGS="-O0 --coverage" LDFLAGS="--coverage"
+        CXXFLAGS="-O0 --coverage -fprofile-update=atomic" CFLAGS="-O0 --coverage -fprofile-update=atomic" \
+        LDFLAGS="--coverage"
     make -s -j"$(nproc)"
     find . -name '*.gcda' -delete    # counts of this run only
     tests="tests/unit_tests tests/kvm_tests tests/net_tests tests/vmm_tests tests/report_tests tests/vmm/cli.test examples/entropy_device"

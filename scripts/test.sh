@@ -51,7 +51,9 @@
 #                   [--no-board] [--no-main]
 #   scripts/test.sh --scenarios LIST [--net-modes LIST] [--strict]
 #     only the named Linux-guest scenarios (vmm-boot, net-modes, net-resets,
-#     hostile-guest, many-vms; comma-separated): build, then make check of just those
+#     hostile-guest, many-vms; comma-separated; on x86-64 also guest-disk,
+#     which is not in make check: the guest scripts/make-guest.sh makes,
+#     booted from its disk): build, then make check of just those
 #     (on arm64 on this host's KVM, elsewhere nested on both GICs), and the
 #     closing line; --net-modes LIST runs that subset of net-modes' modes
 #     (e.g. vhost-irqfd-mirror; the scenarios read KVMMIO_NET_MODES).
@@ -98,7 +100,7 @@ if [[ -n $scenarios ]]; then
       fi
     fi
     [[ ${#named[@]} -gt 0 && -f $src/${named[0]} ]] || {
-      echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest, many-vms" >&2
+      echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest, many-vms (guest-disk too on x86-64)" >&2
       exit 2
     }
     only_tests+=("${named[@]}")
@@ -146,7 +148,10 @@ cd "$build"
 # make distcheck still builds the tarball at -O2 with -Werror. No -g: gcov
 # does not use it, and it cost a sixth of each file's compile time at -O0
 # (a net test file: 10.1 s with it, 8.4 s without).
-coverage_flags=(CXXFLAGS="-O0 --coverage" CFLAGS="-O0 --coverage" LDFLAGS="--coverage")
+# -fprofile-update=atomic: the VMM's threads (vCPUs, I/O engines, the event
+# loop) run the same code at once; gcc's plain counter increments race and
+# can leave counts that gcov prints as negative, which gcovr refuses to read.
+coverage_flags=(CXXFLAGS="-O0 --coverage -fprofile-update=atomic" CFLAGS="-O0 --coverage -fprofile-update=atomic" LDFLAGS="--coverage")
 [ $coverage = 1 ] || coverage_flags=()
 # The native tests, tools and VMM link the shared library, so a static one
 # would only compile every library source a second time; on arm64 the
