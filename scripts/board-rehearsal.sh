@@ -50,6 +50,8 @@
 #         its own binfmt_misc), so the host's binfmt_misc is never touched.
 #         qemu-user rather than qemu-system for this: it runs at about native
 #         speed for the host's syscalls and needs no second boot.
+#         scripts/lib/debian-root.sh has this part (scripts/make-guest.sh
+#         makes a guest's root with it too).
 #  carry  in the root: a clone of this repository (committed state, as a
 #         board user clones it) at /root/kvmmio; the arm64 cache main.sh
 #         needs offline, by running scripts/arm64/fetch-packages.sh in the
@@ -85,6 +87,8 @@
 # docs/benchmarks.md ("On a board") has the steps and measured times.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/debian-root.sh
+source "$src/scripts/lib/debian-root.sh"
 
 say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
@@ -116,11 +120,9 @@ done
 # binfmt_misc of a user namespace's own (Linux >= 6.7; not in a chroot,
 # where the kernel refuses user namespaces).
 host_unfit() {
-    [[ $EUID -eq 0 ]] || { echo "needs root (mmdebstrap, chroot, user namespaces): run it as root or with sudo"; return; }
-    [[ $(uname -m) != aarch64 ]] || { echo "this host is arm64: run scripts/main.sh here, it is the board"; return; }
-    unshare --user --map-root-user --mount --pid --fork --mount-proc \
-        sh -c 'mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc' 2>/dev/null ||
-        echo "no binfmt_misc of a user namespace's own here (Linux >= 6.7, not chrooted; this is $(uname -r)): the root's second stage needs one"
+    [[ $EUID -ne 0 || $(uname -m) != aarch64 ]] ||
+        { echo "this host is arm64: run scripts/main.sh here, it is the board"; return; }
+    debian_root_unfit || true
 }
 if ((check_host)); then
     why=$(host_unfit)
@@ -143,8 +145,6 @@ done
 want() { [[ ,$phases, == *,$1,* ]]; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-# shellcheck disable=SC1091 # the host's file
-host_release=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
 [[ -z $release ]] || ((${#gics[@]})) || gics=(3)
 root=$dir/root
@@ -165,20 +165,10 @@ need_tool debugfs e2fsprogs
 need_tool unshare util-linux
 
 # --- qemu-user, private to this run ------------------------------------------
-# The static qemu-aarch64 from Debian's qemu-user-static, unpacked (never
-# installed: its postinst would register binfmt handlers host-wide). The
-# releases' runs share one (BOARD_REHEARSAL_QEMU_USER, set for them).
-qemu_user() {
-    local qd=${BOARD_REHEARSAL_QEMU_USER:-$dir/qemu-user} deb
-    local q=$qd/usr/bin/qemu-aarch64-static
-    if [[ ! -x $q ]]; then
-        mkdir -p "$qd"
-        (cd "$qd" && apt-get download -q -o APT::Sandbox::User=root qemu-user-static >&2)
-        deb=$(ls "$qd"/qemu-user-static_*.deb)
-        dpkg-deb -x "$deb" "$qd"
-    fi
-    echo "$q"
-}
+# The static qemu-aarch64 from Debian's qemu-user-static, unpacked
+# (scripts/lib/debian-root.sh). The releases' runs share one
+# (BOARD_REHEARSAL_QEMU_USER, set for them).
+export DEBIAN_ROOT_QEMU_USER=${BOARD_REHEARSAL_QEMU_USER:-$dir/qemu-user}
 
 # --- several releases: one run of this script per release -----------------
 # --board R:N... (or none: the default) runs this script once per release
@@ -207,7 +197,7 @@ if [[ -z $release ]]; then
         [[ " ${releases[*]} " == *" $r "* ]] || die "--scenarios-on $r: no board of that release (--board ${r}:N)"
     done
     export BOARD_REHEARSAL_QEMU_USER=$dir/qemu-user
-    ! want root || qemu_user >/dev/null   # once, before the runs share it
+    ! want root || debian_root_qemu_user >/dev/null   # once, before the runs share it
     # run_release R PHASES: this script for release R's boards.
     run_release() {
         local r=$1 args b
@@ -245,46 +235,13 @@ if [[ -z $release ]]; then
     exit $failed
 fi
 
-# qemu-user's CPU: its default, max, has pointer authentication with the
-# architected algorithm (QARMA), which QEMU computes in software at every
-# signed return. Debian 13 builds arm64 with branch protection (PAC and
-# BTI in every function), so its programs ran ~14x slower than Debian
-# 12's under qemu-user (a 20,000-iteration dash loop: 4.8 s against 0.35
-# s with pauth=off; Debian 12's dash 0.40 s either way) and its root took
-# ~50 min to make. Without PAuth the PAC and BTI instructions are hints
-# (no-ops); nothing else changes. (The board boots under qemu-system
-# without PAuth too, as the nested platform's L1 does: scripts/arm64/run.sh.)
-qemu_cpu=max,pauth=off
-
-# in_ns SCRIPT [ARG]...: runs bash SCRIPT (its $1... the ARGs) in new user,
-# mount and pid namespaces (uids and gids mapped one to one) whose own binfmt_misc runs arm64 ELF files with
-# qemu-user (flag F: the interpreter is opened now, so it works in chroots).
-# Every emulated program gets QEMU_CPU=max,pauth=off (qemu_cpu above).
-in_ns() {
-    local q fifo pid status=0
-    q=$(qemu_user)
-    fifo=$(mktemp -u "$dir/.ns.XXXXXX")
-    mkfifo "$fifo"
-    # The user namespace waits on the fifo until its maps are written (as
-    # root here, no newuidmap needed), then makes the others.
-    unshare --user bash -c 'read -r _ <"$1" && exec "${@:2}"' bash "$fifo" \
-        unshare --mount --pid --fork --mount-proc --propagation private \
-        env QEMU="$q" ROOT="$root" QEMU_CPU="$qemu_cpu" bash -c '
-        set -euo pipefail
-        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
-            { echo "board-rehearsal: no binfmt_misc of our own (Linux >= 6.7 needed)" >&2; exit 2; }
-        printf "%s" ":qemu-aarch64:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:$QEMU:F" \
-            >/proc/sys/fs/binfmt_misc/register
-        '"$1" bash "${@:2}" &
-    pid=$!
-    while [[ $(readlink "/proc/$pid/ns/user") == "$(readlink /proc/self/ns/user)" ]]; do sleep 0.05; done
-    echo '0 0 65536' >"/proc/$pid/uid_map"
-    echo '0 0 65536' >"/proc/$pid/gid_map"
-    echo go >"$fifo"
-    wait "$pid" || status=$?
-    rm -f "$fifo"
-    return "$status"
-}
+# in_ns SCRIPT [ARG]...: runs bash SCRIPT (its $1... the ARGs, the root in
+# $ROOT) in new user, mount and pid namespaces whose own binfmt_misc runs
+# arm64 programs under qemu-user, each with QEMU_CPU=max,pauth=off (no
+# pointer authentication: Debian 13's programs ran ~14x slower with it;
+# scripts/lib/debian-root.sh says why). The board boots under qemu-system
+# without PAuth too, as the nested platform's L1 does (scripts/arm64/run.sh).
+in_ns() { debian_root_in_ns "$dir" "$root" "$@"; }
 
 # in_root CMD: runs the shell command CMD as root inside the arm64 root
 # (under qemu-user), with /proc, /sys, /dev and a /tmp of its own, a clean
@@ -382,77 +339,17 @@ board_deps() {
 
 # --- root ---------------------------------------------------------------------
 if want root; then
-    [[ ! -e $root ]] || rm -rf --one-file-system "$root"
-    # The host's apt sources (its mirror); for another release the same
-    # files with the host's release name replaced (trixie, trixie-updates,
-    # trixie-security from the same mirror), written into DIR/sources.
-    mapfile -t sources < <("$src/scripts/fresh-root.sh" sources)
-    if [[ $release != "$host_release" ]]; then
-        [[ -n $host_release ]] || die "cannot tell this host's release (VERSION_CODENAME in /etc/os-release) to derive $release's sources from"
-        rm -rf "$dir/sources"
-        mkdir -p "$dir/sources"
-        for i in "${!sources[@]}"; do
-            f=$dir/sources/$i-${sources[i]##*/}
-            sed "s/\b$host_release\b/$release/g" "${sources[i]}" >"$f"
-            sources[i]=$f
-        done
-    fi
     mapfile -t deps < <("$src/scripts/install-deps.sh" --list --main arm64 --release "$release")
-    # ca-certificates only for an https mirror (the root's own apt in the
-    # carry phase): nothing on the board uses it, and its postinst
-    # (update-ca-certificates, a process per certificate) took minutes
-    # under qemu-user.
-    tls=()
-    ! grep -qs 'https://' "${sources[@]}" || tls=(ca-certificates)
-    pkgs=$(printf '%s,' "${deps[@]}" linux-image-arm64 "${tls[@]}" debian-archive-keyring)
-    initramfs_hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/usr/share/initramfs-tools/modules.d" &&
-        echo MODULES=list >"$1/etc/initramfs-tools/conf.d/board-rehearsal" &&
-        printf "%s\n" virtio_pci virtio_mmio virtio_blk ext4 >"$1/usr/share/initramfs-tools/modules.d/board-rehearsal.conf"'
-    # One initramfs instead of three: dpkg would make it in linux-image's
-    # postinst and again in two initramfs-tools triggers (each ~1 min under
-    # qemu-user); update-initramfs is diverted to a no-op while packages
-    # install (essential hook: dpkg exists, initramfs-tools not yet) and
-    # run once at the end (customize hook).
-    noinitramfs_hook='chroot "$1" dpkg-divert --quiet --local --rename --add /usr/sbin/update-initramfs &&
-        printf "#!/bin/sh\nexit 0\n" >"$1/usr/sbin/update-initramfs" && chmod +x "$1/usr/sbin/update-initramfs"'
-    initramfs_once='rm "$1/usr/sbin/update-initramfs" "$1/etc/dpkg/dpkg.cfg.d/board-rehearsal-unsafe-io" &&
-        chroot "$1" dpkg-divert --quiet --local --rename --remove /usr/sbin/update-initramfs &&
-        chroot "$1" update-initramfs -c -k all'
-    # Documentation, manual pages and message translations: nothing on the
-    # board reads them; not unpacking them saves dpkg's work under qemu-user
-    # and the image's size (dpkg's path-exclude, kept in the root; the
-    # copyright files stay). A dpkg.cfg.d file from the setup hook rather
-    # than mmdebstrap's --dpkgopt: with that, mmdebstrap extracts the
-    # essential packages through mmtarfilter, a python process per package,
-    # which took longer than the excludes save.
-    # force-unsafe-io as well: dpkg then skips its fsync of every file it
-    # unpacks (~25,000 per root, ~4 ms each on this machine's disk, one
-    # after the other); a crash mid-install would only mean making the root
-    # again. The customize hook removes it: the board's own dpkg is Debian's.
-    initramfs_hook+=' && mkdir -p "$1/etc/dpkg/dpkg.cfg.d" &&
-        printf "%s\n" "path-exclude=/usr/share/doc/*" "path-include=/usr/share/doc/*/copyright" \
-            "path-exclude=/usr/share/man/*" "path-exclude=/usr/share/info/*" \
-            "path-exclude=/usr/share/locale/*" >"$1/etc/dpkg/dpkg.cfg.d/board-rehearsal-excludes" &&
-        echo force-unsafe-io >"$1/etc/dpkg/dpkg.cfg.d/board-rehearsal-unsafe-io"'
-    say "mmdebstrap arm64 $release $root: ${pkgs%,}"
-    # --skip=check/qemu: mmdebstrap's check wants arch-test on the host; the
-    # namespace's binfmt handler (flag F) makes arm64 programs just run.
-    # The setup hook gives the board an initramfs of the modules its root
-    # disk needs (virtio, ext4) before the customize hook makes it: the
-    # default MODULES=most, thousands of emulated modinfo and cp calls,
-    # took 15-20 min under qemu-user; this one takes under a minute. The board's
-    # main.sh loads what it needs later (vhost_net, tun) from /lib/modules.
-    # Its output, each line with the seconds since the start, goes to
-    # DIR/root.log (where the phase's time goes: download, unpack,
-    # maintainer scripts, initramfs); its I: lines to the terminal too.
-    in_ns 'mmdebstrap --mode=root --arch=arm64 --variant=minbase --verbose \
-        --skip=check/qemu --skip=cleanup/apt/lists \
-        --setup-hook="$2" --essential-hook="$3" --customize-hook="$4" \
-        --include="$1" "$5" "$ROOT" "${@:6}"' \
-        "${pkgs%,}" "$initramfs_hook" "$noinitramfs_hook" "$initramfs_once" "$release" \
-        "${sources[@]}" 2>&1 |
-        awk 'BEGIN { srand(); t0 = srand() } { srand(); t = srand(); printf "%4d %s\n", t - t0, $0; fflush() }' |
-        tee "$dir/root.log" | awk '/^ *[0-9]+ I: / { print "board-rehearsal: root: " $0 > "/dev/stderr" }'
+    # scripts/lib/debian-root.sh: mmdebstrap, the maintainer scripts under
+    # qemu-user, no documentation, one initramfs at the end. Its modules:
+    # those of the board's root disk (virtio, ext4); the board's main.sh
+    # loads what it needs later (vhost_net, tun) from /lib/modules. apt's
+    # package lists stay in the root (--skip=cleanup/apt/lists):
+    # fetch-packages.sh resolves versions with them on the offline board.
+    # The root's log, each line with the seconds since the start, is
+    # DIR/root.log.
+    debian_root_make "$dir" "$root" "$release" board-rehearsal virtio_pci,virtio_mmio,virtio_blk,ext4 \
+        "$(IFS=,; echo "${deps[*]},linux-image-arm64")" "$dir/root.log" --skip=cleanup/apt/lists
     echo board >"$root/etc/hostname"
     say "root: $(du -sh "$root" | cut -f1)"
     phase_done root

@@ -23,7 +23,10 @@
 # "KVMMIO-ERROR: text".
 #
 # Result channel: /results (KVMMIO_RESULTS) plus exit-status, as a tar
-# written raw onto /dev/vda, a virtio-blk disk run.sh attaches and unpacks.
+# written raw onto the virtio-blk disk run.sh attaches and unpacks: the one
+# whose serial is kvmmio-results (/dev/vda when run.sh adds no --disk; with
+# more disks QEMU's slot order decides which is vda, and a results tar on
+# another disk would overwrite it).
 
 /bin/busybox mkdir -p /proc /sys /dev /tmp /results /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
@@ -95,14 +98,25 @@ elif [ -n "$scenario" ]; then
     done
     echo "$status" >/results/exit-status
 
-    step "L1 init: shipping results to /dev/vda"
+    # results_disk: the disk with run.sh's serial (nothing if none yet).
+    results_disk() {
+        for f in /sys/block/vd*/serial; do
+            if [ -r "$f" ] && [ "$(cat "$f")" = kvmmio-results ]; then
+                f=${f%/serial}
+                echo "/dev/${f##*/}"
+                return
+            fi
+        done
+    }
     i=0
-    while [ ! -b /dev/vda ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
-    if [ ! -b /dev/vda ]; then
-        error "no /dev/vda: results cannot leave L1"
-    elif ! { tar -cf /dev/vda -C /results . && sync; }; then
+    while [ ! -b "$(results_disk)" ] && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+    dev=$(results_disk)
+    step "L1 init: shipping results to ${dev:-the results disk}"
+    if [ ! -b "$dev" ]; then
+        error "no virtio-blk disk with serial kvmmio-results: results cannot leave L1"
+    elif ! { tar -cf "$dev" -C /results . && sync; }; then
         # sync above: poweroff -f does not flush the page cache.
-        error "writing results to /dev/vda failed (more than 256 MiB?)"
+        error "writing results to $dev failed (more than 256 MiB?)"
     fi
     echo "KVMMIO-STATUS: $status"
 fi

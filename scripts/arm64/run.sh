@@ -7,10 +7,11 @@
 # files back. Owns the QEMU process it starts (killed on every exit path),
 # a temporary directory, the --log file and the --results directory.
 #
-# Result channel: a sparse raw disk image attached as virtio-blk (/dev/vda in
-# L1). L1's /init writes a tar of /results (plus exit-status) onto it; this
-# script unpacks it into --results DIR after QEMU exits. The console log only
-# carries progress (KVMMIO-STEP) and human-readable markers.
+# Result channel: a sparse raw disk image attached as virtio-blk (serial
+# kvmmio-results, /dev/vda in L1 unless --disk adds others). L1's /init
+# writes a tar of /results (plus exit-status) onto it; this script unpacks
+# it into --results DIR after QEMU exits. The console log only carries
+# progress (KVMMIO-STEP) and human-readable markers.
 set -euo pipefail
 # shellcheck source=scripts/arm64/common.sh
 source "$(dirname "$0")/common.sh"
@@ -41,6 +42,10 @@ Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
                      --l1-kernel), else the default kernel
   --smp N            L1 vCPUs (default 2)
   --mem MB           L1 memory (default 2048)
+  --disk FILE        attach FILE (a raw image, read-write) to L1 as one more
+                     virtio-blk disk (repeatable); in L1 the Nth one (from
+                     0) is the disk whose serial is kvmmio-diskN
+                     (/sys/block/vd*/serial: the vdX order is QEMU's)
   --quiet            console only to the log file, not to stdout
   --progress         with --quiet: print the scenario's progress lines
                      (KVMMIO-STEP) as they come, nothing else
@@ -70,7 +75,7 @@ EOF
 # The known-good L1 CPU (see the QEMU command line below for why each part).
 default_cpu=max,pauth=off,sve=off
 scenario='' gic=3 cpu=$default_cpu timeout=600 log='' results='' initramfs=$CACHE/l1-initramfs.cpio.gz
-smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=()
+smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=() disks=()
 while (($#)); do
     case $1 in
     --scenario) scenario=${2:?--scenario needs a NAME}; shift 2 ;;
@@ -82,6 +87,7 @@ while (($#)); do
     --initramfs) initramfs=${2:?--initramfs needs a FILE}; shift 2 ;;
     --smp) smp=${2:?--smp needs N}; shift 2 ;;
     --mem) mem=${2:?--mem needs MB}; shift 2 ;;
+    --disk) disks+=("${2:?--disk needs a FILE}"); shift 2 ;;
     --quiet) quiet=1; shift ;;
     --progress) progress=1; shift ;;
     --env) envs+=("${2:?--env needs NAME=VALUE}"); shift 2 ;;
@@ -113,6 +119,10 @@ for s in "${scenarios[@]}"; do
 done
 [[ $(printf '%s\n' "${scenarios[@]}" | sort | uniq -d) == '' ]] ||
     die "--scenario '$scenario' names a scenario twice: their results would land in one directory"
+for d in "${disks[@]}"; do
+    [[ -f $d && -r $d && -w $d ]] || die "--disk $d: not a readable and writable file"
+    [[ $d != *,* ]] || die "--disk $d: QEMU's -drive cannot take a file name with a comma"
+done
 [[ $cpu =~ ^[A-Za-z0-9_.,=-]+$ ]] ||
     die "--cpu '$cpu': want a QEMU CPU model with options, e.g. cortex-a72 or $default_cpu"
 # The results: DIR itself for one scenario, DIR/NAME for each of a list.
@@ -180,7 +190,13 @@ qemu=(qemu-system-aarch64
     -cpu "$cpu" -smp "$smp" -m "$mem" -accel tcg,thread=multi
     -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initramfs" -append "$append"
     -drive "file=$disk,format=raw,if=none,id=results"
-    -device virtio-blk-device,drive=results)
+    -device virtio-blk-device,drive=results,serial=kvmmio-results)
+# --disk: L1 tells them apart by serial (init-l1.sh finds the results disk
+# the same way): which one is vda depends on QEMU's virtio-mmio slot order.
+for i in "${!disks[@]}"; do
+    qemu+=(-drive "file=${disks[i]},format=raw,if=none,id=disk$i"
+        -device "virtio-blk-device,drive=disk$i,serial=kvmmio-disk$i")
+done
 
 qpid='' sleeper='' streamer='' lockwatch=''
 # shellcheck disable=SC2317 # invoked by the EXIT trap

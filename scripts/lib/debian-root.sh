@@ -2,10 +2,8 @@
 # shellcheck shell=bash disable=SC2016 # scripts run in namespaces expand their own $vars
 # scripts/lib/debian-root.sh: a Debian arm64 root file system made with
 # mmdebstrap on this host, whatever its architecture, for
-# scripts/make-guest.sh (a guest's root); the same way as
-# scripts/board-rehearsal.sh makes the board's root, which still carries
-# its own copy of these steps (to be moved onto this file). Sourced, never
-# run. Owns the debian_root_* functions
+# scripts/board-rehearsal.sh (the board's root) and scripts/make-guest.sh
+# (a guest's root). Sourced, never run. Owns the debian_root_* functions
 # and DEBIAN_ROOT_SOURCES; touches nothing until a function is called, and
 # then only what its arguments name. Needs root.
 #

@@ -1,0 +1,200 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# guest-disk: the guest scripts/make-guest.sh makes (Debian 12, systemd)
+# boots under kvmmio from its --disk, as docs/usage.md ("Your first guest")
+# tells a user to boot it: the tap made beforehand with 10.0.0.1/24, then
+# kvmmio run --kernel Image --initrd initrd.img --disk debian.img --cpus 2
+# --mem 1G --cmdline "root=/dev/vda rw console=ttyAMA0" --net tap=kvmtap0.
+# Then, on the console, as a user would: root logs in at the login prompt
+# (no password), systemd reports the system running (not degraded), eth0
+# has 10.0.0.2/24 and L1 pings it, iperf3 and fio run in the guest, and
+# `poweroff` stops it: kvmmio exits 0 with the stop reason poweroff.
+# KVMMIO_GUEST_CONSOLE=virtio boots it on --console virtio instead
+# (console=hvc0: the login prompt on hvc0); KVMMIO_GUEST_PASSWORD=PASS
+# logs in with that password (a guest made with --root-password PASS);
+# KVMMIO_GUEST_CPUS and KVMMIO_GUEST_MEM replace --cpus 2 and --mem 1G.
+# Not in make check (the guest takes minutes to make, as root, from
+# Debian's archive): tests/arm64/guest-disk-gicv3.test makes it and boots
+# L1 with two more disks: run.sh's --disk 0 a tar of Image and initrd.img,
+# --disk 1 (a copy of) debian.img, given to kvmmio as the block device.
+# Results: guest.console (the whole console), guest.json (--stats),
+# guest.stderr, summary.txt (the lines docs/usage.md quotes), and
+# guest-disk.json (one GoogleTest case, named CONSOLE-cpusN).
+# shellcheck source=tests/arm64/lib.sh
+. "${KVMMIO_DIR:-/kvmmio}/lib.sh"
+R=$KVMMIO_RESULTS
+console=${KVMMIO_GUEST_CONSOLE:-serial}
+case $console in
+serial) tty=ttyAMA0 ;;
+virtio) tty=hvc0 ;;
+*) fail "KVMMIO_GUEST_CONSOLE is '$console', not serial or virtio" ;;
+esac
+cpus=${KVMMIO_GUEST_CPUS:-2} mem=${KVMMIO_GUEST_MEM:-1G}
+
+require_dev /dev/kvm
+command -v kvmmio >/dev/null || fail "kvmmio is not in /kvmmio/bin (scripts/arm64/prepare.sh puts it there)"
+
+# l1_disk SERIAL: L1's block device whose virtio serial is SERIAL.
+l1_disk() {
+    for f in /sys/block/vd*/serial; do
+        if [ -r "$f" ] && [ "$(cat "$f")" = "$1" ]; then
+            f=${f%/serial}
+            echo "/dev/${f##*/}"
+            return
+        fi
+    done
+    return 1
+}
+boot=$(l1_disk kvmmio-disk0) || fail "no disk kvmmio-disk0 (run.sh --disk: the tar of Image and initrd.img); see tests/arm64/guest-disk-gicv3.test"
+disk=$(l1_disk kvmmio-disk1) || fail "no disk kvmmio-disk1 (run.sh --disk: debian.img); see tests/arm64/guest-disk-gicv3.test"
+g=/tmp/guest
+mkdir -p $g
+tar -xf "$boot" -C $g Image initrd.img || fail "no Image and initrd.img in the tar on $boot"
+step "the guest: Image $(wc -c <$g/Image) bytes, initrd.img $(wc -c <$g/initrd.img) bytes, debian.img $(($(cat "/sys/block/${disk#/dev/}/size") / 2048)) MiB on $disk"
+
+ip=/usr/sbin/ip  # iproute2's (busybox's has no tuntap)
+$ip tuntap add kvmtap0 mode tap vnet_hdr
+$ip addr add 10.0.0.1/24 dev kvmtap0
+
+# The console: kvmmio's stdin is a fifo this script writes lines into,
+# each after the guest has answered the one before (a program reading the
+# terminal would swallow lines typed ahead).
+con=$R/guest.console
+fifo=/tmp/guest-console-in
+mkfifo $fifo
+: >"$con"
+t0=$(uptime_s)
+kvmmio run --kernel $g/Image --initrd $g/initrd.img --disk "$disk" --cpus "$cpus" --mem "$mem" \
+    --console "$console" --cmdline "root=/dev/vda rw console=$tty" --net tap=kvmtap0 --stats "$R/guest.json" \
+    <$fifo >"$con" 2>"$R/guest.stderr" &
+pid=$!
+exec 3>$fifo
+since() { awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }'; }
+# wait_console TEXT SECONDS: until TEXT is on the console, or kvmmio ended.
+wait_console() {
+    i=0
+    while ! grep -q "$1" "$con" && kill -0 $pid 2>/dev/null && [ $i -lt $(($2 * 2)) ]; do
+        sleep 0.5
+        i=$((i + 1))
+    done
+    grep -q "$1" "$con"
+}
+# marker NAME: what the guest printed for NAME (the helper m below prints
+# "KVMMIO-G-NAME: text"; the echo of a typed line never has that text).
+# Not anchored: bash's bracketed-paste sequences (ESC [?2004l CR) come
+# before a command's output on its line.
+marker() { sed -n "s/.*KVMMIO-G-$1: //p" "$con" | tr -d '\r' | tail -n 1; }
+# guest NAME SECONDS COMMAND: types COMMAND, then `m NAME $?` on the next
+# line, and waits for the marker; the marker's text is the status.
+guest() {
+    echo "$3" >&3
+    echo "m $1 \$?" >&3
+    wait_console "KVMMIO-G-$1: " "$2" || { stop; fail "the guest did not answer '$3' within $2 s (last console line: $(tail -n 1 "$con" | tr -d '\r'))"; }
+}
+# stop: kvmmio, L1's iperf3 server and the tap go (a run leaves nothing
+# behind for a scenario after it).
+stop() {
+    exec 3>&-
+    kill $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+    pkill -x iperf3 2>/dev/null || true
+    $ip link del kvmtap0 2>/dev/null || true
+}
+
+step "kvmmio boots the guest (--cpus $cpus --mem $mem --console $console, console=$tty); waiting for the login prompt (systemd under nested TCG: minutes)"
+wait_console "kvmmio-guest login:" 1200 || { stop; fail "no login prompt after $(since) s (last console line: $(tail -n 1 "$con" | tr -d '\r'))"; }
+login_s=$(since)
+prompt=$(grep -a "kvmmio-guest login:" "$con" | tr -d '\r' | head -n 1)
+issue=$(grep -a "Debian GNU/Linux 12 kvmmio-guest" "$con" | tr -d '\r' | head -n 1)
+step "login prompt after $login_s s: $issue / $prompt"
+case $issue in *" $tty") ;; *) stop; fail "the getty is not on $tty: '$issue'" ;; esac
+sleep 2
+echo root >&3
+if [ -n "${KVMMIO_GUEST_PASSWORD:-}" ]; then
+    wait_console 'Password:' 120 || { stop; fail "no password prompt after root"; }
+    sleep 1
+    echo "$KVMMIO_GUEST_PASSWORD" >&3
+fi
+wait_console 'root@kvmmio-guest:~#' 120 || { stop; fail "no shell prompt after logging in as root"; }
+if [ -n "${KVMMIO_GUEST_PASSWORD:-}" ]; then step "root logged in with its password"; else step "root logged in without a password"; fi
+# One helper, then one line at a time.
+# shellcheck disable=SC2016 # expanded by the guest's shell
+printf '%s\n' 'm() { printf "KVMMIO-G-%s: %s\n" "$1" "$2"; }' >&3
+# shellcheck disable=SC2016
+guest STATE 600 'm STATE-TEXT "$(systemctl is-system-running --wait)"'
+state=$(marker STATE-TEXT)
+# shellcheck disable=SC2016
+guest FAILED 60 'm FAILED-UNITS "$(systemctl --failed --plain --no-legend | tr "\n" " ")"'
+# shellcheck disable=SC2016
+guest BOOT 60 'm BOOT-TIME "$(systemd-analyze time | head -n 1)"'
+# shellcheck disable=SC2016
+guest INFO 60 'm ETH0 "$(ip -br addr show eth0 | tr -s " ")"; m ROOT "$(findmnt -n -o SOURCE,FSTYPE,OPTIONS /)"; m KERNEL "$(uname -r)"; m FREE "$(df -h / | tail -n 1 | tr -s " ")"'
+step "the guest: systemd $state; $(marker BOOT-TIME); eth0 $(marker ETH0); / $(marker ROOT)"
+
+step "L1 pings the guest over the tap"
+ping_out=$(ping -c 5 -W 5 10.0.0.2 2>&1 | tail -n 2 | tr '\n' ' ') || true
+step "ping 10.0.0.2: $ping_out"
+
+step "iperf3 from the guest to L1 (5 s), then fio in the guest"
+iperf3 -s -D -1 -p 5201 >/dev/null 2>&1 || true
+sleep 1
+# shellcheck disable=SC2016
+guest IPERF 180 'iperf3 -c 10.0.0.1 -t 5 | tail -n 4'
+# A small random read/write job through the file system (O_DIRECT, libaio):
+# the disk under load, not a measurement (nested TCG).
+# shellcheck disable=SC2016
+guest FIO 600 'fio --name=randrw --filename=/root/fio.test --size=64M --rw=randrw --bs=4k --ioengine=libaio --iodepth=16 --direct=1 --runtime=20 --time_based --end_fsync=1 --group_reporting; rm -f /root/fio.test'
+
+step "poweroff in the guest"
+t1=$(uptime_s)
+echo poweroff >&3
+i=0
+while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do sleep 0.5; i=$((i + 1)); done
+stop_s=$(awk -v a="$t1" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')
+if kill -0 $pid 2>/dev/null; then
+    kill -TERM $pid
+    status=timeout
+    wait $pid || true
+else
+    status=0
+    wait $pid || status=$?
+fi
+stop
+
+reads=$(device_counter "$R/guest.json" disk0 reads)
+writes=$(device_counter "$R/guest.json" disk0 writes)
+flushes=$(device_counter "$R/guest.json" disk0 flushes)
+{
+    echo "console $console ($tty): login prompt after ${login_s} s: $issue / $prompt"
+    echo "systemd: $state; failed units: $(marker FAILED-UNITS)"
+    echo "boot: $(marker BOOT-TIME)"
+    echo "kernel $(marker KERNEL); / $(marker ROOT); df $(marker FREE)"
+    echo "eth0: $(marker ETH0)"
+    echo "ping from L1: $ping_out"
+    echo "iperf3 (guest to L1):"
+    grep -a -E 'sender|receiver' "$con" | tr -d '\r' | sed 's/^/  /'
+    echo "fio:"
+    grep -a -E '(read|write): IOPS=|(READ|WRITE): bw=|vda: ios=' "$con" | tr -d '\r' | sed 's/^/  /'
+    echo "poweroff: kvmmio exit status $status after ${stop_s} s; stop reason $(stats_value "$R/guest.json" stop_reason)"
+    echo "disk0: reads $reads, writes $writes, flushes $flushes"
+    echo "whole run: $(since) s"
+} >"$R/summary.txt"
+while read -r line; do step "$line"; done <"$R/summary.txt"
+
+# The verdict, one case in GoogleTest's JSON shape (lib.sh's record), so
+# the platform's summary counts it.
+scenario_name=guest-disk
+msg=''
+if [ "$state" != running ]; then msg="systemd is '$state', not running; failed units: $(marker FAILED-UNITS)"
+elif ! marker ETH0 | grep -q '10\.0\.0\.2/24'; then msg="eth0 has not 10.0.0.2/24: $(marker ETH0)"
+elif ! echo "$ping_out" | grep -q ' 0% packet loss'; then msg="L1 could not ping the guest: $ping_out"
+elif [ "$(marker IPERF)" != 0 ]; then msg="iperf3 in the guest failed (status $(marker IPERF))"
+elif [ "$(marker FIO)" != 0 ]; then msg="fio in the guest failed (status $(marker FIO))"
+elif ! grep -aq 'write: IOPS=' "$con"; then msg="fio printed no write IOPS"
+elif [ "$status" != 0 ]; then msg="kvmmio exit status $status after the guest's poweroff, not 0"
+elif [ "$(stats_value "$R/guest.json" stop_reason)" != poweroff ]; then msg="stop reason $(stats_value "$R/guest.json" stop_reason), not poweroff"
+elif [ "$(guest_errors_total "$R/guest.json")" != 0 ]; then msg="guest errors in --stats"
+elif [ "${writes:-0}" -eq 0 ] || [ "${flushes:-0}" -eq 0 ]; then msg="disk0: writes ${writes:-?}, flushes ${flushes:-?}"
+fi
+record "$console-cpus$cpus" "$(since)" "$msg"
+write_cases guest-disk
