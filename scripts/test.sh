@@ -32,7 +32,12 @@
 #      mode's run of the same driver, report and chart is make check's
 #      net-compare test), on this build, and checks its report; after
 #      fuzzing, while the board's root is still being made;
-#   9. prints where the real-KVM coverage came from, then one closing line:
+#   9. boots the guest of docs/usage.md's "Your first guest" (x86-64, as
+#      root): scripts/make-guest.sh makes it in the background from the end
+#      of step 3 (beside the board's root), and when step 8 is done
+#      tests/arm64/guest-disk-gicv3.test boots it from its disk in L1 on
+#      GICv3 (login, ping, iperf3, fio, poweroff), beside the board's boot,
+#  10. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
 # The host's /dev/kvm is optional: where it is absent the host KVM tests skip
@@ -48,18 +53,18 @@
 # where /dev/kvm is absent), and steps 4-7 are for x86-64 development hosts.
 #
 #   scripts/test.sh [--strict] [--no-distcheck] [--no-fuzz] [--no-coverage]
-#                   [--no-board] [--no-main]
+#                   [--no-board] [--no-main] [--no-guest-disk]
 #   scripts/test.sh --scenarios LIST [--net-modes LIST] [--strict]
 #     only the named Linux-guest scenarios (vmm-boot, net-modes, net-resets,
 #     hostile-guest, many-vms; comma-separated; on x86-64 also guest-disk,
-#     which is not in make check: the guest scripts/make-guest.sh makes,
-#     booted from its disk): build, then make check of just those
+#     which is step 9, not make check: the guest scripts/make-guest.sh
+#     makes, booted from its disk): build, then make check of just those
 #     (on arm64 on this host's KVM, elsewhere nested on both GICs), and the
 #     closing line; --net-modes LIST runs that subset of net-modes' modes
 #     (e.g. vhost-irqfd-mirror; the scenarios read KVMMIO_NET_MODES).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-strict=${CI:-false} distcheck=1 fuzz=1 coverage=1 board=1 main=1 scenarios='' net_modes=''
+strict=${CI:-false} distcheck=1 fuzz=1 coverage=1 board=1 main=1 guest_disk=1 scenarios='' net_modes=''
 while (($#)); do
   case $1 in
     --strict) strict=true ;;
@@ -68,6 +73,7 @@ while (($#)); do
     --no-coverage) coverage=0 ;;
     --no-board) board=0 ;;
     --no-main) main=0 ;;
+    --no-guest-disk) guest_disk=0 ;;
     --scenarios) scenarios=${2:?--scenarios needs a LIST, e.g. vmm-boot,net-modes}; shift ;;
     --net-modes) net_modes=${2:?--net-modes needs a LIST, e.g. vhost-irqfd-mirror}; shift ;;
     -h | --help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 0 ;;
@@ -105,7 +111,7 @@ if [[ -n $scenarios ]]; then
     }
     only_tests+=("${named[@]}")
   done
-  coverage=0 distcheck=0 fuzz=0 board=0 main=0
+  coverage=0 distcheck=0 fuzz=0 board=0 main=0 guest_disk=0
   [[ -z $net_modes ]] || export KVMMIO_NET_MODES=$net_modes
 fi
 
@@ -222,11 +228,43 @@ if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
     setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
       --phases root,carry,image >"$board_log" 2>&1 &
     board_prep_pid=$!
-    trap '[ -z "$board_prep_pid" ] || kill -- -"$board_prep_pid" 2>/dev/null || true' EXIT
   else
     board_line="board rehearsal: skipped: $why"
   fi
 fi
+
+# The guest of "Your first guest" (step 9): made now, in the background
+# beside the board's root (both are mmdebstrap under qemu-user, mostly one
+# emulated dpkg at a time); booted after the main job, beside the board.
+guest_status=0 guest_line='' guest_make_pid='' guest_boot_pid=''
+guest_dir=$build/guest guest_make_log=$build/make-guest.log guest_boot_log=$build/guest-disk.log
+if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
+  if [ $check_status -ne 0 ]; then
+    guest_line="guest disk: not run: make check failed"
+  elif [ -e "$build/arm64-platform/unavailable" ]; then
+    guest_line="guest disk: skipped: arm64 platform unavailable: $(cat "$build/arm64-platform/unavailable")"
+    [ "$strict" != true ] || guest_status=1
+  elif ! why=$("$src/scripts/board-rehearsal.sh" --check-host); then
+    # The same needs as the board's root (scripts/lib/debian-root.sh):
+    # root, and a binfmt_misc of a user namespace's own.
+    guest_line="guest disk: skipped: $why"
+  else
+    echo "test.sh: the guest of \"Your first guest\" (scripts/make-guest.sh): in the background, log $guest_make_log"
+    # Made afresh: a guest left by an earlier run may be another commit's.
+    rm -rf "$guest_dir"
+    setsid "$src/scripts/make-guest.sh" --out "$guest_dir" >"$guest_make_log" 2>&1 &
+    guest_make_pid=$!
+  fi
+fi
+# Stopping this script early stops what runs in the background (each in a
+# session of its own: one signal reaches mmdebstrap, qemu-user, QEMU).
+stop_background() {
+  local p
+  for p in "$board_prep_pid" "$guest_make_pid" "$guest_boot_pid"; do
+    [ -z "$p" ] || kill -- -"$p" 2>/dev/null || true
+  done
+}
+trap stop_background EXIT
 
 coverage_status=0 coverage_line=''
 if [ $coverage = 1 ]; then
@@ -289,6 +327,24 @@ if [ $main = 1 ]; then
   phase_done "main job"
 fi
 
+# The guest's boot from its disk (step 9), when it is made: L1 on GICv3,
+# beside the board's boot below (make check of that one test; its
+# GoogleTest result joins the closing line's tally).
+if [ -n "$guest_make_pid" ]; then
+  wait "$guest_make_pid" || guest_status=$?
+  guest_make_pid=''
+  if [ $guest_status -ne 0 ]; then
+    tail -n 30 "$guest_make_log"
+    guest_line="guest disk: FAILED: scripts/make-guest.sh, status $guest_status ($guest_make_log)"
+  else
+    grep '^make-guest: done' "$guest_make_log" || true
+    echo "test.sh: the guest's boot from its disk, tests/arm64/guest-disk-gicv3.test: in the background, log $guest_boot_log"
+    KVMMIO_GUEST=$guest_dir setsid make -j1 check TESTS=tests/arm64/guest-disk-gicv3.test \
+      check_PROGRAMS= >"$guest_boot_log" 2>&1 &
+    guest_boot_pid=$!
+  fi
+fi
+
 # The board rehearsal's boot, after everything else: in the test command
 # (so in CI) the Debian 13 board on GICv2, running main.sh --quick with the
 # host baseline and the mirror mode (every mode's run of the same driver is
@@ -317,6 +373,20 @@ if [ -n "$board_prep_pid" ]; then
   fi
 fi
 
+if [ -n "$guest_boot_pid" ]; then
+  wait "$guest_boot_pid" || guest_status=$?
+  guest_boot_pid=''
+  # make check's own lines for the test (its result, the live progress).
+  grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS): |^== ' "$guest_boot_log" || true
+  [ $guest_status -eq 0 ] || tail -n 60 "$build/tests/arm64/guest-disk-gicv3.log" 2>/dev/null || true
+  phase_done "guest disk"
+  if [ $guest_status -eq 0 ]; then
+    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv3: $(grep -o 'done in .*' "$guest_make_log" | head -n 1))"
+  else
+    guest_line="guest disk: FAILED (status $guest_status; $guest_boot_log, $build/tests/arm64/guest-disk-gicv3.log)"
+  fi
+fi
+
 printf 'test.sh: phase times:\n'; printf '  %s\n' "${phase_times[@]}"
 # The nested scenarios' own times (platform-test.sh's closing line in each
 # test's log), longest first: where make check's time went.
@@ -334,6 +404,7 @@ echo "test.sh: $(budget_close)"
 [ -z "$coverage_line" ] || echo "$coverage_line"
 [ -z "$main_line" ] || echo "$main_line"
 [ -z "$board_line" ] || echo "$board_line"
+[ -z "$guest_line" ] || echo "$guest_line"
 "$src/scripts/kvm-coverage.sh" "$build"
 # The failed cases by name (at most 20), so that a log kept only in part
 # still says which.
@@ -341,4 +412,4 @@ echo "test.sh: $(budget_close)"
   head -n 20 || true
 "$src/scripts/summarize-gtest.sh" "$build/tests/results" "$build/tests/arm64/results"
 [ $check_status -eq 0 ] && [ $coverage_status -eq 0 ] && [ $dist_status -eq 0 ] && [ $fuzz_status -eq 0 ] &&
-  [ $main_status -eq 0 ] && [ $board_status -eq 0 ]
+  [ $main_status -eq 0 ] && [ $board_status -eq 0 ] && [ $guest_status -eq 0 ]

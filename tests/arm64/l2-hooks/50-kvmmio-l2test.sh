@@ -239,6 +239,15 @@ disk)
         echo "KVMMIO-L2-DISK-WROTE: $(md5sum </tmp/pattern | cut -d' ' -f1)"
         echo 3 >/proc/sys/vm/drop_caches
         echo "KVMMIO-L2-DISK-READBACK: $(dd if=/dev/vda bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d' ' -f1)"
+        # DISCARD: the third MiB, written first, then discarded (L1 checks
+        # the image's allocated blocks went down: kvmmio punched a hole).
+        echo "KVMMIO-L2-DISK-DISCARD-MAX: $(cat /sys/block/vda/queue/discard_max_bytes 2>/dev/null)"
+        if dd if=/tmp/pattern of=/dev/vda bs=64k seek=32 conv=fsync 2>/dev/null &&
+            blkdiscard -o 2097152 -l 1048576 /dev/vda; then
+            echo "KVMMIO-L2-DISK-DISCARDED"
+        else
+            echo "KVMMIO-L2-ERROR: writing or discarding the third MiB of /dev/vda failed"
+        fi
     else
         echo "KVMMIO-L2-ERROR: no /dev/vda"
     fi

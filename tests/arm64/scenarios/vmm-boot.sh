@@ -34,9 +34,12 @@
 #                 (so 2 request queues, VIRTIO_BLK_F_MQ): L2 sees 8192
 #                 sectors, the serial and 2 hardware queues in
 #                 /sys/block/vda/mq, reads that MiB (md5), writes
-#                 1 MiB at 1 MiB with fsync and reads it back; after the
-#                 power-off the image holds what L2 wrote; the disk's
-#                 counters show reads, writes and a flush, no guest error,
+#                 1 MiB at 1 MiB with fsync and reads it back, then
+#                 writes the third MiB and discards it (blkdiscard); after
+#                 the power-off the image holds what L2 wrote and has at
+#                 least 1 MiB fewer allocated blocks (kvmmio punched a
+#                 hole); the disk's counters show reads, writes, a flush
+#                 and a discard, no guest error,
 #                 and, on the register mirror, no register read that exited
 #   disk-kill     L2 writes 1 MiB with fsync, says so, and kvmmio is then
 #                 killed with SIGKILL: the image holds the MiB (a FLUSH is
@@ -354,18 +357,24 @@ run_disk() {
     dd if=/dev/urandom of="$img" bs=64k count=16 2>/dev/null
     dd if=/dev/zero of="$img" bs=64k count=48 seek=16 2>/dev/null
     first=$(dd if="$img" bs=64k count=16 2>/dev/null | md5sum | cut -d' ' -f1)
+    # Every block of the image is allocated now (dd wrote the zeros too),
+    # 512-byte units: after L2's discard of one MiB, 2048 fewer.
+    blocks0=$(stat -c %b "$img")
     t0=$(uptime_s)
     EXTRA="--disk $img,serial=kvmmio-disk0" boot disk 2 disk
     finish 180
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
     out=$R/disk.console j=$R/disk.json msg=''
     written=$(dd if="$img" bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d' ' -f1)
+    blocks1=$(stat -c %b "$img") discards=$(device_counter "$j" disk0 discards)
     reads=$(device_counter "$j" disk0 reads) writes=$(device_counter "$j" disk0 writes)
     flushes=$(device_counter "$j" disk0 flushes) exited=$(device_counter "$j" disk0 register_reads)
     mirror=$(device_counter "$j" disk0 regs_mirror) queues=$(device_counter "$j" disk0 queues)
     echo "disk: L2 sectors $(l2_marker "$out" DISK-SECTORS), serial '$(l2_marker "$out" DISK-SERIAL)'," \
         "$(l2_marker "$out" DISK-QUEUES) hardware queues of ${queues:-?} offered;" \
-        "reads ${reads:-?} writes ${writes:-?} flushes ${flushes:-?}; regs_mirror ${mirror:-?}, register reads that exited ${exited:-?}"
+        "reads ${reads:-?} writes ${writes:-?} flushes ${flushes:-?} discards ${discards:-?};" \
+        "allocated 512-byte blocks of the image $blocks0 before, $blocks1 after;" \
+        "regs_mirror ${mirror:-?}, register reads that exited ${exited:-?}"
     if [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/disk.stderr" | tr '\n"' ' _'))"
     elif grep -q KVMMIO-L2-ERROR "$out"; then msg="L2: $(grep KVMMIO-L2-ERROR "$out" | head -n 2 | tr '\r\n' '  ')"
     elif [ "$(l2_marker "$out" DISK-SECTORS)" != 8192 ]; then msg="L2 sees $(l2_marker "$out" DISK-SECTORS) sectors, not 8192"
@@ -379,6 +388,10 @@ run_disk() {
     elif [ "${reads:-0}" -lt 1 ] || [ "${writes:-0}" -lt 1 ] || [ "${flushes:-0}" -lt 1 ]; then
         msg="disk0 counters: reads ${reads:-?}, writes ${writes:-?}, flushes ${flushes:-?}: each should be at least 1"
     elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of disk0 exited on the mirror"
+    elif ! grep -q KVMMIO-L2-DISK-DISCARDED "$out" || [ "${discards:-0}" -lt 1 ]; then
+        msg="L2's discard of a MiB did not reach kvmmio (discard_max_bytes $(l2_marker "$out" DISK-DISCARD-MAX), discards ${discards:-?})"
+    elif [ $((blocks0 - blocks1)) -lt 2048 ]; then
+        msg="after L2 discarded a MiB the image has $blocks1 allocated 512-byte blocks, not at most $((blocks0 - 2048))"
     fi
     rm -f "$img"
     record disk "$t" "$msg"
