@@ -79,7 +79,8 @@ case $arch in
     platform=(qemu-system-arm cpio kmod)
     # scripts/board-rehearsal.sh (run by scripts/test.sh, not by --native's
     # make check): the board's root (mmdebstrap), its disk image
-    # (mkfs.ext4, debugfs), the clone in it (git).
+    # (mkfs.ext4, debugfs), the clone in it (git); e2fsprogs also checks
+    # the guest-disk test's disk after its reboot (e2fsck, debugfs).
     rehearsal=(mmdebstrap e2fsprogs git) ;;
 esac
 main=("${native[@]}" "${cross[@]}" "${platform[@]}" "${report[@]}")

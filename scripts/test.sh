@@ -35,8 +35,10 @@
 #   9. boots the guest of docs/usage.md's "Your first guest" (x86-64, as
 #      root): scripts/make-guest.sh makes it in the background from the end
 #      of step 3 (beside the board's root), and when step 8 is done
-#      tests/arm64/guest-disk-gicv3.test boots it from its disk in L1 on
-#      GICv3 (login, ping, iperf3, fio, poweroff), beside the board's boot,
+#      tests/arm64/guest-disk-gicv3.test and -gicv2.test boot it from its
+#      disk in L1 on GICv3, then GICv2 (login, ping, iperf3, fio, a file
+#      written, synced and checked by e2fsck after a reboot), beside the
+#      board's boot,
 #  10. prints where the real-KVM coverage came from, then one closing line:
 #      "N passed, N failed, N skipped" over every test case.
 #
@@ -327,9 +329,10 @@ if [ $main = 1 ]; then
   phase_done "main job"
 fi
 
-# The guest's boot from its disk (step 9), when it is made: L1 on GICv3,
-# beside the board's boot below (make check of that one test; its
-# GoogleTest result joins the closing line's tally).
+# The guest's boots from its disk (step 9), when it is made: L1 on GICv3,
+# then on GICv2 (one at a time), beside the board's boot below (make check
+# of those two tests; their GoogleTest results join the closing line's
+# tally).
 if [ -n "$guest_make_pid" ]; then
   wait "$guest_make_pid" || guest_status=$?
   guest_make_pid=''
@@ -338,8 +341,9 @@ if [ -n "$guest_make_pid" ]; then
     guest_line="guest disk: FAILED: scripts/make-guest.sh, status $guest_status ($guest_make_log)"
   else
     grep '^make-guest: done' "$guest_make_log" || true
-    echo "test.sh: the guest's boot from its disk, tests/arm64/guest-disk-gicv3.test: in the background, log $guest_boot_log"
-    KVMMIO_GUEST=$guest_dir setsid make -j1 check TESTS=tests/arm64/guest-disk-gicv3.test \
+    echo "test.sh: the guest's boots from its disk, tests/arm64/guest-disk-gicv3.test and -gicv2.test: in the background, log $guest_boot_log"
+    KVMMIO_GUEST=$guest_dir setsid make -j1 check \
+      TESTS="tests/arm64/guest-disk-gicv3.test tests/arm64/guest-disk-gicv2.test" \
       check_PROGRAMS= >"$guest_boot_log" 2>&1 &
     guest_boot_pid=$!
   fi
@@ -378,12 +382,12 @@ if [ -n "$guest_boot_pid" ]; then
   guest_boot_pid=''
   # make check's own lines for the test (its result, the live progress).
   grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS): |^== ' "$guest_boot_log" || true
-  [ $guest_status -eq 0 ] || tail -n 60 "$build/tests/arm64/guest-disk-gicv3.log" 2>/dev/null || true
+  [ $guest_status -eq 0 ] || tail -n 60 "$build"/tests/arm64/guest-disk-gicv[23].log 2>/dev/null || true
   phase_done "guest disk"
   if [ $guest_status -eq 0 ]; then
-    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv3: $(grep -o 'done in .*' "$guest_make_log" | head -n 1))"
+    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv3 and GICv2; made $(grep -o 'done in .*' "$guest_make_log" | head -n 1))"
   else
-    guest_line="guest disk: FAILED (status $guest_status; $guest_boot_log, $build/tests/arm64/guest-disk-gicv3.log)"
+    guest_line="guest disk: FAILED (status $guest_status; $guest_boot_log, $build/tests/arm64/guest-disk-gicv[23].log)"
   fi
 fi
 

@@ -7,8 +7,15 @@
 # --mem 1G --cmdline "root=/dev/vda rw console=ttyAMA0" --net tap=kvmtap0.
 # Then, on the console, as a user would: root logs in at the login prompt
 # (no password), systemd reports the system running (not degraded), eth0
-# has 10.0.0.2/24 and L1 pings it, iperf3 and fio run in the guest, and
-# `poweroff` stops it: kvmmio exits 0 with the stop reason poweroff.
+# has 10.0.0.2/24 and L1 pings it, iperf3 and fio run in the guest; the
+# guest writes 4 MiB of random bytes to /root/kvmmio-cycle, syncs, prints
+# their md5 (cycle.md5 in the results), and `reboot`s: systemd unmounts,
+# the kernel asks for a reset, and kvmmio exits 3 with the stop reason
+# reset (it does not reboot in-process). tests/arm64/guest-disk-gicv3.test
+# then checks the disk on the host: e2fsck finds the file system clean, and
+# the file holds those bytes (the write/sync/reboot/fsck cycle).
+# KVMMIO_GUEST_END=poweroff ends with `poweroff` instead (exit 0, stop
+# reason poweroff; no cycle).
 # KVMMIO_GUEST_CONSOLE=virtio boots it on --console virtio instead
 # (console=hvc0: the login prompt on hvc0); KVMMIO_GUEST_PASSWORD=PASS
 # logs in with that password (a guest made with --root-password PASS);
@@ -30,6 +37,12 @@ virtio) tty=hvc0 ;;
 *) fail "KVMMIO_GUEST_CONSOLE is '$console', not serial or virtio" ;;
 esac
 cpus=${KVMMIO_GUEST_CPUS:-2} mem=${KVMMIO_GUEST_MEM:-1G}
+end=${KVMMIO_GUEST_END:-reboot}
+case $end in
+reboot) want_status=3 want_reason=reset ;;
+poweroff) want_status=0 want_reason=poweroff ;;
+*) fail "KVMMIO_GUEST_END is '$end', not reboot or poweroff" ;;
+esac
 
 require_dev /dev/kvm
 command -v kvmmio >/dev/null || fail "kvmmio is not in /kvmmio/bin (scripts/arm64/prepare.sh puts it there)"
@@ -145,9 +158,16 @@ guest IPERF 180 'iperf3 -c 10.0.0.1 -t 5 | tail -n 4'
 # shellcheck disable=SC2016
 guest FIO 600 'fio --name=randrw --filename=/root/fio.test --size=64M --rw=randrw --bs=4k --ioengine=libaio --iodepth=16 --direct=1 --runtime=20 --time_based --end_fsync=1 --group_reporting; rm -f /root/fio.test'
 
-step "poweroff in the guest"
+if [ "$end" = reboot ]; then
+    # What the host checks after L1 is gone (guest-disk-gicv3.test).
+    # shellcheck disable=SC2016
+    guest CYCLE 120 'head -c 4194304 /dev/urandom >/root/kvmmio-cycle && sync && m CYCLE-MD5 "$(md5sum </root/kvmmio-cycle | cut -d" " -f1)"'
+    marker CYCLE-MD5 >"$R/cycle.md5"
+    step "the guest wrote /root/kvmmio-cycle (md5 $(cat "$R/cycle.md5")) and synced"
+fi
+step "$end in the guest"
 t1=$(uptime_s)
-echo poweroff >&3
+echo "$end" >&3
 i=0
 while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do sleep 0.5; i=$((i + 1)); done
 stop_s=$(awk -v a="$t1" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')
@@ -175,7 +195,7 @@ flushes=$(device_counter "$R/guest.json" disk0 flushes)
     grep -a -E 'sender|receiver' "$con" | tr -d '\r' | sed 's/^/  /'
     echo "fio:"
     grep -a -E '(read|write): IOPS=|(READ|WRITE): bw=|vda: ios=' "$con" | tr -d '\r' | sed 's/^/  /'
-    echo "poweroff: kvmmio exit status $status after ${stop_s} s; stop reason $(stats_value "$R/guest.json" stop_reason)"
+    echo "$end: kvmmio exit status $status after ${stop_s} s; stop reason $(stats_value "$R/guest.json" stop_reason)"
     echo "disk0: reads $reads, writes $writes, flushes $flushes"
     echo "whole run: $(since) s"
 } >"$R/summary.txt"
@@ -191,8 +211,9 @@ elif ! echo "$ping_out" | grep -q ' 0% packet loss'; then msg="L1 could not ping
 elif [ "$(marker IPERF)" != 0 ]; then msg="iperf3 in the guest failed (status $(marker IPERF))"
 elif [ "$(marker FIO)" != 0 ]; then msg="fio in the guest failed (status $(marker FIO))"
 elif ! grep -aq 'write: IOPS=' "$con"; then msg="fio printed no write IOPS"
-elif [ "$status" != 0 ]; then msg="kvmmio exit status $status after the guest's poweroff, not 0"
-elif [ "$(stats_value "$R/guest.json" stop_reason)" != poweroff ]; then msg="stop reason $(stats_value "$R/guest.json" stop_reason), not poweroff"
+elif [ "$end" = reboot ] && [ "$(marker CYCLE)" != 0 ]; then msg="writing and syncing /root/kvmmio-cycle failed (status $(marker CYCLE))"
+elif [ "$status" != "$want_status" ]; then msg="kvmmio exit status $status after the guest's $end, not $want_status"
+elif [ "$(stats_value "$R/guest.json" stop_reason)" != "$want_reason" ]; then msg="stop reason $(stats_value "$R/guest.json" stop_reason) after the guest's $end, not $want_reason"
 elif [ "$(guest_errors_total "$R/guest.json")" != 0 ]; then msg="guest errors in --stats"
 elif [ "${writes:-0}" -eq 0 ] || [ "${flushes:-0}" -eq 0 ]; then msg="disk0: writes ${writes:-?}, flushes ${flushes:-?}"
 fi
