@@ -37,7 +37,8 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     and stats (created; must be empty or absent)
   --kernel IMAGE    the arm64 guest kernel (L2)
   --initrd FILE     the guest initramfs with the serve hook (L2)
-  --configs LIST    comma-separated, default $NET_COMPARE_CONFIGS
+  --configs LIST    comma-separated, default $NET_COMPARE_CONFIGS;
+                    also $NET_COMPARE_EXTRA_CONFIGS
   --repeats N       runs per cell (default 3)
   --seconds S       iperf3 duration per run (default 5)
   --rr-seconds S    tcp_rr duration per run (default 3)
@@ -94,8 +95,8 @@ for n in "$repeats" "$seconds" "$rr_seconds" "$pps_seconds" "$cpus"; do
 done
 list() { echo "$1" | tr ',' ' '; }
 for c in $(list "$configs"); do
-    case ,$NET_COMPARE_CONFIGS, in *,"$c",*) ;;
-    *) die "--configs: unknown '$c' ($(echo "$NET_COMPARE_CONFIGS" | sed 's/,/, /g'))" ;;
+    case ,$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS, in *,"$c",*) ;;
+    *) die "--configs: unknown '$c' ($(echo "$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS" | sed 's/,/, /g'))" ;;
     esac
 done
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done

@@ -6,6 +6,8 @@
 #
 #   NET_COMPARE_CONFIGS        the main job's configs, in report order:
 #                              the host baseline, then five guest modes
+#   NET_COMPARE_EXTRA_CONFIGS  modes the main job measures only when
+#                              --configs names them
 #   net_mode_spec MODE         the --net spec of MODE (without tap=);
 #                              status 1 for an unknown mode
 #   net_mode_misfit MODE TRAPPED POLLED INJECTED RELAYED GUEST_IRQS
@@ -19,6 +21,10 @@
 
 # shellcheck disable=SC2034 # read by the scripts that source this file
 NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
+# Levers measured on request, not in the default matrix or CI: the mirror
+# mode with vhost-net's busy polling (issue #25 item 3; docs/benchmarks.md).
+# shellcheck disable=SC2034 # as above
+NET_COMPARE_EXTRA_CONFIGS=vhost-irqfd-mirror-poll
 
 # Register reads: vhost-irqfd traps them (every guest interrupt costs the
 # InterruptStatus read and the ACK as exits), vhost-irqfd-mirror serves them
@@ -28,6 +34,9 @@ net_mode_spec() {
     case $1 in
     vhost-irqfd) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=trap" ;;
     vhost-irqfd-mirror) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror" ;;
+    # 50 us: QEMU's usual poll-us, and about the gap between 64-byte
+    # datagrams on the nested platform (docs/benchmarks.md)
+    vhost-irqfd-mirror-poll) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,poll_us=50" ;;
     vhost-relay) echo "vhost=on,irq=relay,notify=ioeventfd" ;;
     user-ioeventfd) echo "vhost=off,irq=irqfd,notify=ioeventfd" ;;
     user-trap) echo "vhost=off,irq=irqfd,notify=trap" ;;
@@ -42,7 +51,8 @@ net_mode_spec() {
 #   vhost + irqfd   nobody in the VMM: no notify trapped or polled, no
 #                   interrupt injected or relayed, while the guest takes
 #                   interrupts (the bypass, seen from both sides); with the
-#                   mirror not even a vCPU exit (net-compare checks those)
+#                   mirror not even a vCPU exit (net-compare checks those);
+#                   busy polling changes none of that
 #   vhost + relay   the VMM relays vhost's interrupts, nothing else
 #   user-ioeventfd  notifies polled (none trapped), interrupts injected
 #   user-trap       notifies trapped (none polled), interrupts injected
@@ -50,7 +60,7 @@ net_mode_misfit() {
     # POSIX sh has no locals: names of this file only.
     nm_mode=$1 nm_t=$2 nm_p=$3 nm_i=$4 nm_r=$5 nm_g=$6 nm_fits=1
     case $nm_mode in
-    vhost-irqfd | vhost-irqfd-mirror | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
+    vhost-irqfd | vhost-irqfd-mirror | vhost-irqfd-mirror-poll | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
     vhost-relay) [ "$nm_t$nm_p$nm_i" = 000 ] && [ "$nm_r" -gt 0 ] || nm_fits=0 ;;
     user-ioeventfd) [ "$nm_t" = 0 ] && [ "$nm_p" -gt 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;
     user-trap) [ "$nm_t" -gt 0 ] && [ "$nm_p" = 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;

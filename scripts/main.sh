@@ -22,7 +22,8 @@ Usage: scripts/main.sh [options]
   --pps-seconds S  udp_pps seconds per packet-rate run (default 3)
   --configs LIST   comma-separated subset of host,vhost-irqfd,
                    vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
-                   (default all)
+                   (default all), or these plus vhost-irqfd-mirror-poll
+                   (the mirror with poll_us=50; never in the default)
   --streams LIST   parallel iperf3 streams (default 1,4)
   --mtus LIST      MTUs (default 1500,9000)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)

@@ -63,8 +63,14 @@ struct Report {
 };
 
 // The configurations in display order; others follow in first-seen order.
-inline constexpr const char* kKnownConfigs[] = {"host",        "vhost-irqfd",    "vhost-irqfd-mirror",
-                                                "vhost-relay", "user-ioeventfd", "user-trap"};
+// vhost-irqfd-mirror-poll (on request only) sits beside the mode it varies.
+inline constexpr const char* kKnownConfigs[] = {"host",
+                                                "vhost-irqfd",
+                                                "vhost-irqfd-mirror",
+                                                "vhost-irqfd-mirror-poll",
+                                                "vhost-relay",
+                                                "user-ioeventfd",
+                                                "user-trap"};
 inline constexpr const char* kHostConfig = "host";
 inline constexpr const char* kUserTrapConfig = "user-trap";
 
