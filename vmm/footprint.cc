@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <initializer_list>
 #include <string>
 
 #include "kvmmio/base/unique_fd.h"
@@ -68,7 +69,12 @@ void each_line(std::string_view text, F&& f) {
 
 }  // namespace
 
-uint64_t rss_kib_outside(std::string_view smaps, std::span<const HostRange> excluded) {
+namespace {
+
+// The sum of the fields named in keys (each "Name:") over the mappings
+// outside the excluded ranges.
+uint64_t kib_outside(std::string_view smaps, std::span<const HostRange> excluded,
+                     std::initializer_list<std::string_view> keys) {
   uint64_t total = 0;
   bool counted = false;
   each_line(smaps, [&](std::string_view line) {
@@ -77,9 +83,21 @@ uint64_t rss_kib_outside(std::string_view smaps, std::span<const HostRange> excl
       counted = !inside(start, end, excluded);
       return;
     }
-    if (counted && line.substr(0, 4) == "Rss:") total += number_after(line, "Rss:");
+    if (!counted) return;
+    for (std::string_view key : keys)
+      if (line.substr(0, key.size()) == key) total += number_after(line, key);
   });
   return total;
+}
+
+}  // namespace
+
+uint64_t rss_kib_outside(std::string_view smaps, std::span<const HostRange> excluded) {
+  return kib_outside(smaps, excluded, {"Rss:"});
+}
+
+uint64_t private_kib_outside(std::string_view smaps, std::span<const HostRange> excluded) {
+  return kib_outside(smaps, excluded, {"Private_Clean:", "Private_Dirty:"});
 }
 
 uint64_t threads_of(std::string_view status) {
@@ -92,7 +110,9 @@ uint64_t threads_of(std::string_view status) {
 
 Footprint measure_footprint(std::span<const HostRange> excluded) {
   Footprint f;
-  f.rss_outside_guest_ram_kib = rss_kib_outside(read_proc("/proc/self/smaps"), excluded);
+  const std::string smaps = read_proc("/proc/self/smaps");
+  f.rss_outside_guest_ram_kib = rss_kib_outside(smaps, excluded);
+  f.private_outside_guest_ram_kib = private_kib_outside(smaps, excluded);
   f.threads = threads_of(read_proc("/proc/self/status"));
   return f;
 }

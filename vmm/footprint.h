@@ -2,12 +2,17 @@
 // kvmmio's own footprint: the memory it holds outside guest RAM and its
 // thread count, for --stats ("footprint"; issue #24's per-VM overhead).
 //
-// Memory: the sum of Rss over every mapping in /proc/self/smaps except
-// those inside an excluded range (guest RAM: its host mappings, from
-// GuestMemory). Rss counts the pages resident now, shared ones included
-// (the binary's text, libc): what this VMM adds to the host, read the
-// way `ps` and the issue's measurements read it. Threads: /proc/self/
-// status's Threads line.
+// Memory, over every mapping in /proc/self/smaps except those inside an
+// excluded range (guest RAM: its host mappings, from GuestMemory):
+// - Rss: the pages resident now, shared ones included (the binary's text,
+//   libc), read the way `ps` reads it;
+// - private (Private_Clean + Private_Dirty, the unique set size): the
+//   pages no other process maps, what one more VM adds to a host that
+//   already runs kvmmio. Its text is shared with the other kvmmio
+//   processes and drops out; a kvmmio alone on its host counts its text
+//   here too. (On a tmpfs with 2 MiB huge pages, as in the nested
+//   platform's L1, Rss counts 2 MiB of text at once.)
+// Threads: /proc/self/status's Threads line.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,7 @@ namespace kvmmio::vmm {
 
 struct Footprint {
   uint64_t rss_outside_guest_ram_kib = 0;
+  uint64_t private_outside_guest_ram_kib = 0;
   uint64_t threads = 0;
 };
 
@@ -31,6 +37,7 @@ Footprint measure_footprint(std::span<const HostRange> excluded);
 
 // The parsers, on the files' text (for tests).
 uint64_t rss_kib_outside(std::string_view smaps, std::span<const HostRange> excluded);
+uint64_t private_kib_outside(std::string_view smaps, std::span<const HostRange> excluded);
 uint64_t threads_of(std::string_view status);
 
 }  // namespace kvmmio::vmm

@@ -392,6 +392,7 @@ MachineStats Machine::Impl::stats() const {
                            reinterpret_cast<uintptr_t>(region->host()) + region->size());
   const Footprint f = measure_footprint(guest_ram);
   s.rss_outside_guest_ram_kib = f.rss_outside_guest_ram_kib;
+  s.private_outside_guest_ram_kib = f.private_outside_guest_ram_kib;
   s.threads = f.threads;
   return s;
 }

@@ -20,6 +20,7 @@
 #include "vmm/output_file.h"
 #include "vmm/privileges.h"
 #include "vmm/raw_terminal.h"
+#include "vmm/thread_stacks.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -69,6 +70,8 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   // terminal: it writes there regardless of TOSTOP, and reads it or
   // changes its mode only in the foreground (terminal_role()).
   ignore_terminal_stop_signals();
+  // Before any thread of kvmmio's starts (thread_stacks.h says why).
+  set_default_thread_stack(kThreadStackBytes);
   const KernelImage kernel(options.kernel);
   std::optional<BootFile> initrd;
   if (options.initrd) initrd.emplace(*options.initrd, "--initrd");

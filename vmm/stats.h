@@ -61,6 +61,7 @@ struct MachineStats {
   bool paused = false;
   // kvmmio's own memory and threads when the stats were taken (footprint.h).
   uint64_t rss_outside_guest_ram_kib = 0;
+  uint64_t private_outside_guest_ram_kib = 0;
   uint64_t threads = 0;
   // --api-socket: its path and counters (control_server.h); empty without.
   std::string api_socket;

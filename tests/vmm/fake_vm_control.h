@@ -25,6 +25,7 @@ class FakeVmControl final : public VmControl {
     if (measure_footprint_too) {  // as the Machine does, /proc/self read
       const Footprint f = measure_footprint({});
       s.rss_outside_guest_ram_kib = f.rss_outside_guest_ram_kib;
+      s.private_outside_guest_ram_kib = f.private_outside_guest_ram_kib;
       s.threads = f.threads;
     }
     return s;

@@ -150,6 +150,7 @@ TEST(Stats, TheUsageExampleIsWhatTheWriterWrites) {
   m.stop_reason = "poweroff";
   m.event_loop_wakeups = 12;
   m.rss_outside_guest_ram_kib = 1380;
+  m.private_outside_guest_ram_kib = 412;
   m.threads = 4;
   VcpuExitCounts exits;
   exits.mmio = 224;

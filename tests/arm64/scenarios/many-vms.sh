@@ -5,7 +5,8 @@
 # bridge in L1 (--net ...,bridge=), the way VMs run side by side on a board:
 #   boot          all of them started together reach the serve hook (each
 #                 kvmmio's start-up by phase and its footprint, from its
-#                 control socket, are printed)
+#                 control socket, are printed; each holds under 1 MiB of
+#                 private memory outside guest RAM)
 #   macs          every VM has a MAC of its own (kvmmio derives it from the
 #                 tap's name), and L1 reaches every guest over the bridge
 #   g2g           guest-to-guest iperf3 between pairs (0->1, 2->3, ... all
@@ -81,9 +82,15 @@ for i in $(seq_vms); do
 done
 for i in $(seq_vms); do
     if vm_stats "$i" "$R/vm$i.boot.json"; then
+        private=$(stats_value "$R/vm$i.boot.json" footprint.private_outside_guest_ram_kib)
         echo "vm$i: start-up (ms) $(startup_line "$R/vm$i.boot.json");" \
-            "footprint $(stats_value "$R/vm$i.boot.json" footprint.rss_outside_guest_ram_kib) KiB," \
-            "$(stats_value "$R/vm$i.boot.json" footprint.threads) threads"
+            "footprint $(stats_value "$R/vm$i.boot.json" footprint.rss_outside_guest_ram_kib) KiB Rss," \
+            "$private KiB private, $(stats_value "$R/vm$i.boot.json" footprint.threads) threads"
+        # What one more VM costs: its private memory outside guest RAM
+        # (the text is shared), under 1 MiB (docs/benchmarks.md, "Footprint").
+        case $private in '' | *[!0-9]*) [ -n "$msg" ] || msg="vm$i: no private footprint in its stats" ;;
+        *) [ -n "$msg" ] || [ "$private" -lt 1024 ] || msg="vm$i: $private KiB private outside guest RAM, not under 1 MiB" ;;
+        esac
     else
         msg="vm$i's control socket did not answer: $(tail -n 2 "$R/vm$i.log" | tr '\n"' ' _')"
     fi
