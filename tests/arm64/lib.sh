@@ -212,13 +212,15 @@ stop_with_sigterm() {
     [ -n "$stopped_s" ] || ! grep -q '"exit_status"' "$1" 2>/dev/null || stopped_s=$exit_s
 }
 
-# sigterm_bounds: what the scenarios require of a stop by SIGTERM.
-# kvmmio itself stops the VM within 1 s of SIGTERM (a few ms here, in
-# TCG); the kernel's teardown of the VM afterwards (~0.7 s for 256 MiB in
-# this nested L1, more when the host is busy) is bounded more loosely.
+# sigterm_bounds [STOP_S]: what the scenarios require of a stop by SIGTERM.
+# kvmmio itself stops the VM within STOP_S (default 1) s of SIGTERM (a few
+# ms here, in TCG, with a guest that only runs); the kernel's teardown of
+# the VM afterwards (~0.7 s for 256 MiB in this nested L1, more when the
+# host is busy) is bounded more loosely.
 sigterm_bounds() {
     if [ -z "$stopped_s" ]; then echo "kvmmio never wrote its final stats after SIGTERM"
-    elif awk -v s="$stopped_s" 'BEGIN { exit !(s > 1) }'; then echo "kvmmio took $stopped_s s to stop after SIGTERM"
+    elif awk -v s="$stopped_s" -v b="${1:-1}" 'BEGIN { exit !(s > b) }'; then
+        echo "kvmmio took $stopped_s s to stop after SIGTERM (bound ${1:-1} s)"
     elif awk -v s="$exit_s" 'BEGIN { exit !(s > 8) }'; then echo "kvmmio took $exit_s s to exit after SIGTERM"
     fi
 }

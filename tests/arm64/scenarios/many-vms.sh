@@ -52,9 +52,10 @@ ip addr add "$NET.1/24" dev "$BR"
 ip link set "$BR" up
 
 guest_ip() { echo "$NET.$((10 + $1))"; }
-# ctl I PATH: wget of guest I's control CGI (60-kvmmio-serve.sh), 90 s at
-# most (busybox's wget here has no -T).
-ctl() { timeout 90 wget -q -O - "http://$(guest_ip "$1"):8080/cgi-bin/$2" 2>>"$R/ctl.log"; }
+# ctl I PATH: wget of guest I's control CGI (60-kvmmio-serve.sh), 90 s and
+# 3 more per VM at most (busybox's wget here has no -T; with 32 VMs one
+# guest took longer than 90 s to answer its poweroff).
+ctl() { timeout $((90 + 3 * N)) wget -q -O - "http://$(guest_ip "$1"):8080/cgi-bin/$2" 2>>"$R/ctl.log"; }
 # vm_stats I FILE: the running kvmmio I's --stats document, from its socket.
 vm_stats() { kvmmio ctl "/tmp/many-vm$1.sock" stats >"$2" 2>>"$R/vm$1.log"; }
 seq_vms() { i=0; while [ $i -lt "$N" ]; do echo $i; i=$((i + 1)); done; }
