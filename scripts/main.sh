@@ -72,7 +72,7 @@ for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
 for l in "$configs" "$streams" "$mtus" "$fio_configs"; do
-    [[ $l =~ ^[a-z0-9,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
+    [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
 if ((!build_only)); then
     out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
@@ -151,7 +151,8 @@ else
     step "guest versus host on this arm64 host's KVM"
     # /dev/vhost-net and /dev/net/tun exist before their modules load only
     # where systemd made the static nodes; load them so any init will do.
-    for m in vhost_net tun; do modprobe -q "$m" 2>/dev/null || true; done
+    # loop and squashfs: net-compare.sh mounts the tools disk (an image file).
+    for m in vhost_net tun loop squashfs; do modprobe -q "$m" 2>/dev/null || true; done
     "$src/scripts/arm64/fetch-packages.sh"
     "$src/scripts/arm64/build-initramfs.sh" --l2-only --tools-out "$build/arm64-platform/tools.img" \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
