@@ -32,11 +32,13 @@ Usage: scripts/main.sh [options]
                    blk-io_uring-trap,blk-threads-mirror,blk-threads-trap
                    (default all), or none
   --fio-seconds S  fio seconds per run (default 5)
+  --fio-depths LIST  fio iodepths (default 1,32)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
                    of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s, fio
-                   runs of 1 s on host,blk-io_uring-mirror,blk-io_uring-trap
-                   (a check that it all works, not a measurement; what CI runs)
+                   runs of 1 s at iodepth 32 on host,blk-io_uring-mirror,
+                   blk-io_uring-trap (a check that it all works, not a
+                   measurement; what CI runs)
   --build-only     install what it needs and build, then stop (what
                    scripts/board-rehearsal.sh carries into its board)
   -h, --help       this text
@@ -50,6 +52,7 @@ EOF
 repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS
 streams=1,4 mtus=1500,9000 out='' build_only=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
+fio_depths=1,32
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -60,9 +63,10 @@ while (($#)); do
     --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
     --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
     --fio-seconds) fio_seconds=${2:?--fio-seconds needs S}; shift 2 ;;
+    --fio-depths) fio_depths=${2:?--fio-depths needs a LIST}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500
-        fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1; shift ;;
+        fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
     --build-only) build_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -71,7 +75,7 @@ done
 for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
-for l in "$configs" "$streams" "$mtus" "$fio_configs"; do
+for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths"; do
     [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
 if ((!build_only)); then
@@ -122,7 +126,8 @@ if [ "$arch" != aarch64 ]; then
     runs=$((n_configs * 2 * $(tr ',' '\n' <<<"$streams" | wc -l) * $(tr ',' '\n' <<<"$mtus" | wc -l) * repeats))
     pps_runs=$((n_configs * 2 * 2 * repeats))
     fio_runs=0
-    [ "$fio_configs" = none ] || fio_runs=$(($(tr ',' '\n' <<<"$fio_configs" | wc -l) * 8 * repeats))
+    [ "$fio_configs" = none ] ||
+        fio_runs=$(($(tr ',' '\n' <<<"$fio_configs" | wc -l) * 4 * $(tr ',' '\n' <<<"$fio_depths" | wc -l) * repeats))
     timeout=$((900 + runs * (seconds + 20) + pps_runs * (pps_seconds + 20) + fio_runs * (fio_seconds + 20)))
     step "guest versus host on real KVM/ARM, nested under qemu-system-aarch64 (TCG):" \
         "$runs iperf3 runs of $seconds s, $pps_runs udp_pps runs of $pps_seconds s," \
@@ -134,7 +139,8 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_SECONDS="$seconds" --env KVMMIO_BENCH_PPS_SECONDS="$pps_seconds" \
         --env KVMMIO_BENCH_CONFIGS="$configs" \
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" \
-        --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" ||
+        --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
+        --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
     step "KVM-layer costs on real KVM/ARM with a GICv2 (one more L1 boot)"
@@ -163,7 +169,7 @@ else
     kernel=$(source "$src/scripts/arm64/common.sh" && echo "$ROOT/boot/vmlinuz-$(kernel_version)")
     fio=()
     [ "$fio_configs" = none ] || fio=(--tools "$build/arm64-platform/tools.img" --fio-configs "$fio_configs"
-        --fio-seconds "$fio_seconds")
+        --fio-seconds "$fio_seconds" --fio-depths "$fio_depths")
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
