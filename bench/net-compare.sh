@@ -20,6 +20,20 @@
 # (kill -USR1 -> --stats snapshot) and the guest's virtio interrupt count
 # (an HTTP CGI in L2) are read, so each record carries its own deltas.
 # The guest side is tests/arm64/l2-hooks/60-kvmmio-serve.sh.
+#
+# With --tools IMAGE (the tools disk, build-initramfs.sh --tools-out: fio),
+# then the disk cells, one fio run each (kind fio), on a backing file here:
+#   host            fio on the backing file itself (buffered: tmpfs has no
+#                   O_DIRECT)
+#   blk-ENGINE-REGS a guest whose virtio-blk disk is the backing file
+#                   (--disk FILE,cache=writeback,engine=ENGINE,regs=REGS);
+#                   fio in the guest on that disk, O_DIRECT (every request
+#                   reaches the device); ENGINE io_uring or threads, REGS
+#                   mirror or trap; the guest's network (its control
+#                   channel) is vhost-irqfd-mirror's, which costs no exits
+# Each: sequential 1 MiB reads and writes, random 4 KiB reads and writes,
+# at each --fio-depths iodepth (libaio), for --fio-seconds, N repeats,
+# with the same counter deltas as the network runs.
 # SC2015: A && B || C
 # is meant as "unless both". SC2016: jq programs are single-quoted, their
 # $names are jq's.
@@ -52,18 +66,29 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --mem SIZE        guest RAM (default 512M)
   --tap NAME        the guest's tap (default kvmbench0)
   --micro           also run kvm_notify_bench first (the KVM-layer costs)
+  --tools IMAGE     the tools disk (a file or block device: squashfs with
+                    /fio); with it, the fio cells after the network's
+  --fio-configs LIST  host and blk-ENGINE-REGS (ENGINE io_uring or threads,
+                    REGS mirror or trap), default $FIO_CONFIGS
+  --fio-seconds S   fio run time per run (default 5)
+  --fio-depths LIST iodepths, comma-separated, 1-256 (default 1,32)
+  --fio-file FILE   the backing file (default /tmp/kvmmio-fio.img; must not
+                    exist: created, filled with zeros, removed at the end)
+  --fio-mib N       its size in MiB (default 128)
 Progress goes to stdout, prefixed with \$NET_COMPARE_PREFIX (default
 "net-compare: "). Exit status 0 when every run completed, 1 when some
 failed (they are in raw.jsonl with "failed":REASON), 2 on bad usage or set-up.
 EOF
 }
 
+FIO_CONFIGS=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap
 die() { echo "net-compare.sh: $*" >&2; exit 2; }
 say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
 tap=kvmbench0 micro=0
+tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
     --out) out=${2:?--out needs DIR}; shift 2 ;;
@@ -82,6 +107,12 @@ while [ $# -gt 0 ]; do
     --mem) mem=${2:?}; shift 2 ;;
     --tap) tap=${2:?}; shift 2 ;;
     --micro) micro=1; shift ;;
+    --tools) tools=${2:?}; shift 2 ;;
+    --fio-configs) fio_configs=${2:?}; shift 2 ;;
+    --fio-seconds) fio_seconds=${2:?}; shift 2 ;;
+    --fio-depths) fio_depths=${2:?}; shift 2 ;;
+    --fio-file) fio_file=${2:?}; shift 2 ;;
+    --fio-mib) fio_mib=${2:?}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -90,7 +121,7 @@ done
 # --- checks: each names its fix ----------------------------------------------
 [ -n "$out" ] || die "--out DIR is required (see --help)"
 is_count() { case $1 in '' | *[!0-9]* | 0*) return 1 ;; esac; }
-for n in "$repeats" "$seconds" "$rr_seconds" "$pps_seconds" "$cpus"; do
+for n in "$repeats" "$seconds" "$rr_seconds" "$pps_seconds" "$cpus" "$fio_seconds" "$fio_mib"; do
     is_count "$n" || die "not a positive whole number: '$n'"
 done
 list() { echo "$1" | tr ',' ' '; }
@@ -100,6 +131,24 @@ for c in $(list "$configs"); do
     esac
 done
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done
+for c in $(list "$fio_configs"); do
+    case $c in host | blk-io_uring-mirror | blk-io_uring-trap | blk-threads-mirror | blk-threads-trap) ;;
+    *) die "--fio-configs: unknown '$c' ($(echo "$FIO_CONFIGS" | sed 's/,/, /g'))" ;;
+    esac
+done
+for q in $(list "$fio_depths"); do
+    is_count "$q" && [ "$q" -le 256 ] || die "--fio-depths: '$q' is not 1-256"
+done
+[ "$fio_seconds" -le 60 ] || die "--fio-seconds: '$fio_seconds' is more than 60"
+[ "$fio_mib" -ge 16 ] && [ "$fio_mib" -le 65536 ] || die "--fio-mib: '$fio_mib' is not 16-65536"
+case $fio_file in /*) ;; *) die "--fio-file: '$fio_file' is not an absolute path" ;; esac
+case $fio_file in *,* | *[[:space:]]*) die "--fio-file: '$fio_file' has a comma or white space (kvmmio's --disk)" ;; esac
+if [ -n "$tools" ]; then
+    [ -b "$tools" ] || [ -f "$tools" ] || die "--tools: '$tools' is neither a file nor a block device"
+    # Made here and removed at the end: never someone else's file.
+    [ ! -e "$fio_file" ] || die "--fio-file: $fio_file exists (a run that was killed? remove it, or choose another)"
+    case $tools in *,* | *[[:space:]]*) die "--tools: '$tools' has a comma or white space (kvmmio's --disk)" ;; esac
+fi
 for m in $(list "$mtus"); do
     is_count "$m" && [ "$m" -ge 576 ] && [ "$m" -le 65535 ] || die "--mtus: '$m' is not an MTU"
 done
@@ -196,6 +245,7 @@ NL='
 count() { list "$1" | wc -w; }
 runs_total=$(( $(count "$configs") * repeats * ( $(count "$mtus") * $(count "$dirs") * $(count "$streams") + 1 +
     $(count "$pps_payloads") * $(count "$dirs") ) ))
+[ -z "$tools" ] || runs_total=$((runs_total + $(count "$fio_configs") * repeats * 4 * $(count "$fio_depths")))
 runs_done=0 runs_started=$(date +%s)
 # progress: counts one run and sets $_prog (not in a subshell: it counts).
 progress() {
@@ -397,15 +447,26 @@ guest_stop() {
     [ "$st" = 0 ] || say "kvmmio exited with status $st (see $base.log)"
     pid=''
 }
-trap 'guest_stop; host_cleanup' EXIT
+# fio_cleanup: the tools disk's mount and the backing file, once made.
+tools_dir='' fio_mounted=0 fio_made=0
+fio_cleanup() {
+    [ "$fio_mounted" = 0 ] || umount "$tools_dir" 2>/dev/null || true
+    [ -z "$tools_dir" ] || rmdir "$tools_dir" 2>/dev/null || true
+    [ "$fio_made" = 0 ] || rm -f "$fio_file"
+}
+trap 'guest_stop; host_cleanup; fio_cleanup' EXIT
 
 # guest_start CONFIG: boots the guest and waits until it serves (0) or not (1).
+# Its network is $guest_net's (a net-modes.sh config; default CONFIG), and
+# $guest_disks (words) are kvmmio's further arguments.
 guest_start() {
     boot=$((boot + 1))
     base=$out/$1-boot$boot stats=$out/$1-boot$boot.stats.json
-    say "$1: boot the guest (--net tap=$tap,$(net_mode_spec "$1"),mtu=$(max_mtu))"
+    _spec="tap=$tap,$(net_mode_spec "${guest_net:-$1}"),mtu=$(max_mtu)"
+    say "$1: boot the guest (--net $_spec${guest_disks:+ $guest_disks})"
+    # shellcheck disable=SC2086 # $guest_disks: words without spaces
     kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" \
-        --net "tap=$tap,$(net_mode_spec "$1"),mtu=$(max_mtu)" --stats "$stats" \
+        --net "$_spec" --stats "$stats" $guest_disks \
         --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$GUEST" \
         </dev/null >"$base.console" 2>"$base.log" &
     pid=$!
@@ -464,11 +525,11 @@ guest_recover() {
     restarts=1
     say "$cfg: the guest stopped answering; rebooting it once"
     guest_stop
-    guest_start "$cfg" && set_mtu "$1"
+    guest_start "$cfg" && { [ "$1" = none ] || set_mtu "$1"; }
 }
 
 run_guest() {
-    cfg=$1 client='' server=$GUEST restarts=0
+    cfg=$1 client='' server=$GUEST restarts=0 guest_net='' guest_disks=''
     guest_start "$cfg" || { guest_stop; guest_start "$cfg" || { guest_stop; failed "$(run_id iperf --arg config "$cfg")" guest_did_not_boot; return; }; }
     measure set_mtu guest_recover
     guest_stop
@@ -480,7 +541,87 @@ for c in $(list "$configs"); do
     *) run_guest "$c" ;;
     esac
 done
+
+# --- the disk cells: fio ----------------------------------------------------------
+
+# one_fio ID RW BS DEPTH REP: one fio run on the backing file (host) or in
+# the guest on its disk, recorded with the counter deltas around it when
+# the config is a guest; non-zero when it failed.
+one_fio() {
+    _f=$base.fio.json _before='' _after=''
+    if [ "$cfg" = host ]; then
+        timeout $((fio_seconds + 60)) "$tools_dir/fio" --name=host --filename="$fio_file" --rw="$2" --bs="$3" \
+            --iodepth="$4" --runtime="$fio_seconds" --time_based --direct=0 --ioengine=libaio \
+            --output-format=json --output="$_f" </dev/null >"$base.fio.err" 2>&1 ||
+            { tail -n 1 "$base.fio.err" >>"$_f"; return 1; }
+    else
+        _before=$(snapshot) || return 1
+        timeout $((fio_seconds + 60)) wget -q -O "$_f" \
+            "http://$GUEST:8080/cgi-bin/fio?$2+$3+$4+$fio_seconds" 2>>"$base.ctl" || return 1
+        _after=$(snapshot) || return 1
+    fi
+    counted || return 1
+    # fio's JSON: the first job, its read or write side.
+    record "$1" '.jobs[0] | (if ($rw | test("read")) then .read else .write end) |
+        select(.io_bytes != null and .total_ios != null and .runtime != null and .iops != null and .bw_bytes != null) |
+        {bytes: .io_bytes, ios: .total_ios, seconds: (.runtime / 1000), iops, bw_bps: .bw_bytes}' \
+        '"\(.iops | round) IO/s, \(.bw_bps / 1e6 | round) MB/s"' "$_f" --arg rw "$2" || return 1
+    progress
+    say "$cfg fio $2 $3 B depth $4, repeat $5/$repeats: $_sum ($_prog)"
+}
+
+# measure_fio RECOVER: every fio cell of the config (RECOVER as measure's).
+measure_fio() {
+    recover_fn=$1 mtu=none
+    for job in read:1048576 write:1048576 randread:4096 randwrite:4096; do
+        rw=${job%:*} bs=${job#*:}
+        for q in $(list "$fio_depths"); do
+            k=1; while [ $k -le "$repeats" ]; do
+                id=$(run_id fio --arg config "$cfg" --arg rw "$rw" --argjson bs "$bs" \
+                    --argjson depth "$q" --argjson rep "$k")
+                attempt "$id" "$cfg fio $rw $bs B depth $q, repeat $k/$repeats" fio_failed fio.json \
+                    one_fio "$id" "$rw" "$bs" "$q" "$k"
+                k=$((k + 1))
+            done
+        done
+    done
+}
+
+run_fio_guest() {
+    cfg=$1 restarts=0 guest_net=vhost-irqfd-mirror
+    _eng=${cfg#blk-} _eng=${_eng%-*} _regs=${cfg##*-}
+    guest_disks="--disk $fio_file,serial=kvmmio-fio,cache=writeback,engine=$_eng,regs=$_regs"
+    guest_disks="$guest_disks --disk $tools,ro=on,serial=kvmmio-tools"
+    guest_start "$cfg" || { guest_stop; guest_start "$cfg" ||
+        { guest_stop; failed "$(run_id fio --arg config "$cfg")" guest_did_not_boot; return; }; }
+    # fio once before the counted runs: its libraries come off the tools
+    # disk now, not during a measurement.
+    timeout 180 wget -q -O "$base.fio-warm-up" "http://$GUEST:8080/cgi-bin/fio?read+4096+1+1" 2>>"$base.ctl" ||
+        say "$cfg: fio's warm-up run failed ($(tail -n 1 "$base.fio-warm-up" 2>/dev/null))"
+    measure_fio guest_recover
+    guest_stop
+}
+
+if [ -n "$tools" ]; then
+    tools_dir=$(mktemp -d /tmp/kvmmio-tools.XXXXXX)
+    _o=ro; [ -b "$tools" ] || _o=ro,loop
+    mount -t squashfs -o "$_o" "$tools" "$tools_dir" || die "cannot mount the tools disk $tools (squashfs) at $tools_dir"
+    fio_mounted=1
+    [ -x "$tools_dir/fio" ] || die "the tools disk $tools has no /fio (build-initramfs.sh --tools-out makes it)"
+    say "fio: $("$tools_dir/fio" --version 2>&1 | head -n 1); backing file $fio_file, $fio_mib MiB"
+    fio_started=$(date +%s) fio_made=1
+    dd if=/dev/zero of="$fio_file" bs=1M count="$fio_mib" 2>/dev/null || die "cannot write $fio_file ($fio_mib MiB)"
+    for c in $(list "$fio_configs"); do
+        case $c in
+        host) cfg=host base=$out/fio-host; measure_fio no_second_try ;;
+        *) run_fio_guest "$c" ;;
+        esac
+    done
+    say "fio cells: $(( $(date +%s) - fio_started )) s"
+else
+    say "no --tools: no fio cells"
+fi
 # completed KIND: how many runs of KIND completed.
 completed() { jq -n --arg k "$1" '[inputs | select(.kind == $k and .failed == null)] | length' "$raw"; }
-say "done: $(completed iperf) iperf3 runs, $(completed rr) latency runs, $(completed pps) packet-rate runs, $failures failed; $raw"
+say "done: $(completed iperf) iperf3 runs, $(completed rr) latency runs, $(completed pps) packet-rate runs, $(completed fio) fio runs, $failures failed; $raw"
 [ "$failures" = 0 ]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // net_report: turns the main job's raw measurement files into the report:
 // text on stdout and in DIR/report.txt, DIR/report.json, and a gnuplot
-// script with its data (throughput.dat, pps.dat) for DIR/throughput.png. The work is in bench/report/;
+// script with its data (throughput.dat, pps.dat, fio.dat) for DIR/throughput.png. The work is in bench/report/;
 // this file is the command line and the files.
 //
 //   net_report --raw FILE [--raw FILE]... --out DIR [--title TEXT]
@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   write_file(dir / "report.json", report::render_json(rep, title));
   write_file(dir / report::kGnuplotDataName, plot.data);
   write_file(dir / report::kGnuplotPpsDataName, plot.pps_data);
+  write_file(dir / report::kGnuplotFioDataName, plot.fio_data);
   write_file(dir / report::kGnuplotScriptName, plot.script);
   std::fputs(text.c_str(), stdout);
   return 0;

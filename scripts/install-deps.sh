@@ -68,15 +68,16 @@ case $arch in
     # its own stack (iperf3 in network namespaces made with iproute2); cpio,
     # kmod and binutils build the guest's initramfs; wget talks to the
     # guests' control server (bench/net-compare.sh; minbase has no wget, the
-    # board rehearsal found). No QEMU, no cross build.
+    # board rehearsal found); squashfs-tools makes the tools disk (fio for
+    # the disk cells). No QEMU, no cross build.
     cross=()
-    platform=(cpio kmod binutils iperf3 iproute2 wget) ;;
+    platform=(cpio kmod binutils iperf3 iproute2 wget squashfs-tools) ;;
   *)
     # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
     # inside L1 and L2 from Debian's arm64 packages, not from the host.
     cross=(g++-aarch64-linux-gnu libgtest-dev:arm64 libgmock-dev:arm64 libseccomp-dev:arm64)
-    platform=(qemu-system-arm cpio kmod)
+    platform=(qemu-system-arm cpio kmod squashfs-tools)
     # scripts/board-rehearsal.sh (run by scripts/test.sh, not by --native's
     # make check): the board's root (mmdebstrap), its disk image
     # (mkfs.ext4, debugfs), the clone in it (git); e2fsprogs also checks

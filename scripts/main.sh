@@ -5,7 +5,10 @@
 # UDP packet rates (udp_pps, 64- and 1472-byte payloads) of a Linux guest
 # under kvmmio in each mode against the host's own stack (two network
 # namespaces over a veth pair), with the VMM's and the guest's counters per
-# GB and per million packets, plus the KVM layer's notify and interrupt costs; then
+# GB and per million packets, plus the KVM layer's notify and interrupt costs;
+# and fio in the guest on its virtio-blk disk against fio on the host on the
+# same backing file (register mirror and trapped registers, io_uring and
+# threads engines), counters per GB and per million requests; then
 # writes the report (table, JSON, PNG chart). docs/benchmarks.md explains it.
 #
 # On an arm64 host with /dev/kvm it runs there; on any other host it runs
@@ -26,10 +29,17 @@ Usage: scripts/main.sh [options]
                    (the mirror with poll_us=50; never in the default)
   --streams LIST   parallel iperf3 streams (default 1,4)
   --mtus LIST      MTUs (default 1500,9000)
+  --fio-configs LIST  the disk cells: a subset of host,blk-io_uring-mirror,
+                   blk-io_uring-trap,blk-threads-mirror,blk-threads-trap
+                   (default all), or none
+  --fio-seconds S  fio seconds per run (default 5)
+  --fio-depths LIST  fio iodepths (default 1,32)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
-                   of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s (a
-                   check that it all works, not a measurement; what CI runs)
+                   of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s, fio
+                   runs of 1 s at iodepth 32 on host,blk-io_uring-mirror,
+                   blk-io_uring-trap (a check that it all works, not a
+                   measurement; what CI runs)
   --build-only     install what it needs and build, then stop (what
                    scripts/board-rehearsal.sh carries into its board)
   -h, --help       this text
@@ -42,6 +52,8 @@ EOF
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
 repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS
 streams=1,4 mtus=1500,9000 out='' build_only=0
+fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
+fio_depths=1,32
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -50,18 +62,22 @@ while (($#)); do
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
     --streams) streams=${2:?--streams needs a LIST}; shift 2 ;;
     --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
+    --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
+    --fio-seconds) fio_seconds=${2:?--fio-seconds needs S}; shift 2 ;;
+    --fio-depths) fio_depths=${2:?--fio-depths needs a LIST}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
-    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500; shift ;;
+    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500
+        fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
     --build-only) build_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
-for n in "$repeats" "$seconds" "$pps_seconds"; do
+for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
-for l in "$configs" "$streams" "$mtus"; do
-    [[ $l =~ ^[a-z0-9,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
+for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths"; do
+    [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
 if ((!build_only)); then
     out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
@@ -110,16 +126,22 @@ if [ "$arch" != aarch64 ]; then
     n_configs=$(tr ',' '\n' <<<"$configs" | wc -l)
     runs=$((n_configs * 2 * $(tr ',' '\n' <<<"$streams" | wc -l) * $(tr ',' '\n' <<<"$mtus" | wc -l) * repeats))
     pps_runs=$((n_configs * 2 * 2 * repeats))
-    timeout=$((900 + runs * (seconds + 20) + pps_runs * (pps_seconds + 20)))
+    fio_runs=0
+    [ "$fio_configs" = none ] ||
+        fio_runs=$(($(tr ',' '\n' <<<"$fio_configs" | wc -l) * 4 * $(tr ',' '\n' <<<"$fio_depths" | wc -l) * repeats))
+    timeout=$((900 + runs * (seconds + 20) + pps_runs * (pps_seconds + 20) + fio_runs * (fio_seconds + 20)))
     step "guest versus host on real KVM/ARM, nested under qemu-system-aarch64 (TCG):" \
-        "$runs iperf3 runs of $seconds s, $pps_runs udp_pps runs of $pps_seconds s, at most $((timeout / 60)) min"
+        "$runs iperf3 runs of $seconds s, $pps_runs udp_pps runs of $pps_seconds s," \
+        "$fio_runs fio runs of $fio_seconds s, at most $((timeout / 60)) min"
     "$src/scripts/arm64/prepare.sh" "$build/arm64-platform"
     "$src/scripts/arm64/run.sh" --scenario net-compare --gic 3 --quiet --progress \
         --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv3" \
         --timeout "$timeout" --env KVMMIO_BENCH_REPEATS="$repeats" \
         --env KVMMIO_BENCH_SECONDS="$seconds" --env KVMMIO_BENCH_PPS_SECONDS="$pps_seconds" \
         --env KVMMIO_BENCH_CONFIGS="$configs" \
-        --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" ||
+        --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" \
+        --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
+        --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
     step "KVM-layer costs on real KVM/ARM with a GICv2 (one more L1 boot)"
@@ -136,16 +158,20 @@ else
     step "guest versus host on this arm64 host's KVM"
     # /dev/vhost-net and /dev/net/tun exist before their modules load only
     # where systemd made the static nodes; load them so any init will do.
-    for m in vhost_net tun; do modprobe -q "$m" 2>/dev/null || true; done
+    # loop and squashfs: net-compare.sh mounts the tools disk (an image file).
+    for m in vhost_net tun loop squashfs; do modprobe -q "$m" 2>/dev/null || true; done
     "$src/scripts/arm64/fetch-packages.sh"
-    "$src/scripts/arm64/build-initramfs.sh" --l2-only \
+    "$src/scripts/arm64/build-initramfs.sh" --l2-only --tools-out "$build/arm64-platform/tools.img" \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
         --l2-bin "$build/bench/udp_pps" \
         --l2-hook "$src/tests/arm64/l2-hooks/50-kvmmio-l2test.sh" \
         --l2-hook "$src/tests/arm64/l2-hooks/60-kvmmio-serve.sh"
     # shellcheck source=scripts/arm64/common.sh
     kernel=$(source "$src/scripts/arm64/common.sh" && echo "$ROOT/boot/vmlinuz-$(kernel_version)")
-    PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" \
+    fio=()
+    [ "$fio_configs" = none ] || fio=(--tools "$build/arm64-platform/tools.img" --fio-configs "$fio_configs"
+        --fio-seconds "$fio_seconds" --fio-depths "$fio_depths")
+    PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
         --streams "$streams" --mtus "$mtus" ||

@@ -32,7 +32,7 @@ bool complete(const Run& r) {
   for (const char* name : find_kind(r.kind)->params) {
     const std::string n = name;
     if ((n == "mtu" && !p.mtu) || (n == "payload" && !p.payload) || (n == "dir" && !p.dir) ||
-        (n == "streams" && !p.streams))
+        (n == "streams" && !p.streams) || (n == "rw" && !p.rw) || (n == "bs" && !p.bs) || (n == "depth" && !p.depth))
       return false;
   }
   return true;
@@ -50,20 +50,20 @@ Range range_of(const std::vector<double>& v) {
 }
 
 // Each counter summed over `ok`, per `unit` of the runs' `amount`.
-std::optional<std::map<std::string, double>> rates(const KindSpec& kind, const std::vector<const Run*>& ok) {
-  if (!kind.amount || ok.empty()) return std::nullopt;
+std::optional<std::map<std::string, double>> rates(const char* amount, long double unit, const std::vector<const Run*>& ok) {
+  if (!amount || ok.empty()) return std::nullopt;
   std::map<std::string, uint64_t> sum;
   uint64_t total = 0;
   for (const Run* r : ok) {
     // One run without counters would make the sums lie about the rest.
     if (!r->counters) return std::nullopt;
     for (const auto& [name, v] : *r->counters) sum[name] += static_cast<uint64_t>(v);
-    total += static_cast<uint64_t>(r->values.at(kind.amount));
+    total += static_cast<uint64_t>(r->values.at(amount));
   }
   if (total == 0) return std::nullopt;
   sum["vmm_irqs"] = sum["injected"] + sum["relayed"];
   std::map<std::string, double> out;
-  for (const auto& [name, count] : sum) out[name] = *per_unit(count, total, kind.unit);
+  for (const auto& [name, count] : sum) out[name] = *per_unit(count, total, unit);
   return out;
 }
 
@@ -89,7 +89,8 @@ Cell make_cell(const std::vector<const Run*>& runs) {
   }
   c.runs_ok = static_cast<unsigned>(ok.size());
   for (const auto& [name, v] : values) c.values[name] = range_of(v);
-  c.rates = rates(kind, ok);
+  c.rates = rates(kind.amount, kind.unit, ok);
+  c.rates2 = rates(kind.amount2, kind.unit2, ok);
   return c;
 }
 
@@ -114,6 +115,11 @@ double Cell::sum(const std::string& name) const {
 std::optional<double> Cell::rate(const std::string& name) const {
   if (!rates) return std::nullopt;
   return rates->at(name);
+}
+
+std::optional<double> Cell::rate2(const std::string& name) const {
+  if (!rates2) return std::nullopt;
+  return rates2->at(name);
 }
 
 std::vector<Cell> Report::of_kind(std::string_view kind) const {

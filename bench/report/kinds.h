@@ -11,13 +11,17 @@ namespace kvmmio::report {
 
 struct KindSpec {
   const char* name;
-  std::vector<const char*> params;  // required: of mtu, payload, dir, streams
+  std::vector<const char*> params;  // required: of mtu, payload, dir, streams, rw, bs, depth
   std::vector<const char*> values;  // required numbers of a completed run
   const char* headline;             // the value the baseline ratios compare
   // The counters are given per `unit` of this value, summed (null: the
   // kind carries no counters).
   const char* amount;
   long double unit;
+  // A second denominator (null: none): fio's counters per GB as well as per
+  // million requests.
+  const char* amount2 = nullptr;
+  long double unit2 = 0;
 };
 
 inline const std::vector<KindSpec>& kinds() {
@@ -25,6 +29,9 @@ inline const std::vector<KindSpec>& kinds() {
       {"iperf", {"mtu", "dir", "streams"}, {"bytes", "seconds", "bps"}, "bps", "bytes", 1e9L},
       {"rr", {"mtu"}, {"transactions", "seconds", "tps", "p50_us", "p90_us", "p99_us"}, "p50_us", nullptr, 0},
       {"pps", {"mtu", "payload", "dir"}, {"sent", "received", "lost", "seconds", "pps"}, "pps", "received", 1e6L},
+      // bytes and ios: the requests' bytes and count (fio's io_bytes and
+      // total_ios of the side it measured), bw_bps bytes per second.
+      {"fio", {"rw", "bs", "depth"}, {"bytes", "ios", "seconds", "iops", "bw_bps"}, "iops", "ios", 1e6L, "bytes", 1e9L},
   };
   return k;
 }

@@ -77,8 +77,16 @@ void read_param(Record& rec, const std::string& name, Params& p) {
   if (name == "dir") {
     p.dir = rec.text("dir");
     if (*p.dir != "g2h" && *p.dir != "h2g") rec.fail("\"dir\" is \"" + *p.dir + "\", neither g2h nor h2g");
+  } else if (name == "rw") {
+    p.rw = rec.text("rw");
+    if (*p.rw != "read" && *p.rw != "write" && *p.rw != "randread" && *p.rw != "randwrite")
+      rec.fail("\"rw\" is \"" + *p.rw + "\", not read, write, randread or randwrite");
   } else {
-    (name == "mtu" ? p.mtu : name == "payload" ? p.payload : p.streams) = rec.count(name.c_str());
+    (name == "mtu"       ? p.mtu
+     : name == "payload" ? p.payload
+     : name == "bs"      ? p.bs
+     : name == "depth"   ? p.depth
+                         : p.streams) = rec.count(name.c_str());
   }
 }
 
@@ -204,7 +212,7 @@ void add_line(std::string_view line, const Source& at, const std::string& base_d
   if (kind == "meta") return add_meta(obj, at, into);
   if (kind == "micro") return add_micro(rec, base_dir, into);
   const KindSpec* spec = find_kind(kind);
-  if (!spec) throw InputError(at, "unknown kind \"" + kind + "\" (expected meta, micro, iperf, rr or pps)");
+  if (!spec) throw InputError(at, "unknown kind \"" + kind + "\" (expected meta, micro, iperf, rr, pps or fio)");
   add_run(*spec, rec, into);
 }
 

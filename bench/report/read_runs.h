@@ -9,6 +9,9 @@
 //    "tps":X, "p50_us":X, "p90_us":X, "p99_us":X}
 //   {"kind":"pps", "config":C, "mtu":M, "payload":P, "dir":D, "rep":R, "sent":N,
 //    "received":N, "lost":N, "seconds":T, "pps":X [, "counters":{...}]}
+//   {"kind":"fio", "config":C, "rw":"read"|"write"|"randread"|"randwrite", "bs":B,
+//    "depth":D, "rep":R, "bytes":N, "ios":N, "seconds":T, "iops":X, "bw_bps":X
+//    [, "counters":{...}]}
 //   {"kind":"micro", "platform":NAME, "file":PATH}
 //
 // A measuring run with "failed":REASON did not complete: its results are

@@ -28,12 +28,19 @@ struct Params {
   std::optional<unsigned> payload;  // UDP payload bytes
   std::optional<std::string> dir;   // "g2h" or "h2g"
   std::optional<unsigned> streams;
-  // The report's order: by MTU, payload, direction (g2h first), streams.
-  auto key() const { return std::tie(mtu, payload, dir, streams); }
+  std::optional<std::string> rw;    // fio: "read", "write", "randread" or "randwrite"
+  std::optional<unsigned> bs;       // fio: block size, bytes
+  std::optional<unsigned> depth;    // fio: iodepth
+  // The report's order: by MTU, payload, direction (g2h first), streams;
+  // fio's by block size (largest first), pattern, depth.
+  auto key() const {
+    const std::optional<long> neg_bs = bs ? std::optional<long>(-static_cast<long>(*bs)) : std::nullopt;
+    return std::make_tuple(mtu, payload, dir, streams, neg_bs, rw, depth);
+  }
   bool operator==(const Params& o) const { return key() == o.key(); }
 };
 
-// One measured run: iperf, rr, pps or a later kind.
+// One measured run: iperf, rr, pps, fio or a later kind.
 struct Run {
   Source source;
   std::string kind;

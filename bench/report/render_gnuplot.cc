@@ -3,9 +3,10 @@
 // 0: one row per iperf group and three columns (median, min, max) per
 // config, "-" where a config has no value. Block 1: one row per mode with
 // VMM counters, its vCPU exits and VMM interrupts per GB over all its runs.
-// pps.dat has the packet-rate groups in block 0's shape. The script plots
-// them as stacked panels: throughput, packet rate (when there is any), VMM
-// work per GB.
+// pps.dat has the packet-rate groups in block 0's shape, fio.dat the disk
+// groups (guest configs only: IO/s over the host's). The script plots them
+// as stacked panels: throughput, packet rate and disk (when there are any),
+// VMM work per GB.
 #include "bench/report/render_gnuplot.h"
 
 #include <algorithm>
@@ -37,11 +38,21 @@ std::string label(const Cell& c) {
   const Params& p = c.params;
   const std::string dir = p.dir.value_or("-");
   if (c.kind == "pps") return dir + " " + std::to_string(p.payload.value_or(0)) + " B";
+  if (c.kind == "fio") {
+    const unsigned bs = p.bs.value_or(0);
+    return p.rw.value_or("-") + " " + (bs % (1024 * 1024) ? std::to_string(bs / 1024) + "k" : std::to_string(bs >> 20) + "M") +
+           " q" + std::to_string(p.depth.value_or(0));
+  }
   return dir + " " + std::to_string(p.streams.value_or(0)) + "x " + std::to_string(p.mtu.value_or(0));
 }
 std::array<std::optional<double>, 3> bar(const Cell& c) {
   const Range r = c.range(find_kind(c.kind)->headline);
-  const double scale = c.kind == "iperf" ? 1e9 : 1;  // bits/s as Gbit/s
+  double scale = c.kind == "iperf" ? 1e9 : 1;  // bits/s as Gbit/s
+  if (c.kind == "fio") {
+    // IO/s as a fraction of the host's median: median / ratio_to_host.
+    if (!r.median || !c.ratio_to_host || *c.ratio_to_host <= 0) return {};
+    scale = *r.median / *c.ratio_to_host;
+  }
   const auto scaled = [&](const std::optional<double>& v) { return v ? std::optional(*v / scale) : v; };
   return {scaled(r.median), scaled(r.min), scaled(r.max)};
 }
@@ -150,10 +161,11 @@ std::string no_data(const std::string& what) {
   return "set label 1 " + quoted(what) + " at graph 0.5, 0.5 center\nplot [0:1] NaN notitle\nunset label 1\n";
 }
 
-std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps, const std::vector<std::string>& gbps_configs,
-                   const std::vector<std::string>& pps_configs, const std::vector<ModeCounters>& modes,
+std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps, const std::vector<Cell>& fio,
+                   const std::vector<std::string>& gbps_configs, const std::vector<std::string>& pps_configs,
+                   const std::vector<std::string>& fio_configs, const std::vector<ModeCounters>& modes,
                    const std::string& title) {
-  const int panels = pps_configs.empty() ? 2 : 3;
+  const int panels = 2 + !pps_configs.empty() + !fio_configs.empty();
   std::string out =
       "# Written by net_report. Run `gnuplot throughput.gp` from any directory: the data and\n"
       "# the PNG are beside this script, found through ARG0 (the script's path).\n"
@@ -164,6 +176,7 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
       "}\n"
       "data = here . '/" + std::string(kGnuplotDataName) + "'\n"
       "pps_data = here . '/" + std::string(kGnuplotPpsDataName) + "'\n"
+      "fio_data = here . '/" + std::string(kGnuplotFioDataName) + "'\n"
       "set terminal pngcairo noenhanced size 1280," + std::to_string(panels * 480) + " font 'sans,10'\n"
       "set output here . '/" + std::string(kGnuplotImageName) + "'\n"
       "set multiplot layout " + std::to_string(panels) + ",1 title " + quoted(title) + "\n"
@@ -189,6 +202,14 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
            "set xlabel 'g2h: guest to host, h2g: host to guest; then the UDP payload in bytes'\n"
            "set ylabel 'datagrams received per s'\n" +
            plot("pps_data", pps, pps_configs);
+  if (!fio_configs.empty())
+    out += "# Panel: disk.\n"
+           "set title " + quoted("fio in the guest on its virtio-blk disk: IO/s as a fraction of fio on the host's backing "
+                                 "file, median of " + runs_per_bar(fio) + ", error bars from min to max") + "\n"
+           "set xlabel 'rw, block size, iodepth'\n"
+           "set ylabel 'guest IO/s / host IO/s'\n"
+           "set xtics rotate by 25 right\n" +
+           plot("fio_data", fio, fio_configs) + "set xtics norotate center\n";
   out +=
       "# Panel: what each mode costs the VMM.\n"
       "set title 'VMM work per GB received, over all iperf3 runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
@@ -210,13 +231,18 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
 
 GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
   const std::vector<Cell> iperf = report.of_kind("iperf"), pps = report.of_kind("pps");
+  std::vector<Cell> fio;  // the guests' cells: the host's bars would all be 1
+  for (const Cell& c : report.of_kind("fio"))
+    if (c.config != kHostConfig) fio.push_back(c);
   const std::vector<std::string> gbps_configs = bar_configs(report, iperf);
   const std::vector<std::string> pps_configs = bar_configs(report, pps);
+  const std::vector<std::string> fio_configs = bar_configs(report, fio);
   const std::vector<ModeCounters> modes = mode_counters(report, gbps_configs);
   // Two blank lines end a gnuplot data block: the counters are `index 1`.
-  return {script(iperf, pps, gbps_configs, pps_configs, modes, title),
+  return {script(iperf, pps, fio, gbps_configs, pps_configs, fio_configs, modes, title),
           data("throughput Gbit/s", iperf, gbps_configs) + "\n\n" + counters_block(modes),
-          data("packet rate, datagrams/s", pps, pps_configs)};
+          data("packet rate, datagrams/s", pps, pps_configs),
+          data("disk IO/s over the host's", fio, fio_configs)};
 }
 
 }  // namespace kvmmio::report

@@ -5,8 +5,9 @@
 // clustered bars of median Gbit/s, one group per (dir, streams, MTU), one
 // colour per config, min-max error bars, failed runs counted in the legend;
 // when the report has packet-rate cells, median datagrams received per
-// second, one group per (dir, payload); each mode's vCPU exits and VMM
-// interrupts per GB.
+// second, one group per (dir, payload); when it has fio cells, each guest
+// disk config's IO/s as a fraction of the host's (fio.dat), one group per
+// (rw, bs, depth); each mode's vCPU exits and VMM interrupts per GB.
 #pragma once
 
 #include <string>
@@ -18,12 +19,14 @@ namespace kvmmio::report {
 inline constexpr const char* kGnuplotScriptName = "throughput.gp";
 inline constexpr const char* kGnuplotDataName = "throughput.dat";
 inline constexpr const char* kGnuplotPpsDataName = "pps.dat";
+inline constexpr const char* kGnuplotFioDataName = "fio.dat";
 inline constexpr const char* kGnuplotImageName = "throughput.png";
 
 struct GnuplotFiles {
   std::string script;  // contents of throughput.gp
   std::string data;    // contents of throughput.dat
   std::string pps_data;  // contents of pps.dat (written, if unused, when there are no pps cells)
+  std::string fio_data;  // contents of fio.dat (likewise for fio cells)
 };
 
 GnuplotFiles render_gnuplot(const Report& report, const std::string& title);

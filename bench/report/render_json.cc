@@ -22,11 +22,11 @@ Json number(const std::optional<double>& v) {
 Json optional(const std::optional<unsigned>& v) { return v ? Json(*v) : Json(nullptr); }
 Json optional(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); }
 
-Json counter_rates(const Cell& c) {
-  if (!c.rates) return nullptr;
+Json counter_rates(const Cell& c, bool second = false) {
+  if (!(second ? c.rates2 : c.rates)) return nullptr;
   Json out = Json::object();
   for (const char* name : {"vcpu_exits", "wakeups", "vmm_irqs", "injected", "relayed", "trapped", "polled", "guest_irqs"})
-    out[name] = number(c.rate(name));
+    out[name] = number(second ? c.rate2(name) : c.rate(name));
   return out;
 }
 
@@ -36,6 +36,9 @@ Json head(const Cell& c) {
   if (c.params.payload) out["payload"] = *c.params.payload;
   if (c.params.dir) out["dir"] = *c.params.dir;
   if (c.params.streams) out["streams"] = *c.params.streams;
+  if (c.params.rw) out["rw"] = *c.params.rw;
+  if (c.params.bs) out["bs"] = *c.params.bs;
+  if (c.params.depth) out["depth"] = *c.params.depth;
   out["runs_ok"] = c.runs_ok;
   out["runs_failed"] = c.runs_failed;
   return out;
@@ -79,6 +82,22 @@ Json pps(const Cell& c) {
   return out;
 }
 
+Json fio(const Cell& c) {
+  Json out = head(c);
+  add_range(out, c, "iops", "iops", 1);
+  const Range mb = c.range("bw_bps");
+  const auto scaled = [](const std::optional<double>& v) { return v ? number(*v / 1e6) : Json(nullptr); };
+  out["median_mbps"] = scaled(mb.median);
+  out["min_mbps"] = scaled(mb.min);
+  out["max_mbps"] = scaled(mb.max);
+  out["ratio_to_host"] = number(c.ratio_to_host);
+  out["bytes"] = static_cast<uint64_t>(c.sum("bytes"));
+  out["ios"] = static_cast<uint64_t>(c.sum("ios"));
+  out["per_mreq"] = counter_rates(c);
+  out["per_gb"] = counter_rates(c, true);
+  return out;
+}
+
 Json micro(const MicroPlatform& p) {
   const MicroResult& m = p.result;
   Json us = Json::object();
@@ -101,6 +120,9 @@ Json failure(const Run& f) {
           {"dir", optional(f.params.dir)},
           {"streams", optional(f.params.streams)},
           {"payload", optional(f.params.payload)},
+          {"rw", optional(f.params.rw)},
+          {"bs", optional(f.params.bs)},
+          {"depth", optional(f.params.depth)},
           {"rep", f.rep ? Json(f.rep) : Json(nullptr)},
           {"reason", *f.failed},
           {"source", f.source.str()}};
@@ -113,10 +135,11 @@ std::string render_json(const Report& report, const std::string& title) {
   for (const auto& [k, v] : report.meta) meta[k] = v;
   Json doc = {{"schema_version", kJsonSchemaVersion}, {"title", title}, {"meta", meta},
               {"iperf", Json::array()},           {"rr", Json::array()},  {"pps", Json::array()},
+              {"fio", Json::array()},
               {"micro", Json::array()},           {"failures", Json::array()}};
   // Each kind's cells under its own key, in its own shape (kinds.h lists
   // the kinds the reader accepts).
-  const std::map<std::string, Json (*)(const Cell&)> shape = {{"iperf", iperf}, {"rr", rr}, {"pps", pps}};
+  const std::map<std::string, Json (*)(const Cell&)> shape = {{"iperf", iperf}, {"rr", rr}, {"pps", pps}, {"fio", fio}};
   for (const Cell& c : report.cells) doc[c.kind].push_back(shape.at(c.kind)(c));
   for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
   for (const Run& f : report.failures) doc["failures"].push_back(failure(f));

@@ -97,6 +97,37 @@ std::string packet_rate(const std::vector<Cell>& cells) {
          t.render();
 }
 
+std::string disk(const std::vector<Cell>& cells) {
+  TextTable t({L, L, R, R, R, R, R, R, R, R, R, R, R, R, R, R});
+  t.header({"", "", "", "", "MB/s", "IO/s", "spread", "", "x", "exits", "wake-ups", "VMM irqs", "guest irqs", "exits",
+            "wake-ups", "guest irqs"});
+  t.header({"config", "rw", "bs", "depth", "median", "median", "%", "n", "host", "/Mreq", "/Mreq", "/Mreq", "/Mreq",
+            "/GB", "/GB", "/GB"});
+  add_rows(t, cells, [](const Cell& c) {
+    std::vector<std::string> row = {c.config,
+                                    c.params.rw.value_or("-"),
+                                    c.params.bs ? (*c.params.bs % 1024 ? std::to_string(*c.params.bs)
+                                                                       : *c.params.bs % (1024 * 1024)
+                                                                           ? std::to_string(*c.params.bs / 1024) + "k"
+                                                                           : std::to_string(*c.params.bs >> 20) + "M")
+                                                : "-",
+                                    num(c.params.depth),
+                                    fixed(c.median("bw_bps", 1e6), 1),
+                                    fixed(c.median("iops"), 0),
+                                    fixed(c.range("iops").spread_pct, 1),
+                                    runs(c.runs_ok, c.runs_failed),
+                                    fixed(c.ratio_to_host, 3)};
+    row = with_counters(row, c);
+    for (const char* name : {"vcpu_exits", "wakeups", "guest_irqs"}) row.push_back(count(c.rate2(name)));
+    return row;
+  });
+  return "Disk: fio, guest on its virtio-blk disk (O_DIRECT, libaio) versus host on the backing file\n"
+         "(buffered), medians over completed runs; MB/s = 1e6 bytes/s; x host = IO/s median / host's for the\n"
+         "same rw, bs and depth; /Mreq = VMM counter per 1e6 requests, /GB per 1e9 bytes; VMM irqs =\n"
+         "injected + relayed; blk-ENGINE-REGS: kvmmio's I/O engine and register access\n\n" +
+         t.render();
+}
+
 // Platforms side by side: one column each, so the ratios line up.
 std::string micro(const Report& r) {
   std::vector<Align> align{L};
@@ -142,6 +173,9 @@ std::string failures(const Report& r) {
     if (f.params.payload) out += " payload=" + std::to_string(*f.params.payload);
     if (f.params.dir) out += " dir=" + *f.params.dir;
     if (f.params.streams) out += " streams=" + std::to_string(*f.params.streams);
+    if (f.params.rw) out += " rw=" + *f.params.rw;
+    if (f.params.bs) out += " bs=" + std::to_string(*f.params.bs);
+    if (f.params.depth) out += " depth=" + std::to_string(*f.params.depth);
     if (f.rep) out += " rep=" + std::to_string(f.rep);
     out += ": " + *f.failed + " (" + f.source.str() + ")\n";
   }
@@ -167,7 +201,7 @@ std::string render_text(const Report& report, const std::string& title) {
   }
   using Table = std::string (*)(const std::vector<Cell>&);
   for (const auto& [kind, table] : {std::pair<const char*, Table>{"iperf", throughput}, {"rr", latency},
-                                    {"pps", packet_rate}}) {
+                                    {"pps", packet_rate}, {"fio", disk}}) {
     const std::vector<Cell> cells = report.of_kind(kind);
     if (!cells.empty()) out += "\n" + table(cells);
   }

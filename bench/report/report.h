@@ -36,6 +36,8 @@ struct Cell {
   // relayed). Unset when a completed run has no counters, when none
   // completed, or for a zero amount.
   std::optional<std::map<std::string, double>> rates;
+  // Likewise per the kind's unit2 of its amount2 (fio: per 1e9 bytes).
+  std::optional<std::map<std::string, double>> rates2;
   std::optional<double> ratio_to_host;       // headline median / the host cell's, same kind and params
   std::optional<double> ratio_to_user_trap;  // likewise against user-trap
   // Value `name`'s range (all unset when no completed run has it), and its
@@ -43,6 +45,7 @@ struct Cell {
   Range range(const std::string& name) const;
   std::optional<double> median(const std::string& name, double scale = 1) const;
   std::optional<double> rate(const std::string& name) const;
+  std::optional<double> rate2(const std::string& name) const;
   double sum(const std::string& name) const;  // 0 when no completed run has it
 };
 

@@ -33,11 +33,12 @@ while (($#)); do
     esac
 done
 
-HOST_PKGS=(qemu-system-arm cpio kmod g++-aarch64-linux-gnu)
+# squashfs-tools: the tools disk (build-initramfs.sh --tools-out).
+HOST_PKGS=(qemu-system-arm cpio kmod squashfs-tools g++-aarch64-linux-gnu)
 native_arm64=0
 # On an arm64 host (scripts/main.sh there) arm64 is the native architecture:
 # no foreign architecture, no emulator, no cross compiler.
-[[ $(dpkg --print-architecture) == arm64 ]] && native_arm64=1 && HOST_PKGS=(cpio kmod binutils)
+[[ $(dpkg --print-architecture) == arm64 ]] && native_arm64=1 && HOST_PKGS=(cpio kmod squashfs-tools binutils)
 
 # --- host side: arm64 as a foreign architecture, host tools -------------
 updated=0
@@ -193,10 +194,13 @@ lib_closure() {
 # (busybox's ip has neither).
 # jq: the scenarios and the main job's driver read JSON (--stats, iperf3,
 # tcp_rr) with it, never by line shape.
-mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq)
+# fio: the main job's disk cells, in L1 (the host side) and in L2 (from the
+# tools disk build-initramfs.sh --tools-out makes: its libraries, librados,
+# librbd, gluster and the like, are ~20 MB that no L2 initramfs carries).
+mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio)
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
 # zlib1g: libelf1's zlib, a library not named lib*.
-PKGS=("$kpkg" busybox-static iperf3 iproute2 jq zlib1g "${prog_libs[@]}")
+PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio zlib1g "${prog_libs[@]}")
 BPO_PKGS=()
 for k in "${KERNELS[@]:1}"; do
     read -r _ p a <<<"$k"

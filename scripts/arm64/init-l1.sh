@@ -67,6 +67,21 @@ for arg in $cmdline; do
     esac
 done
 export KVMMIO_L1_GIC="$gic" KVMMIO_RESULTS=/results
+# The tools disk (run.sh --tools: fio and its libraries, squashfs), read
+# only at /tools; KVMMIO_TOOLS_DEV names its device for scenarios that give
+# it to L2 too.
+for f in /sys/block/vd*/serial; do
+    if ! [ -r "$f" ] || [ "$(cat "$f")" != kvmmio-tools ]; then continue; fi
+    f=${f%/serial} KVMMIO_TOOLS_DEV=/dev/${f##*/}
+    mkdir -p /tools
+    if mount -t squashfs -o ro "$KVMMIO_TOOLS_DEV" /tools; then
+        export KVMMIO_TOOLS_DEV
+    else
+        error "cannot mount the tools disk $KVMMIO_TOOLS_DEV (squashfs) at /tools"
+        unset KVMMIO_TOOLS_DEV
+    fi
+    break
+done
 list=$(echo "$scenario" | tr , ' ')
 
 missing=''

@@ -6,7 +6,8 @@
 #
 #   scripts/arm64/prepare.sh OUTDIR [--kernels L1:L2]...
 #     -> OUTDIR/build (the arm64 build tree), OUTDIR/repro (the stale-code
-#        scenario's reproducers), OUTDIR/l1-initramfs.cpio.gz
+#        scenario's reproducers), OUTDIR/tools.img (the tools disk: fio and
+#        its libraries, which run.sh attaches), OUTDIR/l1-initramfs.cpio.gz
 #        (L1 and L2 on the default kernel, 6.1 on Debian 12), and for each
 #        --kernels L1:L2 (kernel series, e.g. 6.12:6.1, or 6.12-16k:6.1 for
 #        Debian's 16 KiB-page kernel in L1; common.sh) another initramfs,
@@ -70,7 +71,8 @@ bins+=(--l2-bin "$out/build/tests/arm64/hostile_guest")
 for h in "$src"/tests/arm64/l2-hooks/*.sh; do
   bins+=(--l2-hook "$h")
 done
-"$src/scripts/arm64/build-initramfs.sh" --out "$out/l1-initramfs.cpio.gz" "${bins[@]}"
+# tools.img: the tools disk run.sh attaches (fio for the main job's disk cells).
+"$src/scripts/arm64/build-initramfs.sh" --out "$out/l1-initramfs.cpio.gz" --tools-out "$out/tools.img" "${bins[@]}"
 for c in "${combos[@]}"; do
   "$src/scripts/arm64/build-initramfs.sh" --l1-kernel "${c%:*}" --l2-kernel "${c#*:}" \
     --out "$out/l1-initramfs-l1-${c%:*}-l2-${c#*:}.cpio.gz" "${bins[@]}"

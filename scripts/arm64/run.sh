@@ -46,6 +46,11 @@ Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
                      virtio-blk disk (repeatable); in L1 the Nth one (from
                      0) is the disk whose serial is kvmmio-diskN
                      (/sys/block/vd*/serial: the vdX order is QEMU's)
+  --tools FILE|none   the tools disk (build-initramfs.sh --tools-out: fio and
+                     its libraries), attached read-only with serial
+                     kvmmio-tools; L1 mounts it at /tools (KVMMIO_TOOLS_DEV
+                     names the device). Default: tools.img beside the
+                     --initramfs FILE when there is one, else none
   --quiet            console only to the log file, not to stdout
   --progress         with --quiet: print the scenario's progress lines
                      (KVMMIO-STEP) as they come, nothing else
@@ -75,7 +80,7 @@ EOF
 # The known-good L1 CPU (see the QEMU command line below for why each part).
 default_cpu=max,pauth=off,sve=off
 scenario='' gic=3 cpu=$default_cpu timeout=600 log='' results='' initramfs=$CACHE/l1-initramfs.cpio.gz
-smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=() disks=()
+smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=() disks=() tools=''
 while (($#)); do
     case $1 in
     --scenario) scenario=${2:?--scenario needs a NAME}; shift 2 ;;
@@ -88,6 +93,7 @@ while (($#)); do
     --smp) smp=${2:?--smp needs N}; shift 2 ;;
     --mem) mem=${2:?--mem needs MB}; shift 2 ;;
     --disk) disks+=("${2:?--disk needs a FILE}"); shift 2 ;;
+    --tools) tools=${2:?--tools needs a FILE or none}; shift 2 ;;
     --quiet) quiet=1; shift ;;
     --progress) progress=1; shift ;;
     --env) envs+=("${2:?--env needs NAME=VALUE}"); shift 2 ;;
@@ -123,6 +129,12 @@ for d in "${disks[@]}"; do
     [[ -f $d && -r $d && -w $d ]] || die "--disk $d: not a readable and writable file"
     [[ $d != *,* ]] || die "--disk $d: QEMU's -drive cannot take a file name with a comma"
 done
+# The tools disk: beside the initramfs unless --tools says otherwise.
+[[ -n $tools ]] || { tools=$(dirname "$initramfs")/tools.img; [[ -e $tools ]] || tools=none; }
+if [[ $tools != none ]]; then
+    [[ -f $tools && -r $tools ]] || die "--tools $tools: not a readable file (build-initramfs.sh --tools-out makes it)"
+    [[ $tools != *,* ]] || die "--tools $tools: QEMU's -drive cannot take a file name with a comma"
+fi
 [[ $cpu =~ ^[A-Za-z0-9_.,=-]+$ ]] ||
     die "--cpu '$cpu': want a QEMU CPU model with options, e.g. cortex-a72 or $default_cpu"
 # The results: DIR itself for one scenario, DIR/NAME for each of a list.
@@ -191,6 +203,10 @@ qemu=(qemu-system-aarch64
     -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initramfs" -append "$append"
     -drive "file=$disk,format=raw,if=none,id=results"
     -device virtio-blk-device,drive=results,serial=kvmmio-results)
+# The tools disk, read-only (runs may share it): L1 mounts it at /tools.
+# shellcheck disable=SC2054 # commas belong to QEMU option values
+[[ $tools == none ]] || qemu+=(-drive "file=$tools,format=raw,if=none,id=tools,readonly=on"
+    -device virtio-blk-device,drive=tools,serial=kvmmio-tools)
 # --disk: L1 tells them apart by serial (init-l1.sh finds the results disk
 # the same way): which one is vda depends on QEMU's virtio-mmio slot order.
 for i in "${!disks[@]}"; do

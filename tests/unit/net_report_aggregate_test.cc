@@ -240,5 +240,34 @@ TEST(NetReportAggregate, MicroRatios) {
   EXPECT_EQ(r.micro[1].irq_line_relay_per_irqfd, std::nullopt);  // not measured
 }
 
+// fio: IO/s against the host's for the same rw, bs and depth; counters per
+// million requests and per GB (kSampleFio's comment works them out).
+TEST(NetReportAggregate, FioCellsPerMillionRequestsAndPerGb) {
+  const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSampleFio));
+  const std::vector<Cell> fio = r.of_kind("fio");
+  ASSERT_EQ(fio.size(), 3u);
+  // 1 MiB first, then 4 KiB; the host before the guests.
+  EXPECT_EQ(fio[0].config, "blk-io_uring-trap");
+  EXPECT_EQ(fio[0].runs_failed, 1u);
+  EXPECT_EQ(fio[1].config, "host");
+  EXPECT_DOUBLE_EQ(*fio[1].median("iops"), 100000);
+  EXPECT_FALSE(fio[1].rates);
+  const Cell& g = fio[2];
+  EXPECT_EQ(g.config, "blk-io_uring-mirror");
+  EXPECT_EQ(*g.params.rw, "randread");
+  EXPECT_EQ(*g.params.bs, 4096u);
+  EXPECT_EQ(*g.params.depth, 32u);
+  EXPECT_DOUBLE_EQ(*g.ratio_to_host, 0.04);
+  EXPECT_EQ(*g.rate("vcpu_exits"), 0);
+  EXPECT_DOUBLE_EQ(*g.rate("wakeups"), 500000);
+  EXPECT_DOUBLE_EQ(*g.rate("guest_irqs"), 300000);
+  EXPECT_DOUBLE_EQ(*g.rate("vmm_irqs"), 250000);
+  EXPECT_EQ(*g.rate2("vcpu_exits"), 0);
+  EXPECT_DOUBLE_EQ(*g.rate2("wakeups"), 100000);
+  EXPECT_DOUBLE_EQ(*g.rate2("guest_irqs"), 60000);
+  // The other kinds have no second denominator.
+  EXPECT_FALSE(cell(r, "vhost-irqfd").rates2);
+}
+
 }  // namespace
 }  // namespace kvmmio::report

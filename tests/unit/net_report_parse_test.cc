@@ -109,7 +109,7 @@ TEST(NetReportParse, MetaMembersAreCopiedAsTextAndMayRepeatWithTheSameValue) {
 
 TEST(NetReportParse, BlankLinesAreSkippedButCounted) {
   EXPECT_EQ(parse_error("\n   \n\r\n{\"kind\":\"bogus\"}\n"),
-            "raw:4: unknown kind \"bogus\" (expected meta, micro, iperf, rr or pps)");
+            "raw:4: unknown kind \"bogus\" (expected meta, micro, iperf, rr, pps or fio)");
   EXPECT_EQ(parse("\n  \n").runs.size(), 0u);
 }
 
@@ -144,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{R"({"config":"host"})", "\"kind\" missing"},
         Malformed{R"({"kind":3})", "\"kind\" is not a non-empty string"},
         Malformed{R"({"kind":"iperfs","config":"host"})",
-                  "unknown kind \"iperfs\" (expected meta, micro, iperf, rr or pps)"},
+                  "unknown kind \"iperfs\" (expected meta, micro, iperf, rr, pps or fio)"},
         Malformed{iperf_with("bytes"), "\"bytes\" missing"},
         Malformed{iperf_with("config"), "\"config\" missing"},
         Malformed{iperf_with("config", "\"\""), "\"config\" is not a non-empty string"},
@@ -174,7 +174,19 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"sent\" missing"},
         Malformed{R"({"kind":"pps","config":"host","mtu":1500,"payload":64,"dir":"g2h","rep":1,"sent":5,)"
                   R"("received":3,"lost":1,"seconds":1,"pps":3})",
-                  "received + lost is not sent"}));
+                  "received + lost is not sent"},
+        Malformed{R"({"kind":"fio","config":"host","rw":"trim","bs":4096,"depth":1,"rep":1,"bytes":1,"ios":1,)"
+                  R"("seconds":1,"iops":1,"bw_bps":1})",
+                  "\"rw\" is \"trim\", not read, write, randread or randwrite"},
+        Malformed{R"({"kind":"fio","config":"host","rw":"read","bs":0,"depth":1,"rep":1,"bytes":1,"ios":1,)"
+                  R"("seconds":1,"iops":1,"bw_bps":1})",
+                  "\"bs\" is not a whole number from 1 to 4294967295"},
+        Malformed{R"({"kind":"fio","config":"host","rw":"read","bs":4096,"rep":1,"bytes":1,"ios":1,)"
+                  R"("seconds":1,"iops":1,"bw_bps":1})",
+                  "\"depth\" missing"},
+        Malformed{R"({"kind":"fio","config":"host","rw":"read","bs":4096,"depth":1,"rep":1,"bytes":1,"ios":1,)"
+                  R"("seconds":1,"iops":1})",
+                  "\"bw_bps\" missing"}));
 
 // bench/outside-counters.sh's deltas: numbers, or null where unreadable,
 // which stays apart from 0; all five or none.

@@ -217,5 +217,53 @@ TEST(NetReportGnuplot, NoIperfRunsStillGivesAScript) {
   EXPECT_EQ(g.script.find("using"), std::string::npos);
 }
 
+TEST(NetReportText, DiskRowsAndFailures) {
+  const std::string t = render_text(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSampleFio)), "T");
+  EXPECT_NE(t.find("Disk: fio, guest on its virtio-blk disk"), std::string::npos) << t;
+  // MB/s 16.4, IO/s 4000, x host 0.040, per Mreq exits wake-ups VMM irqs
+  // guest irqs, per GB exits wake-ups guest irqs.
+  EXPECT_EQ(row(t, "blk-io_uring-mirror"),
+            "blk-io_uring-mirror randread 4k 32 16.4 4000 0.0 1 0.040 0 500000 250000 300000 0 100000 60000");
+  EXPECT_EQ(row(t, "host randread"), "host randread 4k 32 409.6 100000 40.0 2 1.000 - - - - - - -");
+  EXPECT_EQ(row(t, "blk-io_uring-trap"), "blk-io_uring-trap read 1M 1 - - - 0 +1f - - - - - - - -");
+  EXPECT_NE(t.find("fio config=blk-io_uring-trap rw=read bs=1048576 depth=1 rep=1: fio_failed"), std::string::npos);
+  EXPECT_EQ(render_text(sample(), "T").find("Disk: fio"), std::string::npos);
+}
+
+TEST(NetReportJson, FioCellsPerMreqAndPerGb) {
+  const Json j = Json::parse(render_json(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSampleFio)), "T"));
+  ASSERT_EQ(j["fio"].size(), 3u);
+  const Json& v = j["fio"][2];
+  EXPECT_EQ(v["config"].get<std::string>(), "blk-io_uring-mirror");
+  EXPECT_EQ(v["rw"].get<std::string>(), "randread");
+  EXPECT_EQ(v["bs"].get<double>(), 4096);
+  EXPECT_EQ(v["depth"].get<double>(), 32);
+  EXPECT_EQ(v["median_iops"].get<double>(), 4000);
+  EXPECT_EQ(v["median_mbps"].get<double>(), 16.384);
+  EXPECT_EQ(v["ratio_to_host"].get<double>(), 0.04);
+  EXPECT_EQ(v["ios"].get<double>(), 4000);
+  EXPECT_EQ(v["per_mreq"]["vcpu_exits"].get<double>(), 0);
+  EXPECT_EQ(v["per_mreq"]["wakeups"].get<double>(), 500000);
+  EXPECT_EQ(v["per_gb"]["guest_irqs"].get<double>(), 60000);
+  EXPECT_TRUE(j["fio"][1]["per_mreq"].is_null());
+  const Json& f = j["failures"][1];
+  EXPECT_EQ(f["kind"].get<std::string>(), "fio");
+  EXPECT_EQ(f["rw"].get<std::string>(), "read");
+  EXPECT_EQ(f["bs"].get<double>(), 1048576);
+  EXPECT_TRUE(Json::parse(render_json(sample(), "T"))["fio"].empty());
+}
+
+TEST(NetReportGnuplot, DiskCellsGetAPanelOfGuestsOverTheHost) {
+  const GnuplotFiles g = render_gnuplot(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSampleFio)), "T");
+  const std::vector<std::string> data = lines(g.fio_data);
+  ASSERT_EQ(data.size(), 4u);
+  EXPECT_EQ(data[1], "# blk-io_uring-mirror blk-io_uring-trap");
+  EXPECT_EQ(data[2], "\"read 1M q1\" - - - - - -");
+  EXPECT_EQ(data[3], "\"randread 4k q32\" 0.0400 0.0400 0.0400 - - -");
+  EXPECT_NE(g.script.find("set multiplot layout 3,1 title 'T'\n"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("fio_data = here . '/fio.dat'\n"), std::string::npos);
+  EXPECT_LT(g.script.find("plot fio_data"), g.script.find("plot data index 1"));
+}
+
 }  // namespace
 }  // namespace kvmmio::report

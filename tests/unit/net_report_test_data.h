@@ -67,6 +67,18 @@ inline constexpr const char* kSamplePps = R"({"kind":"pps","config":"host","mtu"
 {"kind":"pps","config":"vhost-irqfd","mtu":1500,"payload":64,"dir":"g2h","rep":2,"sent":50000,"received":50000,"lost":0,"seconds":2,"pps":25000,"counters":{"vcpu_exits":1000,"wakeups":1000,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":500}}
 {"kind":"pps","config":"user-trap","mtu":1500,"payload":1472,"dir":"h2g","rep":1,"failed":"udp_pps_failed"}
 )";
+// fio runs, for the tests that add them to kSampleRuns:
+//   host randread 4k q32:   80000, 120000 IO/s -> median 100000
+//   blk-io_uring-mirror:    4000 IO/s -> 0.04 x host; no exits, 2000
+//                           wake-ups and 1200 guest irqs over 4000 requests
+//                           and 0.02 GB (bytes chosen for round figures):
+//                           500000 and 300000 per Mreq, 100000 and 60000 per GB
+//   blk-io_uring-trap read 1M q1: one failed run
+inline constexpr const char* kSampleFio = R"({"kind":"fio","config":"host","rw":"randread","bs":4096,"depth":32,"rep":1,"bytes":327680000,"ios":80000,"seconds":1,"iops":80000,"bw_bps":327680000}
+{"kind":"fio","config":"host","rw":"randread","bs":4096,"depth":32,"rep":2,"bytes":491520000,"ios":120000,"seconds":1,"iops":120000,"bw_bps":491520000}
+{"kind":"fio","config":"blk-io_uring-mirror","rw":"randread","bs":4096,"depth":32,"rep":1,"bytes":20000000,"ios":4000,"seconds":1,"iops":4000,"bw_bps":16384000,"counters":{"vcpu_exits":0,"wakeups":2000,"injected":1000,"relayed":0,"trapped":0,"polled":0,"guest_irqs":1200}}
+{"kind":"fio","config":"blk-io_uring-trap","rw":"read","bs":1048576,"depth":1,"rep":1,"failed":"fio_failed"}
+)";
 inline constexpr const char* kSampleMicroLine = R"({"kind":"micro","platform":"host-x86_64","file":"micro.json"})" "\n";
 
 // An iperf record of config at MTU 1500, g2h, 1 stream: `gbps` received

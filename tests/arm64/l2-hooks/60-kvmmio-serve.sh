@@ -18,6 +18,13 @@
 #                            at address A (another guest: guest-to-guest
 #                            traffic) for S seconds (1-60); answers "BYTES
 #                            BITS_PER_SECOND" as the receiver counted them
+#     /cgi-bin/fio?RW+BS+DEPTH+SECONDS
+#                            fio (from the tools disk, serial kvmmio-tools,
+#                            mounted at /tools) on the disk whose serial is
+#                            kvmmio-fio: RW read, write, randread or
+#                            randwrite, BS bytes (512-1048576, a multiple of
+#                            512), DEPTH 1-256, SECONDS 1-60; O_DIRECT,
+#                            libaio; answers fio's JSON
 # Prints KVMMIO-L2-SERVING when all of it listens.
 read -r cmdline </proc/cmdline
 test='' ip=''
@@ -80,7 +87,50 @@ iperf3 -c "$addr" -t "$secs" -J 2>&1 | awk '
     r && /"bits_per_second"/ && s == "" { s = $2; sub(",", "", s) }
     END { if (b == "" || s == "") print "error: iperf3 to the peer failed"; else print b, s }'
 CGI
+cat >"$www/cgi-bin/fio" <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+# by_serial SERIAL: the virtio-blk disk with that serial (nothing if none).
+by_serial() {
+    for f in /sys/block/vd*/serial; do
+        [ -r "$f" ] && [ "$(cat "$f")" = "$1" ] && { f=${f%/serial}; echo "/dev/${f##*/}"; return; }
+    done
+}
+want() { echo "error: want /cgi-bin/fio?RW+BS+DEPTH+SECONDS ($*)"; exit 0; }
+set -f  # the query's words, unglobbed
+set -- $(echo "$QUERY_STRING" | tr '+' ' ')
+set +f
+[ $# = 4 ] || want "four values"
+case $1 in read | write | randread | randwrite) ;; *) want "RW read, write, randread or randwrite" ;; esac
+for n in "$2" "$3" "$4"; do case $n in '' | *[!0-9]* | 0*) want "whole numbers" ;; esac; done
+[ ${#2} -le 7 ] && [ "$2" -ge 512 ] && [ "$2" -le 1048576 ] && [ $(($2 % 512)) = 0 ] ||
+    want "BS 512-1048576, a multiple of 512"
+[ ${#3} -le 3 ] && [ "$3" -le 256 ] || want "DEPTH 1-256"
+[ ${#4} -le 2 ] && [ "$4" -le 60 ] || want "SECONDS 1-60"
+[ -x /tools/fio ] || { echo "error: no /tools/fio (the tools disk, serial kvmmio-tools)"; exit 0; }
+dev=$(by_serial kvmmio-fio)
+[ -b "$dev" ] || { echo "error: no disk with serial kvmmio-fio"; exit 0; }
+rm -f /tmp/fio.json
+if /tools/fio --name=guest --filename="$dev" --rw="$1" --bs="$2" --iodepth="$3" --runtime="$4" \
+    --time_based --direct=1 --ioengine=libaio --output-format=json --output=/tmp/fio.json \
+    </dev/null >/tmp/fio.err 2>&1 && [ -s /tmp/fio.json ]; then
+    cat /tmp/fio.json
+else
+    echo "error: fio failed: $(tail -n 1 /tmp/fio.err)"
+fi
+CGI
 chmod 755 "$www"/cgi-bin/*
+
+# The tools disk, read only, where L1 gives one (the main job's fio cells).
+for f in /sys/block/vd*/serial; do
+    if [ -r "$f" ] && [ "$(cat "$f")" = kvmmio-tools ]; then
+        f=${f%/serial}
+        mkdir -p /tools
+        mount -t squashfs -o ro "/dev/${f##*/}" /tools || echo "KVMMIO-L2-ERROR: cannot mount the tools disk /dev/${f##*/}"
+        break
+    fi
+done
 
 iperf3 -s -D
 tcp_rr server --port 5300 </dev/null >/dev/null 2>&1 &

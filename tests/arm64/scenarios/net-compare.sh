@@ -11,6 +11,11 @@
 #   KVMMIO_BENCH_STREAMS  default 1,4
 #   KVMMIO_BENCH_MTUS     default 1500,9000
 #   KVMMIO_BENCH_MICRO    1: run the KVM-layer microbenchmark too (default 1)
+#   KVMMIO_BENCH_FIO_CONFIGS  the disk cells (net-compare.sh --fio-configs;
+#                         default all); "none": no fio cells. They need the
+#                         tools disk (run.sh --tools, KVMMIO_TOOLS_DEV)
+#   KVMMIO_BENCH_FIO_SECONDS  fio seconds per run, default 5
+#   KVMMIO_BENCH_FIO_DEPTHS   fio iodepths, default 1,32
 #   KVMMIO_BENCH_CHECK    1: a test run (make check): every run must
 #                         complete and every guest run must show counters
 #                         that fit its mode; a GoogleTest-shaped verdict
@@ -26,12 +31,21 @@ configs=${KVMMIO_BENCH_CONFIGS:-$NET_COMPARE_CONFIGS}
 step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:-5} s"
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
+fio_configs=${KVMMIO_BENCH_FIO_CONFIGS:-host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap}
+fio=''
+if [ "$fio_configs" != none ]; then
+    [ -b "${KVMMIO_TOOLS_DEV:-}" ] || fail_early="no tools disk in L1 (run.sh --tools; prepare.sh makes tools.img): no fio cells"
+    fio="--tools ${KVMMIO_TOOLS_DEV:-} --fio-configs $fio_configs --fio-seconds ${KVMMIO_BENCH_FIO_SECONDS:-5}"
+    fio="$fio --fio-depths ${KVMMIO_BENCH_FIO_DEPTHS:-1,32}"
+fi
+[ -z "${fail_early:-}" ] || { step "net-compare: $fail_early"; fio=''; }
 start=$(cut -d' ' -f1 /proc/uptime)
+# shellcheck disable=SC2086 # $micro and $fio: options, words without spaces
 NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" \
     --configs "$configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \
-    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro ||
+    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro $fio ||
     status=$?
 secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
 [ "${KVMMIO_BENCH_CHECK:-0}" = 1 ] || exit $status
@@ -76,5 +90,22 @@ case ,$configs, in
     ;;
 esac
 [ -n "$msg" ] || [ "${KVMMIO_BENCH_MICRO:-1}" != 1 ] || grep -q '"kind":"micro"' "$raw" || msg="no microbenchmark record"
+# The disk cells: each fio config has its runs, with requests done; on the
+# register mirror a request costs no vCPU exit, so none at all during them.
+[ -n "$msg" ] || [ -z "${fail_early:-}" ] || msg=$fail_early
+if [ "$fio_configs" != none ]; then
+    for c in $(echo "$fio_configs" | tr ',' ' '); do
+        [ -n "$msg" ] || [ "$(runs fio "$c" 'map(select(.ios > 0)) | length')" -gt 0 ] || msg="no fio result with requests done for $c"
+        [ "$c" != host ] || continue
+        # shellcheck disable=SC2016,SC2046 # a jq program ($k is jq's); five numbers
+        set -- $(runs fio "$c" 'def sum($k): map(.counters[$k] // 0) | add // 0;
+            "\(map(.ios) | add // 0) \(sum("vcpu_exits")) \(sum("trapped")) \(sum("polled")) \(sum("guest_irqs"))"')
+        echo "net-compare $c: fio requests $1, vCPU exits $2, trapped $3, polled $4, guest irqs $5"
+        case $c in
+        *-mirror) [ -n "$msg" ] || [ "$2" = 0 ] || msg="$c: $2 vCPU exits during $1 fio requests, not 0 (the register mirror)" ;;
+        *-trap) [ -n "$msg" ] || [ "$2" -gt 0 ] || msg="$c: no vCPU exits during $1 fio requests with trapped registers" ;;
+        esac
+    done
+fi
 record all-modes "$secs" "$msg"
 write_cases net-compare
