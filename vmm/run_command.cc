@@ -72,6 +72,7 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   ignore_terminal_stop_signals();
   // Before any thread of kvmmio's starts (thread_stacks.h says why).
   set_default_thread_stack(kThreadStackBytes);
+  set_malloc_arenas(kMallocArenas);
   const KernelImage kernel(options.kernel);
   std::optional<BootFile> initrd;
   if (options.initrd) initrd.emplace(*options.initrd, "--initrd");

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The default stack size of new threads (see the header).
+// The default stack size of new threads and glibc's arena limit (see the
+// header).
 #include "vmm/thread_stacks.h"
 
+#include <malloc.h>
 #include <pthread.h>
 
 #include <cerrno>
+#include <stdexcept>
 #include <string>
 
 #include "kvmmio/base/error.h"
@@ -22,6 +25,11 @@ void set_default_thread_stack(size_t bytes) {
     throw_errno("pthread_setattr_default_np (a thread stack of " + std::to_string(bytes) +
                 " bytes)");
   }
+}
+
+void set_malloc_arenas(int arenas) {
+  if (::mallopt(M_ARENA_MAX, arenas) != 1)
+    throw std::runtime_error("mallopt(M_ARENA_MAX, " + std::to_string(arenas) + ") failed");
 }
 
 }  // namespace kvmmio::vmm

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// kvmmio's threads get the stack thread_stacks.h sets, std::thread too,
-// and one that small still runs what a thread of kvmmio's does.
+// kvmmio's threads get the stack thread_stacks.h sets, std::thread too;
+// with the arena limit set, many threads allocating at once share at most
+// that many arenas (so glibc never has to ask for the CPU count).
 #include "vmm/thread_stacks.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <pthread.h>
 
+#include <barrier>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace kvmmio::vmm {
 namespace {
@@ -36,6 +43,55 @@ TEST(ThreadStacks, NewThreadsGetTheSetSize) {
 
 TEST(ThreadStacks, ATooSmallStackIsAnError) {
   EXPECT_THROW(set_default_thread_stack(1), std::exception);
+}
+
+// Arenas in use: malloc_info's XML has one <heap nr="N"> per arena.
+int arenas_in_use() {
+  char* text = nullptr;
+  size_t size = 0;
+  FILE* f = ::open_memstream(&text, &size);
+  if (!f) return -1;
+  ::malloc_info(0, f);
+  std::fclose(f);
+  int heaps = 0;
+  for (std::string_view rest(text, size); rest.find("<heap nr=") != std::string_view::npos;) {
+    rest.remove_prefix(rest.find("<heap nr=") + 1);
+    ++heaps;
+  }
+  std::free(text);
+  return heaps;
+}
+
+// The arenas in use while `threads` threads are alive and have allocated
+// at once (an exited thread's arena would be reused: none leaves before
+// the count).
+int arenas_with_threads_allocating(int threads) {
+  std::barrier allocated(threads + 1);
+  std::barrier counted(threads + 1);
+  std::vector<std::thread> all;
+  for (int i = 0; i < threads; ++i)
+    all.emplace_back([&] {
+      void* volatile p = std::malloc(4096);
+      allocated.arrive_and_wait();
+      counted.arrive_and_wait();
+      std::free(p);
+    });
+  allocated.arrive_and_wait();
+  const int n = arenas_in_use();
+  counted.arrive_and_wait();
+  for (auto& t : all) t.join();
+  return n;
+}
+
+TEST(ThreadStacks, ManyAllocatingThreadsShareTheLimitedArenas) {
+  // In a process of its own: the limit stays there.
+  EXPECT_EXIT(
+      {
+        set_malloc_arenas(kMallocArenas);
+        const int n = arenas_with_threads_allocating(16);
+        std::exit(n >= 1 && n <= kMallocArenas ? 0 : 10 + n);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
