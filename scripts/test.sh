@@ -385,7 +385,7 @@ if [ -n "$guest_boot_pid" ]; then
   [ $guest_status -eq 0 ] || tail -n 60 "$build"/tests/arm64/guest-disk-gicv[23].log 2>/dev/null || true
   phase_done "guest disk"
   if [ $guest_status -eq 0 ]; then
-    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv3 and GICv2; made $(grep -o 'done in .*' "$guest_make_log" | head -n 1))"
+    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv3 and GICv2; made $(grep -o 'done in .*' "$guest_make_log" | sed 's/^done //' | head -n 1))"
   else
     guest_line="guest disk: FAILED (status $guest_status; $guest_boot_log, $build/tests/arm64/guest-disk-gicv[23].log)"
   fi
