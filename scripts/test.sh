@@ -121,6 +121,9 @@ fi
 # each phase ends and again at the close, with the phases that overran.
 # shellcheck source=scripts/phase-budget.sh
 source "$src/scripts/phase-budget.sh"
+# debian_root_unfit: whether this host can make the made guest's root.
+# shellcheck source=scripts/lib/debian-root.sh
+source "$src/scripts/lib/debian-root.sh"
 phase_start=$SECONDS phase_times=()
 phase_done() {
   budget_note "$1" $((SECONDS - phase_start))
@@ -246,9 +249,9 @@ if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
   elif [ -e "$build/arm64-platform/unavailable" ]; then
     guest_line="guest disk: skipped: arm64 platform unavailable: $(cat "$build/arm64-platform/unavailable")"
     [ "$strict" != true ] || guest_status=1
-  elif ! why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    # The same needs as the board's root (scripts/lib/debian-root.sh):
-    # root, and a binfmt_misc of a user namespace's own.
+  elif ! why=$(debian_root_unfit); then
+    # What make-guest.sh's root needs (scripts/lib/debian-root.sh): root,
+    # and a binfmt_misc of a user namespace's own.
     guest_line="guest disk: skipped: $why"
   else
     echo "test.sh: the guest of \"Your first guest\" (scripts/make-guest.sh): in the background, log $guest_make_log"
@@ -385,7 +388,7 @@ if [ -n "$guest_boot_pid" ]; then
   [ $guest_status -eq 0 ] || tail -n 60 "$build"/tests/arm64/guest-disk-gicv[23].log 2>/dev/null || true
   phase_done "guest disk"
   if [ $guest_status -eq 0 ]; then
-    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv3 and GICv2; made $(grep -o 'done in .*' "$guest_make_log" | head -n 1))"
+    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv3 and GICv2; made $(grep -o 'done in .*' "$guest_make_log" | sed 's/^done //' | head -n 1))"
   else
     guest_line="guest disk: FAILED (status $guest_status; $guest_boot_log, $build/tests/arm64/guest-disk-gicv[23].log)"
   fi

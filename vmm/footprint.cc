@@ -84,8 +84,7 @@ uint64_t kib_outside(std::string_view smaps, std::span<const HostRange> excluded
       return;
     }
     if (!counted) return;
-    for (std::string_view key : keys)
-      if (line.substr(0, key.size()) == key) total += number_after(line, key);
+    for (std::string_view key : keys) total += number_after(line, key);  // 0 unless the line is key's
   });
   return total;
 }

@@ -84,15 +84,13 @@ if [ -s "$results/cycle.md5" ]; then
     msg="/root/kvmmio-cycle on the disk has md5 $have, the guest wrote $(cat "$results/cycle.md5")"
   fi
   echo "guest-disk-gicv$gic: e2fsck -fn: $(tail -n 1 "$results/fsck.txt"); /root/kvmmio-cycle md5 $have"
-  if [ -z "$msg" ]; then
-    jq -n --arg s "guest-disk.gicv$gic" '{tests: 1, failures: 0, name: "AllTests", testsuites: [{name: $s,
-      tests: 1, failures: 0, testsuite: [{name: "fsck-after-reboot", classname: $s,
-      status: "RUN", result: "COMPLETED"}]}]}' >"$results/fsck.json"
-  else
+  # GoogleTest's shape; a failed case carries its message in failures[].
+  jq -n --arg m "$msg" --arg s "guest-disk.gicv$gic" '(if $m == "" then 0 else 1 end) as $n
+    | {tests: 1, failures: $n, name: "AllTests", testsuites: [{name: $s, tests: 1, failures: $n,
+       testsuite: [{name: "fsck-after-reboot", classname: $s, status: "RUN", result: "COMPLETED"}
+                   + (if $n == 0 then {} else {failures: [{failure: $m}]} end)]}]}' >"$results/fsck.json"
+  if [ -n "$msg" ]; then
     echo "FAIL: guest-disk-gicv$gic: $msg"
-    jq -n --arg m "$msg" --arg s "guest-disk.gicv$gic" '{tests: 1, failures: 1, name: "AllTests",
-      testsuites: [{name: $s, tests: 1, failures: 1, testsuite: [{name: "fsck-after-reboot",
-      classname: $s, status: "RUN", result: "COMPLETED", failures: [{failure: $m}]}]}]}' >"$results/fsck.json"
     [ $status -ne 0 ] || status=1
   fi
 elif [ $status -eq 0 ] && [ "${KVMMIO_GUEST_END:-reboot}" = reboot ]; then
