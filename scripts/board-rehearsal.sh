@@ -7,7 +7,7 @@
 # board user would: as root in a clone of the repository, without network.
 #
 #   scripts/board-rehearsal.sh [--dir DIR] [--board RELEASE:GIC]... [--configs LIST]
-#                              [--timeout S] [--phases LIST] [--keep]
+#                              [--fio-configs LIST] [--timeout S] [--phases LIST] [--keep]
 #                              [--scenarios LIST] [--net-modes LIST]
 #                              [--vmm-boot-skip LIST] [--scenarios-on RELEASES]
 #   scripts/board-rehearsal.sh --check-host
@@ -19,6 +19,8 @@
 #                    per release serves all its boards
 #     --release R --gic N  the same as --board R:N (--gic alone: bookworm)
 #     --configs LIST passed to main.sh --quick as --configs (default: all six)
+#     --fio-configs LIST  passed to main.sh --quick as --fio-configs (default:
+#                    --quick's own: host, blk-io_uring-mirror, blk-io_uring-trap)
 #     --timeout S    bound of each board boot (default 3600 s)
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
 #                    what earlier ones left in DIR)
@@ -94,7 +96,7 @@ say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 usage() { sed -n '9,36p' "$0"; }
 
-dir='' gics=() boards=() release='' configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
+dir='' gics=() boards=() release='' configs='' fio_configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
 scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror vmm_boot_skip='' scenarios_on=''
 while (($#)); do
     case $1 in
@@ -104,6 +106,7 @@ while (($#)); do
     --board) [[ ${2:-} =~ ^[a-z]+:[23]$ ]] || die "--board takes RELEASE:GIC, e.g. trixie:2 (GIC 3 or 2)"
         boards+=("$2"); shift 2 ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
+    --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
     --timeout) timeout=${2:?--timeout needs S}; shift 2 ;;
     --phases) phases=${2:?--phases needs a LIST}; shift 2 ;;
     --keep) keep=1; shift ;;
@@ -131,6 +134,7 @@ if ((check_host)); then
 fi
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $timeout"
 [[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
+[[ -z $fio_configs || $fio_configs =~ ^[a-z0-9_,-]+$ ]] || die "--fio-configs: not a list: $fio_configs"
 [[ $scenarios =~ ^[a-z0-9,-]+$ ]] || die "--scenarios: not a list: $scenarios"
 [[ $net_modes =~ ^[a-z0-9,-]+$ ]] || die "--net-modes: not a list: $net_modes"
 [[ -z $vmm_boot_skip || $vmm_boot_skip =~ ^[a-z0-9,-]+$ ]] || die "--vmm-boot-skip: not a list: $vmm_boot_skip"
@@ -204,6 +208,7 @@ if [[ -z $release ]]; then
         args=(--release "$r" --dir "$dir/$r" --timeout "$timeout" --phases "$2")
         for b in "${boards[@]}"; do [[ ${b%:*} != "$r" ]] || args+=(--gic "${b#*:}"); done
         [[ -z $configs ]] || args+=(--configs "$configs")
+        [[ -z $fio_configs ]] || args+=(--fio-configs "$fio_configs")
         if [[ -z $scenarios_on || ,$scenarios_on, == *,$r,* ]]; then
             args+=(--scenarios "${scenarios:-none}" --net-modes "${net_modes:-all}")
             [[ -z $vmm_boot_skip ]] || args+=(--vmm-boot-skip "$vmm_boot_skip")
@@ -419,9 +424,9 @@ export HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/us
 r=/root/board-rehearsal
 cd /root/kvmmio
 echo "BOARD: \$(uname -r), \$(nproc) CPUs, GICv\${kvmmio_board_gic:-?}"
-echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs}"
+echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs}"
 start=\$(date +%s)
-{ scripts/main.sh --quick ${configs:+--configs $configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
+{ scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
 status=\$(cat \$r/status)
 echo \$((\$(date +%s) - start)) >\$r/seconds
 echo "BOARD-DONE status=\$status after \$(cat \$r/seconds) s"
@@ -468,6 +473,13 @@ check() {
             "$out/arm64/raw.jsonl" >/dev/null 2>&1 ||
             { say "gic$2: no completed iperf run of $c"; ok=0; }
         grep -q "$c" "$out/report/report.txt" 2>/dev/null || { say "gic$2: $c not in report.txt"; ok=0; }
+    done
+    # The disk cells: each config's fio runs, with requests done.
+    cfgs=${fio_configs:-host,blk-io_uring-mirror,blk-io_uring-trap}
+    [[ $cfgs == none ]] || for c in ${cfgs//,/ }; do
+        jq -e -n --arg c "$c" 'any(inputs; .kind == "fio" and .config == $c and .failed == null and .ios > 0)' \
+            "$out/arm64/raw.jsonl" >/dev/null 2>&1 ||
+            { say "gic$2: no completed fio run of $c"; ok=0; }
     done
     # The carried build must be up to date on the board: make prints a
     # "  CXX  file" line for anything it compiles.

@@ -12,7 +12,7 @@
 #   5. make distcheck (tarball, VPATH build, install, uninstall),
 #   6. fuzzes the virtio-mmio transport and the real devices for a bounded
 #      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
-#      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 60),
+#      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 45),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
 #      x86-64 host; its root, carried build and image are made in the
 #      background from the end of step 3, beside steps 4-6 and 8, whose
@@ -28,7 +28,8 @@
 #      "--board bookworm:3 --board trixie:2" for the Debian 12 board on
 #      GICv3 too: ~10 more minutes of the 2-core machine, so by hand),
 #   8. runs the README's main-job command on its smallest matrix,
-#      `scripts/main.sh --quick --configs host,vhost-irqfd-mirror` (every
+#      `scripts/main.sh --quick --configs host,vhost-irqfd-mirror
+#      --fio-configs host,blk-io_uring-mirror` (every
 #      mode's run of the same driver, report and chart is make check's
 #      net-compare test), on this build, and checks its report; after
 #      fuzzing, while the board's root is still being made;
@@ -218,9 +219,11 @@ phase_done "make check"
 # the two virtio-console boots and the virtio-blk disk (make check runs them on a GICv2 L1,
 # board-pi4); the board runs the one-vCPU boot and what its Debian 13
 # userland takes part in (SIGTERM, the privilege drop, console input from a
-# pipe, set-up errors), ~50 s less of the board's boot. By hand, without
-# --vmm-boot-skip, every case runs.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --vmm-boot-skip cpus2,reset,hvc-cpus2,hvc-v1-input,disk,disk-kill"}
+# pipe, set-up errors), ~50 s less of the board's boot. Its main.sh runs one
+# disk cell, the mirror's with io_uring (its userland's io_uring and glibc;
+# the host's fio cell measures the board, not kvmmio). By hand, without
+# --vmm-boot-skip and --fio-configs, every case and --quick's disk cells run.
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --vmm-boot-skip cpus2,reset,hvc-cpus2,hvc-v1-input,disk,disk-kill"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if [ $check_status -ne 0 ]; then
@@ -292,7 +295,7 @@ fi
 
 fuzz_status=0
 if [ $fuzz = 1 ]; then
-  "$src/scripts/fuzz.sh" "${KVMMIO_FUZZ_SECONDS:-60}" || fuzz_status=$?
+  "$src/scripts/fuzz.sh" "${KVMMIO_FUZZ_SECONDS:-45}" || fuzz_status=$?
   phase_done fuzz
 fi
 
@@ -310,9 +313,14 @@ if [ $main = 1 ]; then
   elif [[ $arch == aarch64 && ! -c /dev/kvm ]]; then
     main_line="main job: skipped: no /dev/kvm on this arm64 host"
   else
-    echo "test.sh: the README main-job command: scripts/main.sh --quick --configs host,vhost-irqfd-mirror"
+    # The network cells of the host and the mirror mode (make check's
+    # net-compare runs every mode), and the disk cells of the host and the
+    # mirror with io_uring (make check's runs the mirror and trapped
+    # registers with the worker threads).
+    main_flags=(--quick --configs host,vhost-irqfd-mirror --fio-configs host,blk-io_uring-mirror)
+    echo "test.sh: the README main-job command: scripts/main.sh ${main_flags[*]}"
     rm -rf "$main_out"
-    KVMMIO_BUILD=$build "$src/scripts/main.sh" --quick --configs host,vhost-irqfd-mirror \
+    KVMMIO_BUILD=$build "$src/scripts/main.sh" "${main_flags[@]}" \
       --out "$main_out" || main_status=$?
     # Its report: the table, the JSON (with its schema_version) and the
     # chart (a PNG starts with \211PNG).
@@ -326,7 +334,7 @@ if [ $main = 1 ]; then
     elif ! grep -q '"schema_version"' "$main_report/report.json"; then
       main_line="main job: FAILED ($main_report/report.json has no schema_version)"; main_status=1
     else
-      main_line="main job: passed (scripts/main.sh --quick --configs host,vhost-irqfd-mirror; report in $main_report)"
+      main_line="main job: passed (scripts/main.sh ${main_flags[*]}; report in $main_report)"
     fi
   fi
   phase_done "main job"
