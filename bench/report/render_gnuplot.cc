@@ -45,10 +45,17 @@ std::string label(const Cell& c) {
   }
   return dir + " " + std::to_string(p.streams.value_or(0)) + "x " + std::to_string(p.mtu.value_or(0));
 }
-std::array<std::optional<double>, 3> bar(const Cell& c) {
+// A run with a host fio cell draws the guests' IO/s as a fraction of the
+// host's; one without (e.g. make check's, which leaves the host to the main
+// job) draws IO/s themselves.
+bool fio_over_host(const std::vector<Cell>& fio) {
+  return std::any_of(fio.begin(), fio.end(), [](const Cell& c) { return c.ratio_to_host.has_value(); });
+}
+
+std::array<std::optional<double>, 3> bar(const Cell& c, bool over_host) {
   const Range r = c.range(find_kind(c.kind)->headline);
   double scale = c.kind == "iperf" ? 1e9 : 1;  // bits/s as Gbit/s
-  if (c.kind == "fio") {
+  if (c.kind == "fio" && over_host) {
     // IO/s as a fraction of the host's median: median / ratio_to_host.
     if (!r.median || !c.ratio_to_host || *c.ratio_to_host <= 0) return {};
     scale = *r.median / *c.ratio_to_host;
@@ -65,7 +72,8 @@ std::vector<std::string> bar_configs(const Report& r, const std::vector<Cell>& c
   return out;
 }
 
-std::string data(const std::string& what, const std::vector<Cell>& cells, const std::vector<std::string>& configs) {
+std::string data(const std::string& what, const std::vector<Cell>& cells, const std::vector<std::string>& configs,
+                 bool over_host = false) {
   std::string out = "# net_report " + what + ": group, then median min max for each config:\n#";
   for (const std::string& c : configs) out += " " + c;
   out += "\n";
@@ -79,7 +87,7 @@ std::string data(const std::string& what, const std::vector<Cell>& cells, const 
       for (size_t j = i; j < cells.size() && cells[j].params == first.params; ++j)
         if (cells[j].config == config) cell = &cells[j];
       if (cell)
-        for (const std::optional<double>& v : bar(*cell)) out += " " + value(v);
+        for (const std::optional<double>& v : bar(*cell, over_host)) out += " " + value(v);
       else
         out += " - - -";
     }
@@ -202,14 +210,17 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
            "set xlabel 'g2h: guest to host, h2g: host to guest; then the UDP payload in bytes'\n"
            "set ylabel 'datagrams received per s'\n" +
            plot("pps_data", pps, pps_configs);
-  if (!fio_configs.empty())
+  if (!fio_configs.empty()) {
+    const bool over_host = fio_over_host(fio);
     out += "# Panel: disk.\n"
-           "set title " + quoted("fio in the guest on its virtio-blk disk: IO/s as a fraction of fio on the host's backing "
-                                 "file, median of " + runs_per_bar(fio) + ", error bars from min to max") + "\n"
+           "set title " + quoted(std::string("fio in the guest on its virtio-blk disk: IO/s") +
+                                 (over_host ? " as a fraction of fio on the host's backing file" : " (no host run)") +
+                                 ", median of " + runs_per_bar(fio) + ", error bars from min to max") + "\n"
            "set xlabel 'rw, block size, iodepth'\n"
-           "set ylabel 'guest IO/s / host IO/s'\n"
+           "set ylabel " + quoted(over_host ? "guest IO/s / host IO/s" : "guest IO/s") + "\n"
            "set xtics rotate by 25 right\n" +
            plot("fio_data", fio, fio_configs) + "set xtics norotate center\n";
+  }
   out +=
       "# Panel: what each mode costs the VMM.\n"
       "set title 'VMM work per GB received, over all iperf3 runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
@@ -242,7 +253,8 @@ GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
   return {script(iperf, pps, fio, gbps_configs, pps_configs, fio_configs, modes, title),
           data("throughput Gbit/s", iperf, gbps_configs) + "\n\n" + counters_block(modes),
           data("packet rate, datagrams/s", pps, pps_configs),
-          data("disk IO/s over the host's", fio, fio_configs)};
+          fio_over_host(fio) ? data("disk IO/s over the host's", fio, fio_configs, true)
+                             : data("disk IO/s", fio, fio_configs)};
 }
 
 }  // namespace kvmmio::report
