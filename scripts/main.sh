@@ -8,8 +8,10 @@
 # GB and per million packets, plus the KVM layer's notify and interrupt costs;
 # and fio in the guest on its virtio-blk disk against fio on the host on the
 # same backing file (register mirror and trapped registers, io_uring and
-# threads engines), counters per GB and per million requests; then
-# writes the report (table, JSON, PNG chart). docs/benchmarks.md explains it.
+# threads engines), counters per GB and per million requests; and kvmmio's
+# start-up by phase against a bare KVM_RUN program's (bench/startup.sh);
+# then writes the report (table, JSON, PNG chart, start-up table).
+# docs/benchmarks.md explains it.
 #
 # On an arm64 host with /dev/kvm it runs there; on any other host it runs
 # inside the arm64 test platform (real KVM/ARM nested in qemu-system-aarch64
@@ -34,12 +36,14 @@ Usage: scripts/main.sh [options]
                    (default all), or none
   --fio-seconds S  fio seconds per run (default 5)
   --fio-depths LIST  fio iodepths (default 1,32)
+  --startup-repeats N  repeats of the start-up benchmark (kvmmio against a
+                   bare KVM_RUN program, bench/startup.sh; default 5)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
                    of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s, fio
                    runs of 1 s at iodepth 32 on host,blk-io_uring-mirror,
-                   blk-io_uring-trap (a check that it all works, not a
-                   measurement; what CI runs)
+                   blk-io_uring-trap, 3 start-up repeats (a check that it
+                   all works, not a measurement; what CI runs)
   --build-only     install what it needs and build, then stop (what
                    scripts/board-rehearsal.sh carries into its board)
   -h, --help       this text
@@ -50,7 +54,7 @@ EOF
 
 # shellcheck source=bench/net-modes.sh
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
-repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS
+repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
 fio_depths=1,32
@@ -65,15 +69,16 @@ while (($#)); do
     --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
     --fio-seconds) fio_seconds=${2:?--fio-seconds needs S}; shift 2 ;;
     --fio-depths) fio_depths=${2:?--fio-depths needs a LIST}; shift 2 ;;
+    --startup-repeats) startup_repeats=${2:?--startup-repeats needs N}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
-    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500
+    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3
         fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
     --build-only) build_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
-for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds"; do
+for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds" "$startup_repeats"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
 for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths"; do
@@ -144,13 +149,18 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
-    step "KVM-layer costs on real KVM/ARM with a GICv2 (one more L1 boot)"
-    if "$src/scripts/arm64/run.sh" --scenario bench-kvm --gic 2 --quiet \
-        --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv2"; then
-        cat "$out/arm64-gicv2/kvm-bench.txt"
-        echo '{"kind":"micro","platform":"arm64-gicv2","file":"kvm-bench.json"}' >"$out/arm64-gicv2/raw.jsonl"
-        raws+=(--raw "$out/arm64-gicv2/raw.jsonl")
+    step "KVM-layer costs and kvmmio's start-up on real KVM/ARM with a GICv2 (one more L1 boot)"
+    # Each scenario of the list writes to a directory of its own.
+    "$src/scripts/arm64/run.sh" --scenario bench-kvm,startup --gic 2 --quiet \
+        --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv2" \
+        --env KVMMIO_STARTUP_REPEATS="$startup_repeats" ||
+        echo "main.sh: the GICv2 boot reported failures (status $?)"
+    if [ -s "$out/arm64-gicv2/bench-kvm/kvm-bench.json" ]; then
+        cat "$out/arm64-gicv2/bench-kvm/kvm-bench.txt"
+        echo '{"kind":"micro","platform":"arm64-gicv2","file":"kvm-bench.json"}' >"$out/arm64-gicv2/bench-kvm/raw.jsonl"
+        raws+=(--raw "$out/arm64-gicv2/bench-kvm/raw.jsonl")
     fi
+    startup_dir=$out/arm64-gicv2/startup
     title="kvmmio on nested KVM/ARM (TCG; only ratios and counts carry over to hardware)"
 else
     # An arm64 board: the same driver, directly. The guest is Debian's arm64
@@ -177,6 +187,12 @@ else
         --streams "$streams" --mtus "$mtus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64/raw.jsonl")
+    step "kvmmio's start-up against its floor (bench/startup.sh)"
+    startup_dir=$out/arm64/startup
+    PATH=$build/vmm:$build/bench:$PATH "$src/bench/startup.sh" --kernel "$kernel" \
+        --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" --out "$startup_dir" \
+        --repeats "$startup_repeats" --tap kvmstart0 ||
+        echo "main.sh: the start-up benchmark reported failures (status $?)"
     title="kvmmio on $(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo "this arm64 host")"
 fi
 
@@ -188,5 +204,12 @@ git -C "$src" diff --quiet HEAD 2>/dev/null || commit+="+changes"
 title+=", commit $commit, $(date -u +%Y-%m-%d)"
 ./bench/net_report "${raws[@]}" --out "$out/report" --title "$title"
 gnuplot "$out/report/throughput.gp"
-step "results in $out (report: $out/report/report.txt, report.json, throughput.png)" \
+# kvmmio's start-up by phase beside the floor (docs/benchmarks.md, "Start-up").
+if [ -s "$startup_dir/startup.txt" ]; then
+    cp "$startup_dir/startup.txt" "$startup_dir/startup.json" "$out/report/"
+    cat "$out/report/startup.txt"
+else
+    echo "main.sh: no start-up table ($startup_dir/startup.txt missing)"
+fi
+step "results in $out (report: $out/report/report.txt, report.json, throughput.png, startup.txt)" \
     "after $(((SECONDS - started) / 60)) min"

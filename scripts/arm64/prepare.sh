@@ -65,6 +65,8 @@ done
 # host; tcp_rr's and udp_pps's servers run in L2.
 bins+=(--bin "$src/bench/net-compare.sh" --l2-bin "$out/build/bench/tcp_rr"
   --l2-bin "$out/build/bench/udp_pps")
+# The start-up benchmark beside it (bench/boot_floor is a platform binary).
+bins+=(--bin "$src/bench/startup.sh")
 # The hostile-guest scenario's guest program.
 bins+=(--l2-bin "$out/build/tests/arm64/hostile_guest")
 # L2's side of the scenarios that boot L2 under kvmmio (kvmmio.l2test=...).
