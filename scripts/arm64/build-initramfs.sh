@@ -22,8 +22,9 @@
 # Tools disk (--tools-out FILE), a read-only squashfs image that L1 and L2
 # mount instead of carrying what is on it in an initramfs: fio and its
 # shared libraries (librados, librbd, gluster, ICU...: 81 MB, 28 MB of
-# gzip, which every boot would unpack), with the loader, and /fio, a
-# wrapper that runs it on those libraries wherever the image is mounted.
+# gzip, which every boot would unpack), and tmux and its libraries (vmm-boot's
+# background case), with the loader, and /fio and /tmux, wrappers that run
+# them on those libraries wherever the image is mounted.
 #
 # L1 boots the --l1-kernel series (its modules are in L1's image), L2 the
 # --l2-kernel series (/l2/Image, its modules in L2's image); both default to
@@ -204,25 +205,27 @@ here=$(dirname "$0")
 # --- the tools disk ----------------------------------------------------------
 if [[ -n $tools_out ]]; then
     command -v mksquashfs >/dev/null || die "mksquashfs missing: run scripts/arm64/fetch-packages.sh (squashfs-tools)"
-    [[ -x $ROOT/usr/bin/fio ]] || die "no fio in $ROOT: run scripts/arm64/fetch-packages.sh"
     tools=$work/tools
-    add_program "$tools" "$ROOT/usr/bin/fio" usr/bin
-    # The loader by its path in the image: the wrapper runs fio on the
-    # image's libraries, not on the ones of the system that mounted it.
-    cat >"$tools/fio" <<'WRAPPER'
+    for p in fio tmux; do
+        [[ -x $ROOT/usr/bin/$p ]] || die "no $p in $ROOT: run scripts/arm64/fetch-packages.sh"
+        add_program "$tools" "$ROOT/usr/bin/$p" usr/bin
+        # The loader by its path in the image: the wrapper runs the program on
+        # the image's libraries, not on the ones of the system that mounted it.
+        cat >"$tools/$p" <<WRAPPER
 #!/bin/sh
-# fio from this image, on this image's libraries (build-initramfs.sh --tools-out).
-d=$(cd "$(dirname "$0")" && pwd)
-exec "$d/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" --library-path "$d/lib/aarch64-linux-gnu" "$d/usr/bin/fio" "$@"
+# $p from this image, on this image's libraries (build-initramfs.sh --tools-out).
+d=\$(cd "\$(dirname "\$0")" && pwd)
+exec "\$d/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" --library-path "\$d/lib/aarch64-linux-gnu" "\$d/usr/bin/$p" "\$@"
 WRAPPER
-    chmod 755 "$tools/fio"
+        chmod 755 "$tools/$p"
+    done
     mkdir -p "$(dirname "$tools_out")"
     rm -f "$tools_out.tmp"  # mksquashfs would add to it
     # Uncompressed: 0.1 s instead of 9 (gzip, 31 MB) here, and minutes on
     # a board's CPU under TCG; nothing for L1 and L2 to decompress either.
     mksquashfs "$tools" "$tools_out.tmp" -quiet -no-progress -all-root -noappend -noI -noD -noF -noX >/dev/null
     mv "$tools_out.tmp" "$tools_out"
-    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio and its libraries)"
+    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux and their libraries)"
 fi
 
 # --- L2 ---------------------------------------------------------------------

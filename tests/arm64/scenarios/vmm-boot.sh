@@ -46,6 +46,11 @@
 #                 answered only after the data is in the file); a second
 #                 kvmmio on the image was refused while the first ran,
 #                 naming its PID, and gets the image once it is gone
+#   background    `kvmmio run ... &` typed into busybox sh -i in a tmux pane
+#                 (tmux from the tools disk), the console on that terminal:
+#                 never stopped (state T), the terminal's mode unchanged, a
+#                 command typed meanwhile reaches the shell, and `kvmmio ctl
+#                 shutdown` ends it with exit 0
 # Every run's --stats JSON must show exits on every vCPU, the stop reason,
 # and no guest errors. Each run is a test case in vmm-boot.json (GoogleTest's
 # JSON shape, so the platform's summary counts them).
@@ -348,6 +353,66 @@ run_api() {
     record api "$t" "$msg"
 }
 
+# run_background: `kvmmio run ... &` typed into an interactive shell on a
+# terminal (busybox sh -i in a tmux pane, tmux from the tools disk), its
+# console on that terminal, as a user backgrounds a VM: kvmmio is never
+# stopped, leaves the terminal's mode as the shell had it, takes none of
+# the keys typed to the shell while it runs, and its guest shuts down
+# cleanly through the control socket (exit 0).
+run_background() {
+    step "kvmmio run ... & from an interactive shell under tmux: never stopped, the terminal left alone"
+    t0=$(uptime_s) msg=''
+    tmux=$(command -v tmux || echo /tools/tmux)
+    sock=/tmp/vmm-boot-bg.sock tsock=/tmp/vmm-boot-bg.tmux
+    rm -f "$sock" "$tsock" /tmp/bg.stty-before /tmp/bg.stty-during /tmp/bg.typed /tmp/bg.status
+    if [ ! -x "$tmux" ]; then
+        record background 0 "no tmux: neither on PATH (apt-get install tmux) nor on the tools disk (/tools/tmux, run.sh --tools)"
+        return
+    fi
+    # tmux's panes are ptys: devpts, which L1's /init does not mount.
+    [ -d /dev/pts ] || mkdir /dev/pts
+    grep -q ' /dev/pts devpts ' /proc/mounts || mount -t devpts devpts /dev/pts
+    tm() { "$tmux" -S "$tsock" "$@"; }
+    keys() { tm send-keys -t bg "$1" Enter; }
+    pane() { tm capture-pane -p -t bg -S -2000 2>/dev/null | tr -d '\r'; }
+    if ! tm -f /dev/null new-session -d -s bg -x 160 -y 50 "sh -i" 2>"$R/background.tmux-stderr"; then
+        record background 0 "tmux new-session failed: $(head -n 1 "$R/background.tmux-stderr")"
+        return
+    fi
+    keys "stty -g >/tmp/bg.stty-before"
+    keys "{ kvmmio run --kernel $KVMMIO_L2/Image --initrd $KVMMIO_L2/initramfs --mem 256M --cpus 1 --gic auto --api-socket $sock --stats $R/background.json --cmdline 'console=ttyAMA0 earlycon $L2_ARGS kvmmio.l2test=powerkey'; echo \$? >/tmp/bg.status; } &"
+    i=0 pid=''
+    while [ -z "$pid" ] && [ $i -lt 50 ]; do sleep 0.2; pid=$(pidof kvmmio || true); i=$((i + 1)); done
+    # Its state, sampled while the guest boots: T is stopped by the terminal.
+    states='' i=0
+    while [ -n "$pid" ] && [ $i -lt 900 ] && ! pane | grep -q KVMMIO-L2-POWER-KEY-READY; do
+        states="$states$(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null)"
+        sleep 0.2; i=$((i + 1))
+    done
+    # The shell still has the terminal: what is typed now is its command.
+    keys "stty -g >/tmp/bg.stty-during; echo typed >/tmp/bg.typed"
+    sleep 3
+    shutdown=$(kvmmio ctl "$sock" shutdown 2>>"$R/background.ctl-stderr" | jq -r .result)
+    i=0
+    while [ ! -s /tmp/bg.status ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+    pane >"$R/background.console"
+    tm kill-server 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    echo "background: kvmmio states while booting: $(echo "$states" | fold -w1 | sort | uniq -c | tr -s ' \n' ' '); shutdown: $shutdown; exit status $(cat /tmp/bg.status 2>/dev/null)"
+    if [ -z "$pid" ]; then msg="kvmmio did not start from the tmux pane (see background.console)"
+    elif ! grep -q KVMMIO-L2-POWER-KEY-READY "$R/background.console"; then msg="L2 never got ready (see background.console)"
+    elif echo "$states" | grep -q T; then msg="kvmmio was stopped (state T) while in the background"
+    elif [ ! -s /tmp/bg.stty-before ] || ! cmp -s /tmp/bg.stty-before /tmp/bg.stty-during; then
+        msg="the terminal's mode changed while kvmmio ran in the background ($(cat /tmp/bg.stty-before 2>/dev/null) -> $(cat /tmp/bg.stty-during 2>/dev/null))"
+    elif [ "$(cat /tmp/bg.typed 2>/dev/null)" != typed ]; then msg="a command typed to the shell while kvmmio ran did not reach the shell"
+    elif [ "$shutdown" != "shutdown requested" ]; then msg="shutdown answered '$shutdown'"
+    elif [ "$(cat /tmp/bg.status 2>/dev/null)" != 0 ]; then msg="kvmmio exit status '$(cat /tmp/bg.status 2>/dev/null)' after the shutdown, not 0"
+    elif ! err=$(check_stats "$R/background.json" 1 0 poweroff); then msg=$err
+    fi
+    record background "$t" "$msg"
+}
+
 # virtio-blk on a real guest: what L2 reads is the image, what L2 writes
 # and flushes is in the image once kvmmio has exited.
 run_disk() {
@@ -529,5 +594,6 @@ case_wanted() {
 ! case_wanted disk || run_disk
 ! case_wanted disk-kill || run_disk_kill
 ! case_wanted api || run_api
+! case_wanted background || run_background
 
 write_cases vmm-boot
