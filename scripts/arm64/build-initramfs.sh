@@ -219,6 +219,12 @@ exec "\$d/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" --library-path "\$d/lib/a
 WRAPPER
         chmod 755 "$tools/$p"
     done
+    # tmux refuses to start without a UTF-8 locale (C.UTF-8 will do); its
+    # wrapper points glibc at this one (LOCPATH).
+    [[ -d $ROOT/usr/lib/locale/C.utf8 ]] || die "no C.utf8 locale in $ROOT: run scripts/arm64/fetch-packages.sh"
+    mkdir -p "$tools/usr/lib/locale"
+    cp -r "$ROOT/usr/lib/locale/C.utf8" "$tools/usr/lib/locale/"
+    sed -i 's|^exec |LOCPATH=$d/usr/lib/locale LC_ALL=C.UTF-8 exec |' "$tools/tmux"
     mkdir -p "$(dirname "$tools_out")"
     rm -f "$tools_out.tmp"  # mksquashfs would add to it
     # Uncompressed: 0.1 s instead of 9 (gzip, 31 MB) here, and minutes on

@@ -198,11 +198,12 @@ lib_closure() {
 # tools disk build-initramfs.sh --tools-out makes: its libraries, librados,
 # librbd, gluster and the like, are ~20 MB that no L2 initramfs carries).
 # tmux: vmm-boot's background case (kvmmio run ... & from an interactive
-# shell on a terminal), from the tools disk too.
+# shell on a terminal), from the tools disk too, with the C.UTF-8 locale it
+# insists on (libc-bin's /usr/lib/locale/C.utf8).
 mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux)
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
 # zlib1g: libelf1's zlib, a library not named lib*.
-PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio tmux zlib1g "${prog_libs[@]}")
+PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio tmux libc-bin zlib1g "${prog_libs[@]}")
 BPO_PKGS=()
 for k in "${KERNELS[@]:1}"; do
     read -r _ p a <<<"$k"
