@@ -309,21 +309,30 @@ RunResult Machine::Impl::run() {
 void Machine::Impl::confine() {
   if (config_.uid || config_.gid)
     drop_privileges(config_.uid.value_or(::getuid()), config_.gid.value_or(::getgid()));
-  for (auto [loop, thread_class] : {std::pair{&control_, ThreadClass::kControl},
-                                    std::pair{&loop_, ThreadClass::kDevice}}) {
-    std::exception_ptr error;
-    EventFd go;
-    auto once = loop->watch_eventfd(go.fd(), [&, thread_class](uint64_t) {
+  // Both loops at once: each compiles and installs its own filter, and a
+  // round trip to a loop thread is most of what confining it costs (two
+  // in turn took 28-41 ms of the nested platform's start-up).
+  struct Step {
+    EventLoop* loop;
+    ThreadClass thread_class;
+    EventFd go{};
+    std::exception_ptr error{};
+    EventLoop::Registration once{};
+  };
+  Step steps[] = {{&control_, ThreadClass::kControl}, {&loop_, ThreadClass::kDevice}};
+  for (Step& st : steps) {
+    st.once = st.loop->watch_eventfd(st.go.fd(), [this, &st](uint64_t) {
       try {
-        seccomp_.confine_this_thread(thread_class);
+        seccomp_.confine_this_thread(st.thread_class);
       } catch (...) {
-        error = std::current_exception();
+        st.error = std::current_exception();
       }
     });
-    go.signal();
-    loop->flush();  // the callback has run on the loop's thread
-    if (error) std::rethrow_exception(error);
+    st.go.signal();
   }
+  for (Step& st : steps) st.loop->flush();  // each callback has run on its loop's thread
+  for (Step& st : steps)
+    if (st.error) std::rethrow_exception(st.error);
 }
 
 void Machine::Impl::shutdown() {
