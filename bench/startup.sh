@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # bench/startup.sh: kvmmio's start-up against its floor, in one run on an
 # arm64 KVM host (a board, or L1 of the nested platform: the `startup`
-# scenario runs it there). Each repeat runs, one after the other (each
-# repeat starting one further along the list):
+# scenario runs it there). Each repeat runs, one after the other (in an
+# order that changes each repeat, so that each follows each other equally
+# often):
 #   floor    bench/boot_floor: raw KVM ioctls, a VM, guest RAM, one vCPU,
 #            the vGIC, the same kernel and initrd read into RAM, then the
 #            first KVM_RUN: the least any VMM does before the guest runs
@@ -119,10 +120,8 @@ floor_once() {
 }
 
 # settle: waits (at most 20 s) until the CPUs were at least 90% idle for
-# 0.5 s. A stopped guest's teardown goes on in the kernel for seconds
-# after its kvmmio has exited (nested: the next start-up's image load took
-# 2-4 times as long right after one), and would be charged to whichever
-# program starts next.
+# 0.5 s: whatever the last run left running in the kernel is not charged
+# to the next start.
 settle() {
     _t=0
     while [ $_t -lt 40 ]; do
@@ -142,23 +141,29 @@ for v in $vmms; do settle; kvmmio_once "${v%%=*}" "${v#*=}" 0; done
 : >"$raw"
 # to_first_run of VMM in repeat REP ("-" if it failed).
 took() { jq -r --arg v "$1" --argjson rep "$2" 'select(.vmm == $v and .rep == $rep) | .startup_ms.to_first_run' "$raw" | grep . || echo -; }
-# Each repeat starts with the next one in the list (the floor, then each
-# VMM): none always follows the same one; each starts on a settled machine.
+# The order changes each repeat so that each program follows each other
+# one equally often: a start right after a stopped guest is slower (in the
+# nested platform its image load took 2-5 times as long, even once the CPUs
+# were idle again), and must not always fall on the same program. Odd
+# repeats run the list forwards, even ones backwards; every second repeat
+# rotates it by one. Each start also waits for a settled machine.
 # shellcheck disable=SC2086 # $vmms: words without spaces
 set -- floor $vmms
 rep=1
 while [ $rep -le "$repeats" ]; do
-    line=''
-    for v in "$@"; do
+    line='' seq=''
+    for v in "$@"; do if [ $((rep % 2)) = 1 ]; then seq="$seq $v"; else seq="$v $seq"; fi; done
+    for v in $seq; do
         settle
         if [ "$v" = floor ]; then floor_once $rep; else kvmmio_once "${v%%=*}" "${v#*=}" $rep; fi
         line="$line${line:+, }${v%%=*} $(took "${v%%=*}" $rep) ms"
     done
     echo "startup.sh: repeat $rep/$repeats: $line"
-    # The next repeat starts one further along the list.
-    first=$1
-    shift
-    set -- "$@" "$first"
+    if [ $((rep % 2)) = 0 ]; then
+        first=$1
+        shift
+        set -- "$@" "$first"
+    fi
     rep=$((rep + 1))
 done
 
