@@ -89,14 +89,18 @@ kvmmio_once() {
         --cmdline "console=ttyAMA0 quiet panic=-1" --stats "$s" </dev/null >"$out/$name-$1.console" \
         2>"$out/$name-$1.log" &
     pid=$!
-    # A snapshot each 0.2 s until it has to_first_run (at most 60 s).
+    # A snapshot each 0.2 s until it has to_first_run (at most 60 s); only
+    # once kvmmio blocks SIGUSR1 (its signalfd, made with the machine):
+    # before that the signal's default action would end it.
     i=0 ran=0
     while [ $i -lt 300 ] && kill -0 $pid 2>/dev/null; do
         sleep 0.2
+        i=$((i + 1))
+        blk=$(awk '$1 == "SigBlk:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
+        [ $(( 0x${blk:-0} & 0x200 )) != 0 ] || continue
         kill -USR1 $pid 2>/dev/null
         sleep 0.1
         if jq -e '.startup_ms.to_first_run' "$s" >/dev/null 2>&1; then ran=1; break; fi
-        i=$((i + 1))
     done
     snapshot=$(cat "$s" 2>/dev/null)
     kill -TERM $pid 2>/dev/null
