@@ -9,17 +9,18 @@
 // --gic auto (the default, as kvmmio's): a GICv3 where KVM can make one,
 // else a GICv2.
 //
-// Raw KVM ioctls, no kvmmio code: /dev/kvm, a VM, guest RAM (a memfd
-// mapped shared, with MADV_HUGEPAGE, as kvmmio's), one vCPU, the vGIC,
+// Raw KVM ioctls: /dev/kvm, a VM, guest RAM (a memfd mapped shared, with
+// MADV_HUGEPAGE, as kvmmio's), one vCPU, the vGIC,
 // the kernel and the initrd read into RAM at kvmmio's addresses, the boot
 // registers, then vCPU 0's first KVM_RUN. No device tree and no devices:
 // the call is made with immediate_exit set, so KVM returns at once
 // without entering the guest (there is nothing the guest could boot
 // with). Its time is taken just before the call, as kvmmio's first_run is.
 //
-// Prints one JSON object: exec_to_main (from /proc/self/stat, clock-tick
-// steps), the phases (setup, vm, vcpus, vgic, image_load, first_run) and
-// to_first_run, in milliseconds. arm64 hosts only; elsewhere it says so
+// Of kvmmio's code only its start-up timeline (vmm/startup_timeline.h), so
+// both are timed by one rule. Prints one JSON object: exec_to_main (from
+// /proc/self/stat, clock-tick steps), the phases (setup, vm, vcpus, vgic,
+// image_load, first_run) and to_first_run, in milliseconds. arm64 hosts only; elsewhere it says so
 // and exits 2.
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -31,44 +32,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <utility>
-#include <vector>
 
 #if defined(__aarch64__)
 #include <linux/kvm.h>
 #endif
 
+#include "vmm/startup_timeline.h"
+
 namespace {
-
-int64_t boottime_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
-// The process's exec, CLOCK_BOOTTIME ns, from /proc/self/stat field 22;
-// -1 when unreadable.
-int64_t process_start_ns() {
-  std::ifstream in("/proc/self/stat");
-  std::string line;
-  if (!std::getline(in, line)) return -1;
-  const auto paren = line.rfind(')');  // comm may hold spaces
-  if (paren == std::string::npos) return -1;
-  std::istringstream rest(line.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i < 22 && rest >> field; ++i) {
-  }
-  unsigned long long ticks = 0;
-  if (!(rest >> ticks)) return -1;
-  const long hz = sysconf(_SC_CLK_TCK);
-  if (hz <= 0) return -1;
-  return static_cast<int64_t>(ticks / hz) * 1000000000 +
-         static_cast<int64_t>(ticks % hz) * (1000000000 / hz);
-}
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
@@ -109,31 +81,16 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Phases in the order they ran, each ended by mark().
-class Timeline {
- public:
-  Timeline() : exec_ns_(process_start_ns()), main_ns_(boottime_ns()), start_ns_(main_ns_) {}
-  void mark(const char* name) {
-    const int64_t now = boottime_ns();
-    phases_.emplace_back(name, now - start_ns_);
-    start_ns_ = now;
-  }
-  void print() const {
-    const auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
-    std::printf("{\"startup_ms\":{");
-    if (exec_ns_ >= 0) std::printf("\"exec_to_main\":%.3f,", ms(main_ns_ > exec_ns_ ? main_ns_ - exec_ns_ : 0));
-    for (const auto& [name, ns] : phases_) std::printf("\"%s\":%.3f,", name.c_str(), ms(ns));
-    const int64_t from = exec_ns_ >= 0 && exec_ns_ < main_ns_ ? exec_ns_ : main_ns_;
-    std::printf("\"to_first_run\":%.3f}}\n", ms(start_ns_ - from));
-  }
-
- private:
-  const int64_t exec_ns_, main_ns_;
-  int64_t start_ns_;
-  std::vector<std::pair<std::string, int64_t>> phases_;
-};
-
 #if defined(__aarch64__)
+
+// One JSON object: kvmmio's --stats "startup_ms" shape, from the same
+// timeline kvmmio keeps (vmm/startup_timeline.h), so both are timed alike.
+void print(const kvmmio::vmm::StartupStats& st) {
+  std::printf("{\"startup_ms\":{");
+  if (st.exec_to_main_ms) std::printf("\"exec_to_main\":%.3f,", *st.exec_to_main_ms);
+  for (const auto& [name, ms] : st.phases_ms) std::printf("\"%s\":%.3f,", name.c_str(), ms);
+  std::printf("\"to_first_run\":%.3f}}\n", st.to_first_run_ms.value_or(0));
+}
 
 [[noreturn]] void die(const std::string& what) {
   std::fprintf(stderr, "boot_floor: %s\n", what.c_str());
@@ -193,7 +150,7 @@ void gic_attr(int dev, uint32_t group, uint64_t attr, const void* value) {
   xioctl(dev, KVM_SET_DEVICE_ATTR, &a, "KVM_SET_DEVICE_ATTR (vGIC)");
 }
 
-int run(const Options& o, Timeline& t) {
+int run(const Options& o, kvmmio::vmm::StartupTimeline& t) {
   const int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
   if (kvm < 0) die_errno("open /dev/kvm");
   const int vm = xioctl(kvm, KVM_CREATE_VM, nullptr, "KVM_CREATE_VM");
@@ -209,7 +166,7 @@ int run(const Options& o, Timeline& t) {
   region.memory_size = ram_size;
   region.userspace_addr = reinterpret_cast<uint64_t>(ram);
   xioctl(vm, KVM_SET_USER_MEMORY_REGION, &region, "KVM_SET_USER_MEMORY_REGION");
-  t.mark("vm");
+  t.end_phase("vm");
 
   const int vcpu = xioctl(vm, KVM_CREATE_VCPU, reinterpret_cast<void*>(0), "KVM_CREATE_VCPU");
   kvm_vcpu_init init{};
@@ -220,7 +177,7 @@ int run(const Options& o, Timeline& t) {
   auto* run = static_cast<kvm_run*>(mmap(nullptr, static_cast<size_t>(run_size), PROT_READ | PROT_WRITE,
                                          MAP_SHARED, vcpu, 0));
   if (run == MAP_FAILED) die_errno("mmap kvm_run");
-  t.mark("vcpus");
+  t.end_phase("vcpus");
 
   kvm_create_device dev{};
   int gic = o.gic;
@@ -238,7 +195,7 @@ int run(const Options& o, Timeline& t) {
   gic_attr(static_cast<int>(dev.fd), KVM_DEV_ARM_VGIC_GRP_ADDR,
            gic == 3 ? KVM_VGIC_V3_ADDR_TYPE_REDIST : KVM_VGIC_V2_ADDR_TYPE_CPU, &second);
   gic_attr(static_cast<int>(dev.fd), KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT, nullptr);
-  t.mark("vgic");
+  t.end_phase("vgic");
 
   // kvmmio's placement (vmm/boot_layout.cc): the kernel at the start of
   // RAM plus its text_offset (booting.rst), the initrd right below the
@@ -264,15 +221,15 @@ int run(const Options& o, Timeline& t) {
   }
   read_into(o.kernel, ram + kernel_off, initrd_off - kernel_off);  // first, as kvmmio
   if (!o.initrd.empty()) read_into(o.initrd, ram + initrd_off, dtb_off - initrd_off);
-  t.mark("image_load");
+  t.end_phase("image_load");
 
   set_core_reg(vcpu, offsetof(kvm_regs, regs.pc), kRamBase + kernel_off);
   set_core_reg(vcpu, offsetof(kvm_regs, regs.regs[0]), 0);  // no device tree
   run->immediate_exit = 1;
-  t.mark("first_run");
+  t.first_run();
   const int r = ioctl(vcpu, KVM_RUN, nullptr);
   if (r == 0 || errno != EINTR) die("KVM_RUN with immediate_exit did not return EINTR");
-  t.print();
+  print(t.stats());
   return 0;
 }
 
@@ -281,9 +238,9 @@ int run(const Options& o, Timeline& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Timeline t;  // first, as kvmmio's main() starts its own
+  kvmmio::vmm::StartupTimeline t;  // first, as kvmmio's main() starts its own
   const Options o = parse(argc, argv);
-  t.mark("setup");
+  t.end_phase("setup");
 #if defined(__aarch64__)
   return run(o, t);
 #else
