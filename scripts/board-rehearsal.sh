@@ -534,6 +534,19 @@ if want boot; then
                 say "gic$g: test.sh --scenarios $scenarios in $(cat "$d/test-seconds") s: $(tail -n 1 "$d/test.log")"
         else
             say "gic$g: FAILED; see $d/main.log and $d/console.log"
+            # The cause, here: CI keeps only this script's output, not
+            # the board's files.
+            for f in main.log test.log; do
+                [[ -s $d/$f ]] || continue
+                say "gic$g: the last lines of $f, and its FAIL lines:"
+                { grep -E '^(FAIL|ERROR):|\[  FAILED  \]' "$d/$f" | head -n 20; tail -n 30 "$d/$f"; } |
+                    sed "s/^/  $f: /" >&2
+            done
+            for f in "$d"/test-results/host-*.log; do
+                [[ -s $f ]] && grep -qiE 'fail|error' "$f" || continue
+                say "gic$g: ${f##*/}'s FAIL and error lines:"
+                grep -iE 'fail|error' "$f" | head -n 25 | sed "s/^/  ${f##*/}: /" >&2
+            done
             failed=1
         fi
     done

@@ -571,7 +571,7 @@ run_setup_errors() {
 # drops privileges does not depend on the CPU, GIC or page size, and the
 # default L1 runs them).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
-cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk disk-kill api "
+cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk disk-kill api background "
 for c in $skip; do
     case $cases in
     *" $c "*) ;;
@@ -579,6 +579,9 @@ for c in $skip; do
     esac
 done
 case_wanted() {
+    # Every case is in $cases, or a skip list naming it fails (a case once
+    # left out of it failed only on the board, the one place that skips it).
+    case $cases in *" $1 "*) ;; *) fail "vmm-boot: case '$1' is not in \$cases (add it there)" ;; esac
     case $skip in *" $1 "*) step "$1 left out (KVMMIO_VMM_BOOT_SKIP)"; return 1 ;; esac
 }
 ! case_wanted cpus1 || run_poweroff 1
