@@ -14,6 +14,7 @@
 #include "vmm/exit_status.h"
 #include "vmm/options.h"
 #include "vmm/run_command.h"
+#include "vmm/signals.h"
 #include "vmm/startup_timeline.h"
 
 namespace {
@@ -36,6 +37,9 @@ void install_log_sink() {
 int main(int argc, char** argv) {
   using namespace kvmmio::vmm;
   StartupTimeline startup;  // first: --stats reports the start-up from here
+  // Next: a --stats snapshot (SIGUSR1) asked for from here on waits for
+  // the VM instead of killing kvmmio (signals.h).
+  hold_snapshot_requests();
   install_log_sink();
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {

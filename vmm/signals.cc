@@ -32,6 +32,16 @@ std::optional<int> SignalFd::take() {
   return static_cast<int>(info.ssi_signo);
 }
 
+void hold_snapshot_requests() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR1);
+  if (const int err = ::pthread_sigmask(SIG_BLOCK, &set, nullptr); err != 0) {
+    errno = err;
+    throw_errno("pthread_sigmask");
+  }
+}
+
 const char* signal_name(int signo) {
   switch (signo) {
     case SIGINT: return "SIGINT";

@@ -32,6 +32,13 @@ class SignalFd {
   UniqueFd fd_;
 };
 
+// Blocks SIGUSR1 in the calling thread, first thing in kvmmio's main(): a
+// snapshot asked for while kvmmio starts (bench/startup.sh, a script that
+// does not wait) stays pending until the machine's SignalFd exists, and is
+// written once the loop runs, instead of SIGUSR1's default action killing
+// the process before its signalfd is there.
+void hold_snapshot_requests();
+
 // "SIGINT", "SIGTERM", ... ("signal" for others).
 const char* signal_name(int signo);
 

@@ -35,6 +35,20 @@ TEST(SignalFd, DeliversStopSignalsAndTheSnapshotRequestInOrder) {
   EXPECT_FALSE(signals.take().has_value());
 }
 
+// A snapshot request that arrives before the machine (and its SignalFd)
+// exists waits: the process lives, and the SignalFd made later reads it.
+TEST(SignalFd, ASnapshotRequestedBeforeItExistsWaitsForIt) {
+  SignalMaskGuard guard;
+  hold_snapshot_requests();
+  ASSERT_EQ(::pthread_kill(::pthread_self(), SIGUSR1), 0);
+  sigset_t pending;
+  ASSERT_EQ(::sigpending(&pending), 0);
+  EXPECT_EQ(::sigismember(&pending, SIGUSR1), 1);
+  SignalFd signals;
+  EXPECT_EQ(signals.take(), SIGUSR1);
+  EXPECT_FALSE(signals.take().has_value());
+}
+
 TEST(SignalFd, NamesTheSignals) {
   EXPECT_STREQ(signal_name(SIGUSR1), "SIGUSR1");
   EXPECT_STREQ(signal_name(SIGTERM), "SIGTERM");
