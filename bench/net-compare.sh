@@ -21,6 +21,14 @@
 # (an HTTP CGI in L2) are read, so each record carries its own deltas.
 # The guest side is tests/arm64/l2-hooks/60-kvmmio-serve.sh.
 #
+# With --g2g-configs LIST (guest modes), guest-to-guest cells: for each mode
+# two guests, each under its own kvmmio with that mode, their taps on one
+# bridge (--net ...,bridge=); at the first MTU, iperf3 both ways (a2b: A's
+# client sends to B, b2a the reverse) at each stream count, tcp_rr (A asks,
+# B answers) and udp_pps both ways at each payload, the clients run in the
+# guests (the serve hook's client CGI). Recorded as config g2g-MODE, with
+# the counters of both VMMs and both guests added together.
+#
 # With --tools IMAGE (the tools disk, build-initramfs.sh --tools-out: fio),
 # then the disk cells, one fio run each (kind fio), on a backing file here:
 #   host            fio on the backing file itself (buffered: tmpfs has no
@@ -66,6 +74,8 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --mem SIZE        guest RAM (default 512M)
   --tap NAME        the guest's tap (default kvmbench0)
   --micro           also run kvm_notify_bench first (the KVM-layer costs)
+  --g2g-configs LIST  guest modes measured guest to guest (two guests on a
+                    bridge), comma-separated, or none (default none)
   --tools IMAGE     the tools disk (a file or block device: squashfs with
                     /fio); with it, the fio cells after the network's
   --fio-configs LIST  host and blk-ENGINE-REGS (ENGINE io_uring or threads,
@@ -87,7 +97,7 @@ say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
-tap=kvmbench0 micro=0
+tap=kvmbench0 micro=0 g2g_configs=none
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -107,6 +117,7 @@ while [ $# -gt 0 ]; do
     --mem) mem=${2:?}; shift 2 ;;
     --tap) tap=${2:?}; shift 2 ;;
     --micro) micro=1; shift ;;
+    --g2g-configs) g2g_configs=${2:?}; shift 2 ;;
     --tools) tools=${2:?}; shift 2 ;;
     --fio-configs) fio_configs=${2:?}; shift 2 ;;
     --fio-seconds) fio_seconds=${2:?}; shift 2 ;;
@@ -129,6 +140,11 @@ for c in $(list "$configs"); do
     case ,$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS, in *,"$c",*) ;;
     *) die "--configs: unknown '$c' ($(echo "$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS" | sed 's/,/, /g'))" ;;
     esac
+done
+[ "$g2g_configs" != none ] || g2g_configs=''
+for c in $(list "$g2g_configs"); do
+    case $c in host | g2g-*) die "--g2g-configs: '$c' is not a guest mode (give the mode: vhost-irqfd-mirror, not g2g-vhost-irqfd-mirror)" ;; esac
+    net_mode_spec "$c" >/dev/null || die "--g2g-configs: unknown mode '$c' ($(echo "$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS" | sed 's/^host,//; s/,/, /g'))"
 done
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done
 for c in $(list "$fio_configs"); do
@@ -173,14 +189,14 @@ for p in /usr/sbin/ip /sbin/ip /bin/ip /usr/bin/ip; do
     [ -x "$p" ] && "$p" netns list >/dev/null 2>&1 && { IP=$p; break; }
 done
 [ -n "$IP" ] || die "no ip with 'netns' support: install iproute2 (busybox's ip has no netns)"
-guests=$(list "$configs" | tr ' ' '\n' | grep -v '^host$' || true)
+guests=$(list "$configs $g2g_configs" | tr ' ' '\n' | grep -v '^host$' || true)
 if [ -n "$guests" ]; then
     need kvmmio "build kvmmio (make) and put it on PATH"
     need wget "install wget (or busybox)"
     [ -c /dev/kvm ] || die "no /dev/kvm: this must run on an arm64 KVM host"
     [ -s "$kernel" ] || die "--kernel '$kernel': no such file (the arm64 guest Image)"
     [ -s "$initrd" ] || die "--initrd '$initrd': no such file (the guest initramfs)"
-    case $configs in *vhost*)
+    case $configs,$g2g_configs in *vhost*)
         [ -c /dev/vhost-net ] || die "no /dev/vhost-net: modprobe vhost_net, or leave the vhost configs out" ;;
     esac
 fi
@@ -239,6 +255,23 @@ record() {
 }
 NL='
 '
+# record_iperf ID FILE, record_rr ID FILE, record_pps ID FILE: a run's
+# record from iperf3 -J, tcp_rr --json or udp_pps --json output FILE.
+record_iperf() {
+    record "$1" '.end.sum_received | select(.bytes != null and .bits_per_second != null) |
+        {bytes, seconds: $seconds, bps: .bits_per_second}' '.bps / 1e9 * 1000 | round / 1000' \
+        "$2" --argjson seconds "$seconds"
+}
+record_rr() {
+    record "$1" 'select(.transactions != null) | {transactions, seconds, tps,
+        p50_us: .rtt_us.p50, p90_us: .rtt_us.p90, p99_us: .rtt_us.p99}' \
+        '"\(.tps) transactions/s, p50 \(.p50_us) us"' "$2"
+}
+record_pps() {
+    record "$1" 'select(.sent != null) | {sent, received, lost, seconds, pps: .pps_received}' \
+        '"\(.pps) datagrams/s received, \(if .sent > 0 then 1000 * .lost / .sent | round / 10 else 0 end)% lost"' \
+        "$2"
+}
 
 # Overall progress: "run I/N, ~M min left" from the runs so far. N counts
 # every iperf3, tcp_rr and udp_pps run of the matrix; a repeated run does not.
@@ -246,6 +279,7 @@ count() { list "$1" | wc -w; }
 runs_total=$(( $(count "$configs") * repeats * ( $(count "$mtus") * $(count "$dirs") * $(count "$streams") + 1 +
     $(count "$pps_payloads") * $(count "$dirs") ) ))
 [ -z "$tools" ] || runs_total=$((runs_total + $(count "$fio_configs") * repeats * 4 * $(count "$fio_depths")))
+runs_total=$((runs_total + $(count "$g2g_configs") * repeats * (2 * $(count "$streams") + 1 + 2 * $(count "$pps_payloads"))))
 runs_done=0 runs_started=$(date +%s)
 # progress: counts one run and sets $_prog (not in a subshell: it counts).
 progress() {
@@ -300,24 +334,18 @@ one_iperf() {
     if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
     run_iperf "$client" "$server" "$3" "$4" "$_f" || return 1
     if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
-    counted || return 1
-    record "$1" '.end.sum_received | select(.bytes != null and .bits_per_second != null) |
-        {bytes, seconds: $seconds, bps: .bits_per_second}' '.bps / 1e9 * 1000 | round / 1000' \
-        "$_f" --argjson seconds "$seconds" || return 1
+    counted && record_iperf "$1" "$_f" || return 1
     progress
     say "$cfg $3 ${4}x MTU $2, repeat $5/$repeats: $_sum Gbit/s ($_prog)"
 }
 
-# one_rr MTU REP: one tcp_rr latency run, recorded (or recorded as failed).
+# one_rr MTU REP [CLIENT]: one tcp_rr latency run, recorded (or recorded as
+# failed). CLIENT FILE runs the client, its JSON into FILE (default
+# rr_client: from the host side).
 one_rr() {
     _f=$base.rr.json _progress="$cfg TCP_RR, repeat $2/$repeats" _counters=''
     _id=$(run_id rr --arg config "$cfg" --argjson mtu "$1" --argjson rep "$2")
-    # shellcheck disable=SC2086 # $client is a command prefix
-    if timeout $((rr_seconds + 30)) $client tcp_rr client "$server" --port 5300 \
-        --seconds "$rr_seconds" --size 1 --json >"$_f" 2>&1 &&
-        record "$_id" 'select(.transactions != null) | {transactions, seconds, tps,
-            p50_us: .rtt_us.p50, p90_us: .rtt_us.p90, p99_us: .rtt_us.p99}' \
-            '"\(.tps) transactions/s, p50 \(.p50_us) us"' "$_f"; then
+    if "${3:-rr_client}" "$_f" && record_rr "$_id" "$_f"; then
         progress
         say "$_progress: $_sum ($_prog)"
     else
@@ -325,6 +353,12 @@ one_rr() {
         say "$_progress: FAILED ($_prog)"
         failed "$_id" tcp_rr_failed
     fi
+}
+
+rr_client() {
+    # shellcheck disable=SC2086 # $client is a command prefix
+    timeout $((rr_seconds + 30)) $client tcp_rr client "$server" --port 5300 \
+        --seconds "$rr_seconds" --size 1 --json >"$1" 2>&1
 }
 
 # one_pps ID MTU PAYLOAD DIR REP: one udp_pps run at full rate (g2h: the
@@ -338,10 +372,7 @@ one_pps() {
     timeout $((pps_seconds + 60)) $client udp_pps client "$server" --port 5400 --seconds "$pps_seconds" \
         --payload "$3" $_rev --json >"$_f" 2>&1 || return 1
     if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
-    counted || return 1
-    record "$1" 'select(.sent != null) | {sent, received, lost, seconds, pps: .pps_received}' \
-        '"\(.pps) datagrams/s received, \(if .sent > 0 then 1000 * .lost / .sent | round / 10 else 0 end)% lost"' \
-        "$_f" || return 1
+    counted && record_pps "$1" "$_f" || return 1
     progress
     say "$cfg UDP $4 $3-byte payloads, repeat $5/$repeats: $_sum ($_prog)"
 }
@@ -364,32 +395,36 @@ attempt() {
     done
 }
 
-# measure SET_MTU RECOVER: every iperf3 cell of the config, then its latency
-# and packet-rate runs at the first MTU. Two functions, called with the MTU:
+# measure SET_MTU RECOVER [G2G]: every iperf3 cell of the config, then its
+# latency and packet-rate runs at the first MTU. Two functions, called with
+# the MTU:
 #   SET_MTU   puts both ends on it (non-zero: could not)
 #   RECOVER   after a failed run: 0 when the run should be repeated (on a
 #             fresh guest), non-zero when it stays failed
+# With G2G (g2g), the guest-to-guest cells: at the first MTU only, both
+# ways between the guests, each run by the one_g2g_* functions.
 measure() {
-    set_mtu_fn=$1 recover_fn=$2
-    for mtu in $(list "$mtus"); do
+    set_mtu_fn=$1 recover_fn=$2 m_mtus=$mtus m_dirs=$dirs m_run=one_
+    [ "${3:-}" != g2g ] || m_mtus=$first_mtu m_dirs=a2b,b2a m_run=one_g2g_
+    for mtu in $(list "$m_mtus"); do
         "$set_mtu_fn" "$mtu" || say "$cfg: could not set MTU $mtu on both ends"
-        for dir in $(list "$dirs"); do for s in $(list "$streams"); do
+        for dir in $(list "$m_dirs"); do for s in $(list "$streams"); do
             k=1; while [ $k -le "$repeats" ]; do
                 id=$(run_id iperf --arg config "$cfg" --argjson mtu "$mtu" --arg dir "$dir" \
                     --argjson streams "$s" --argjson rep "$k")
                 attempt "$id" "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats" iperf3_failed iperf.json \
-                    one_iperf "$id" "$mtu" "$dir" "$s" "$k"
+                    "${m_run}iperf" "$id" "$mtu" "$dir" "$s" "$k"
                 k=$((k + 1))
             done
         done; done
         [ "$mtu" = "$first_mtu" ] || continue
-        k=1; while [ $k -le "$repeats" ]; do one_rr "$mtu" "$k"; k=$((k + 1)); done
-        for p in $(list "$pps_payloads"); do for dir in $(list "$dirs"); do
+        k=1; while [ $k -le "$repeats" ]; do "${m_run}rr" "$mtu" "$k"; k=$((k + 1)); done
+        for p in $(list "$pps_payloads"); do for dir in $(list "$m_dirs"); do
             k=1; while [ $k -le "$repeats" ]; do
                 id=$(run_id pps --arg config "$cfg" --argjson mtu "$mtu" --argjson payload "$p" \
                     --arg dir "$dir" --argjson rep "$k")
                 attempt "$id" "$cfg UDP $dir $p-byte payloads, repeat $k/$repeats" udp_pps_failed pps.json \
-                    one_pps "$id" "$mtu" "$p" "$dir" "$k"
+                    "${m_run}pps" "$id" "$mtu" "$p" "$dir" "$k"
                 k=$((k + 1))
             done
         done; done
@@ -432,10 +467,20 @@ no_second_try() { return 1; }
 GUEST=10.78.0.2 HOSTIP=10.78.0.1
 max_mtu() { list "$mtus" | tr ' ' '\n' | sort -n | tail -n 1; }
 
+# The running guest: its kvmmio's pid, its files' prefix and --stats file,
+# its address, its tap, and the bridge that tap is on ('': none, the host's
+# address is on the tap). A guest-to-guest config has two, kept in turn
+# under the names of guest_save and guest_load.
+gip=$GUEST g_tap=$tap g_bridge=''
+guest_save() { eval "pid_$1=\$pid base_$1=\$base stats_$1=\$stats gip_$1=\$gip g_tap_$1=\$g_tap"; }
+guest_load() { eval "pid=\$pid_$1 base=\$base_$1 stats=\$stats_$1 gip=\$gip_$1 g_tap=\$g_tap_$1"; }
+# shellcheck disable=SC2034 # read through guest_load's eval
+pid_a='' base_a='' stats_a='' gip_a='' g_tap_a='' pid_b='' base_b='' stats_b='' gip_b='' g_tap_b=''
+
 # guest_ctl PATH: GET http://GUEST:8080/cgi-bin/PATH, the answer on stdout.
 # wget's complaints go to the boot's .ctl file. (timeout, not wget -T:
 # busybox 1.35's wget crashes on -T.)
-guest_ctl() { timeout 20 wget -q -O - "http://$GUEST:8080/cgi-bin/$1" 2>>"$base.ctl"; }
+guest_ctl() { timeout 20 wget -q -O - "http://$gip:8080/cgi-bin/$1" 2>>"$base.ctl"; }
 
 pid='' boot=0
 guest_stop() {
@@ -456,7 +501,7 @@ fio_cleanup() {
     [ -z "$tools_dir" ] || rmdir "$tools_dir" 2>/dev/null || true
     [ "$fio_made" = 0 ] || rm -f "$fio_file"
 }
-trap 'guest_stop; host_cleanup; fio_cleanup' EXIT
+trap 'guest_stop; g2g_stop; host_cleanup; fio_cleanup' EXIT
 
 # guest_start CONFIG: boots the guest and waits until it serves (0) or not (1).
 # Its network is $guest_net's (a net-modes.sh config; default CONFIG), and
@@ -464,20 +509,20 @@ trap 'guest_stop; host_cleanup; fio_cleanup' EXIT
 guest_start() {
     boot=$((boot + 1))
     base=$out/$1-boot$boot stats=$out/$1-boot$boot.stats.json
-    _spec="tap=$tap,$(net_mode_spec "${guest_net:-$1}"),mtu=$(max_mtu)"
+    _spec="tap=$g_tap,$(net_mode_spec "${guest_net:-$1}"),mtu=$(max_mtu)${g_bridge:+,bridge=$g_bridge}"
     say "$1: boot the guest (--net $_spec${guest_disks:+ $guest_disks})"
     # shellcheck disable=SC2086 # $guest_disks: words without spaces
     kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" \
         --net "$_spec" --stats "$stats" $guest_disks \
-        --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$GUEST" \
+        --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$gip" \
         </dev/null >"$base.console" 2>"$base.log" &
     pid=$!
     i=0
-    while ! "$IP" link show "$tap" >/dev/null 2>&1; do
+    while ! "$IP" link show "$g_tap" >/dev/null 2>&1; do
         i=$((i + 1)); [ $i -lt 150 ] && kill -0 $pid 2>/dev/null || break; sleep 0.2
     done
-    "$IP" addr add "$HOSTIP/24" dev "$tap" 2>/dev/null || true
-    "$IP" link set "$tap" up 2>/dev/null || true
+    [ -n "$g_bridge" ] || "$IP" addr add "$HOSTIP/24" dev "$g_tap" 2>/dev/null || true
+    "$IP" link set "$g_tap" up 2>/dev/null || true
     i=0
     while ! grep -q KVMMIO-L2-SERVING "$base.console"; do
         i=$((i + 1))
@@ -516,7 +561,7 @@ deltas() {
 }
 
 set_mtu() {  # MTU: on the tap and in the guest
-    "$IP" link set "$tap" mtu "$1" && [ "$(guest_ctl "mtu?$1")" = "mtu $1" ]
+    "$IP" link set "$g_tap" mtu "$1" && [ "$(guest_ctl "mtu?$1")" = "mtu $1" ]
 }
 
 guest_recover() {
@@ -543,6 +588,110 @@ for c in $(list "$configs"); do
     *) run_guest "$c" ;;
     esac
 done
+
+# --- guest to guest: two guests on one bridge ---------------------------------------
+G2G_BRIDGE=kvmg2gbr0 G2G_NET=10.79.0
+# g2g_stop: both guests of a guest-to-guest config stopped (A last, left
+# loaded), the bridge gone; nothing when there are none.
+g2g_stop() {
+    guest_load b; guest_stop; guest_save b
+    guest_load a; guest_stop; guest_save a
+    "$IP" link del "$G2G_BRIDGE" 2>/dev/null || true
+}
+
+# g2g_snapshot: both VMMs' counters and both guests' interrupt counts,
+# added, as one line of seven (snapshot's shape). Run in $(...): the
+# guest it loads is the subshell's.
+g2g_snapshot() {
+    guest_load b; _sb=$(snapshot) || return 1
+    guest_load a; _sa=$(snapshot) || return 1
+    # shellcheck disable=SC2086 # fourteen numbers
+    set -- $_sa $_sb
+    [ $# -eq 14 ] || return 1
+    for _n in "$@"; do is_number "$_n" || return 1; done
+    echo "$(($1 + $8)) $(($2 + $9)) $(($3 + ${10})) $(($4 + ${11})) $(($5 + ${12})) $(($6 + ${13})) $(($7 + ${14}))"
+}
+
+# g2g_client FROM TOOL TO N SECONDS FILE: guest FROM (a or b) runs TOOL's
+# client (iperf3, tcp_rr or udp_pps) against guest TO for SECONDS, N its
+# streams or payload bytes (the serve hook's client CGI); the tool's JSON
+# into FILE. Guest A is loaded again after.
+g2g_client() {
+    _to='' && eval "_to=\$gip_$3"
+    guest_load "$1"
+    timeout $(($5 + 60)) wget -q -O "$6" "http://$gip:8080/cgi-bin/client?$2+$_to+$4+$5" 2>>"$base.ctl" &&
+        _st=0 || _st=$?
+    guest_load a
+    return "$_st"
+}
+
+# g2g_dir DIR: "FROM TO" of a2b or b2a.
+g2g_dir() { case $1 in a2b) echo "a b" ;; *) echo "b a" ;; esac; }
+
+# one_g2g KIND ID DIR N REP: one iperf3 (KIND iperf, N streams) or udp_pps
+# run at full rate (KIND pps, N-byte payloads) from guest to guest,
+# recorded with both VMMs' and guests' counter deltas around it.
+one_g2g() {
+    _f=$base.$1.json
+    _before=$(g2g_snapshot) || return 1
+    # shellcheck disable=SC2046 # FROM TO: two words, $6 and $7
+    set -- "$@" $(g2g_dir "$3")
+    case $1 in
+    iperf) g2g_client "$6" iperf3 "$7" "$4" "$seconds" "$_f" ;;
+    *) g2g_client "$6" udp_pps "$7" "$4" "$pps_seconds" "$_f" ;;
+    esac || return 1
+    _after=$(g2g_snapshot) || return 1
+    counted && "record_$1" "$2" "$_f" || return 1
+    progress
+    case $1 in
+    iperf) say "$cfg $3 ${4}x MTU $first_mtu, repeat $5/$repeats: $_sum Gbit/s ($_prog)" ;;
+    *) say "$cfg UDP $3 $4-byte payloads, repeat $5/$repeats: $_sum ($_prog)" ;;
+    esac
+}
+# measure's runners with one_iperf's and one_pps's arguments (the MTU is
+# the first).
+one_g2g_iperf() { one_g2g iperf "$1" "$3" "$4" "$5"; }
+one_g2g_pps() { one_g2g pps "$1" "$4" "$3" "$5"; }
+
+# one_g2g_rr MTU REP: one tcp_rr run, A's client against B's server.
+one_g2g_rr() { one_rr "$1" "$2" g2g_rr_client; }
+g2g_rr_client() { g2g_client a tcp_rr b 1 "$rr_seconds" "$1"; }
+
+# g2g_set_mtu MTU: both taps and both guests on MTU (the bridge follows).
+g2g_set_mtu() {
+    guest_load b; set_mtu "$1" && _st=0 || _st=1
+    guest_load a; set_mtu "$1" && [ "$_st" = 0 ]
+}
+
+# run_g2g MODE: guests B (10.79.0.3) and A (.2), each on a tap of its own
+# on bridge kvmg2gbr0 (the host's address .1 is the bridge's), both in MODE.
+run_g2g() {
+    cfg=g2g-$1 guest_net=$1 guest_disks='' restarts=0 _ok=0
+    g2g_stop
+    if "$IP" link add "$G2G_BRIDGE" type bridge && "$IP" addr add "$G2G_NET.1/24" dev "$G2G_BRIDGE" &&
+        "$IP" link set "$G2G_BRIDGE" up; then
+        g_bridge=$G2G_BRIDGE g_tap=kvmg2g-b gip=$G2G_NET.3
+        guest_start "$cfg" && _ok=1
+        guest_save b
+        pid=''
+        if [ $_ok = 1 ]; then
+            g_tap=kvmg2g-a gip=$G2G_NET.2
+            guest_start "$cfg" || _ok=0
+        fi
+        guest_save a
+    else
+        say "$cfg: cannot make bridge $G2G_BRIDGE"
+    fi
+    if [ $_ok = 1 ]; then
+        measure g2g_set_mtu no_second_try g2g
+    else
+        failed "$(run_id iperf --arg config "$cfg")" guest_did_not_boot
+    fi
+    g2g_stop
+    g_bridge='' g_tap=$tap gip=$GUEST
+}
+
+for c in $(list "$g2g_configs"); do run_g2g "$c"; done
 
 # --- the disk cells: fio ----------------------------------------------------------
 

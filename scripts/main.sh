@@ -6,6 +6,7 @@
 # under kvmmio in each mode against the host's own stack (two network
 # namespaces over a veth pair), with the VMM's and the guest's counters per
 # GB and per million packets, plus the KVM layer's notify and interrupt costs;
+# the same between two guests on one bridge, each under its own kvmmio;
 # and fio in the guest on its virtio-blk disk against fio on the host on the
 # same backing file (register mirror and trapped registers, io_uring and
 # threads engines), counters per GB and per million requests; and kvmmio's
@@ -29,6 +30,9 @@ Usage: scripts/main.sh [options]
                    vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
                    (default all), or these plus vhost-irqfd-mirror-poll
                    (the mirror with poll_us=50; never in the default)
+  --g2g-configs LIST  guest modes measured guest to guest (two guests, each
+                   under its own kvmmio, taps on one bridge; at the first
+                   MTU), or none (default: the guest modes of --configs)
   --streams LIST   parallel iperf3 streams (default 1,4)
   --mtus LIST      MTUs (default 1500,9000)
   --fio-configs LIST  the disk cells: a subset of host,blk-io_uring-mirror,
@@ -40,7 +44,9 @@ Usage: scripts/main.sh [options]
                    bare KVM_RUN program, bench/startup.sh; default 5)
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
-                   of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s, fio
+                   of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s,
+                   guest to guest only vhost-irqfd-mirror (when in
+                   --configs), fio
                    runs of 1 s at iodepth 32 on host,blk-io_uring-mirror,
                    blk-io_uring-trap, 3 start-up repeats (a check that it
                    all works, not a measurement; what CI runs)
@@ -55,7 +61,7 @@ EOF
 # shellcheck source=bench/net-modes.sh
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
 repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS startup_repeats=5
-streams=1,4 mtus=1500,9000 out='' build_only=0
+streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
 fio_depths=1,32
 while (($#)); do
@@ -64,6 +70,7 @@ while (($#)); do
     --seconds) seconds=${2:?--seconds needs S}; shift 2 ;;
     --pps-seconds) pps_seconds=${2:?--pps-seconds needs S}; shift 2 ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
+    --g2g-configs) g2g_configs=${2:?--g2g-configs needs a LIST}; shift 2 ;;
     --streams) streams=${2:?--streams needs a LIST}; shift 2 ;;
     --mtus) mtus=${2:?--mtus needs a LIST}; shift 2 ;;
     --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
@@ -71,7 +78,7 @@ while (($#)); do
     --fio-depths) fio_depths=${2:?--fio-depths needs a LIST}; shift 2 ;;
     --startup-repeats) startup_repeats=${2:?--startup-repeats needs N}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
-    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3
+    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3 quick=1
         fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
     --build-only) build_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
@@ -81,7 +88,14 @@ done
 for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds" "$startup_repeats"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
-for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths"; do
+# Guest to guest, unless given: every guest mode of --configs (--quick:
+# the mirror alone, when it is there), or none.
+if [ -z "$g2g_configs" ]; then
+    g2g_configs=$(tr ',' '\n' <<<"$configs" | grep -v '^host$' | paste -sd, -) || true
+    ((!quick)) || { [[ ,$configs, == *,vhost-irqfd-mirror,* ]] && g2g_configs=vhost-irqfd-mirror || g2g_configs=''; }
+    g2g_configs=${g2g_configs:-none}
+fi
+for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths" "$g2g_configs"; do
     [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
 if ((!build_only)); then
@@ -131,6 +145,10 @@ if [ "$arch" != aarch64 ]; then
     n_configs=$(tr ',' '\n' <<<"$configs" | wc -l)
     runs=$((n_configs * 2 * $(tr ',' '\n' <<<"$streams" | wc -l) * $(tr ',' '\n' <<<"$mtus" | wc -l) * repeats))
     pps_runs=$((n_configs * 2 * 2 * repeats))
+    g2g_runs=0
+    [ "$g2g_configs" = none ] ||
+        g2g_runs=$(($(tr ',' '\n' <<<"$g2g_configs" | wc -l) * (2 * $(tr ',' '\n' <<<"$streams" | wc -l) + 5) * repeats))
+    runs=$((runs + g2g_runs))
     fio_runs=0
     [ "$fio_configs" = none ] ||
         fio_runs=$(($(tr ',' '\n' <<<"$fio_configs" | wc -l) * 4 * $(tr ',' '\n' <<<"$fio_depths" | wc -l) * repeats))
@@ -143,7 +161,7 @@ if [ "$arch" != aarch64 ]; then
         --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv3" \
         --timeout "$timeout" --env KVMMIO_BENCH_REPEATS="$repeats" \
         --env KVMMIO_BENCH_SECONDS="$seconds" --env KVMMIO_BENCH_PPS_SECONDS="$pps_seconds" \
-        --env KVMMIO_BENCH_CONFIGS="$configs" \
+        --env KVMMIO_BENCH_CONFIGS="$configs" --env KVMMIO_BENCH_G2G_CONFIGS="$g2g_configs" \
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" \
         --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
         --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" ||
@@ -183,7 +201,7 @@ else
         --fio-seconds "$fio_seconds" --fio-depths "$fio_depths")
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
-        --configs "$configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
+        --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
         --streams "$streams" --mtus "$mtus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64/raw.jsonl")

@@ -29,9 +29,9 @@
 #      GICv3 too: ~10 more minutes of the 2-core machine, so by hand),
 #   8. runs the README's main-job command on its smallest matrix,
 #      `scripts/main.sh --quick --configs host,vhost-irqfd-mirror
-#      --fio-configs host,blk-io_uring-mirror` (every
-#      mode's run of the same driver, report and chart is make check's
-#      net-compare test), on this build, and checks its report; after
+#      --fio-configs host,blk-io_uring-mirror --g2g-configs none` (every
+#      mode's run of the same driver, report and chart, and the mirror's
+#      guest-to-guest cells, are make check's net-compare test), on this build, and checks its report; after
 #      fuzzing, while the board's root is still being made;
 #   9. boots the guest of docs/usage.md's "Your first guest" (x86-64, as
 #      root): scripts/make-guest.sh makes it in the background from the end
@@ -317,8 +317,9 @@ if [ $main = 1 ]; then
     # The network cells of the host and the mirror mode (make check's
     # net-compare runs every mode), and the disk cells of the host and the
     # mirror with io_uring (make check's runs the mirror and trapped
-    # registers with the worker threads).
-    main_flags=(--quick --configs host,vhost-irqfd-mirror --fio-configs host,blk-io_uring-mirror)
+    # registers with the worker threads); no guest-to-guest cells (make
+    # check's net-compare runs the mirror's, and checks them).
+    main_flags=(--quick --configs host,vhost-irqfd-mirror --fio-configs host,blk-io_uring-mirror --g2g-configs none)
     echo "test.sh: the README main-job command: scripts/main.sh ${main_flags[*]}"
     rm -rf "$main_out"
     KVMMIO_BUILD=$build "$src/scripts/main.sh" "${main_flags[@]}" \

@@ -76,7 +76,10 @@ class Record {
 void read_param(Record& rec, const std::string& name, Params& p) {
   if (name == "dir") {
     p.dir = rec.text("dir");
-    if (*p.dir != "g2h" && *p.dir != "h2g") rec.fail("\"dir\" is \"" + *p.dir + "\", neither g2h nor h2g");
+    // g2h and h2g between a guest and its host; a2b and b2a between two
+    // guests (net-compare.sh's g2g-MODE configs).
+    if (*p.dir != "g2h" && *p.dir != "h2g" && *p.dir != "a2b" && *p.dir != "b2a")
+      rec.fail("\"dir\" is \"" + *p.dir + "\", not g2h, h2g, a2b or b2a");
   } else if (name == "rw") {
     p.rw = rec.text("rw");
     if (*p.rw != "read" && *p.rw != "write" && *p.rw != "randread" && *p.rw != "randwrite")

@@ -3,7 +3,7 @@
 // lines ignored. Each has a "kind":
 //
 //   {"kind":"meta", "KEY":"VALUE", ...}
-//   {"kind":"iperf", "config":C, "mtu":M, "dir":"g2h"|"h2g", "streams":S, "rep":R,
+//   {"kind":"iperf", "config":C, "mtu":M, "dir":"g2h"|"h2g"|"a2b"|"b2a", "streams":S, "rep":R,
 //    "bytes":B, "seconds":T, "bps":X [, "counters":{the seven of kinds.h}]}
 //   {"kind":"rr", "config":C, "mtu":M, "rep":R, "transactions":N, "seconds":T,
 //    "tps":X, "p50_us":X, "p90_us":X, "p99_us":X}

@@ -26,16 +26,18 @@ struct Source {
 struct Params {
   std::optional<unsigned> mtu;
   std::optional<unsigned> payload;  // UDP payload bytes
-  std::optional<std::string> dir;   // "g2h" or "h2g"
+  std::optional<std::string> dir;   // "g2h" or "h2g"; guest to guest "a2b" or "b2a"
   std::optional<unsigned> streams;
   std::optional<std::string> rw;    // fio: "read", "write", "randread" or "randwrite"
   std::optional<unsigned> bs;       // fio: block size, bytes
   std::optional<unsigned> depth;    // fio: iodepth
-  // The report's order: by MTU, payload, direction (g2h first), streams;
-  // fio's by block size (largest first), pattern, depth.
+  // The report's order: by MTU, payload, direction (g2h, h2g, then the
+  // guest-to-guest a2b and b2a), streams; fio's by block size (largest
+  // first), pattern, depth.
   auto key() const {
     const std::optional<long> neg_bs = bs ? std::optional<long>(-static_cast<long>(*bs)) : std::nullopt;
-    return std::make_tuple(mtu, payload, dir, streams, neg_bs, rw, depth);
+    const int dir_rank = !dir ? 0 : *dir == "g2h" ? 1 : *dir == "h2g" ? 2 : 3;
+    return std::make_tuple(mtu, payload, dir_rank, dir, streams, neg_bs, rw, depth);
   }
   bool operator==(const Params& o) const { return key() == o.key(); }
 };

@@ -198,7 +198,7 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
       "set style histogram errorbars gap 2 lw 1\n"
       "# Panel: throughput.\n"
       "set title " + quoted("iperf3 throughput: median of " + runs_per_bar(iperf) + ", error bars from min to max") + "\n"
-      "set xlabel 'g2h: guest to host, h2g: host to guest; Nx: N parallel iperf3 streams; then the MTU in bytes'\n"
+      "set xlabel 'g2h: guest to host, h2g: host to guest, a2b/b2a: guest to guest; Nx: N parallel iperf3 streams; then the MTU in bytes'\n"
       "set ylabel 'Gbit/s'\n"
       "set xtics rotate by 25 right  # a full matrix has 12+ cells: upright labels collide\n";
   out += gbps_configs.empty() ? no_data("no iperf runs in the raw data") : plot("data", iperf, gbps_configs);
@@ -207,7 +207,7 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
     out += "# Panel: packet rate.\n"
            "set title " + quoted("UDP packet rate (udp_pps at full rate): median of " + runs_per_bar(pps) +
                                  ", error bars from min to max") + "\n"
-           "set xlabel 'g2h: guest to host, h2g: host to guest; then the UDP payload in bytes'\n"
+           "set xlabel 'g2h: guest to host, h2g: host to guest, a2b/b2a: guest to guest; then the UDP payload in bytes'\n"
            "set ylabel 'datagrams received per s'\n" +
            plot("pps_data", pps, pps_configs);
   if (!fio_configs.empty()) {

@@ -203,6 +203,26 @@ TEST(NetReportAggregate, CellsAreGroupedByMtuThenDirectionThenStreams) {
   EXPECT_EQ(iperf[3].params.mtu, 9000u);
 }
 
+// Guest-to-guest cells (net-compare.sh's g2g-MODE configs) follow the
+// host-guest ones at their MTU, a2b before b2a, and have no host ratio:
+// the host baseline has no guest-to-guest cell.
+TEST(NetReportAggregate, GuestToGuestCellsFollowTheHostGuestOnes) {
+  auto line = [](const char* config, const char* dir) {
+    return std::string(R"({"kind":"iperf","config":")") + config + R"(","mtu":1500,"dir":")" + dir +
+           R"(","streams":1,"rep":1,"bytes":1,"seconds":1,"bps":1})" "\n";
+  };
+  const Report r = aggregate(parse(line("g2g-vhost-irqfd-mirror", "b2a") + line("g2g-vhost-irqfd-mirror", "a2b") +
+                                   line("host", "h2g") + line("host", "g2h")));
+  const std::vector<Cell> iperf = r.of_kind("iperf");
+  ASSERT_EQ(iperf.size(), 4u);
+  EXPECT_EQ(iperf[0].params.dir, "g2h");
+  EXPECT_EQ(iperf[1].params.dir, "h2g");
+  EXPECT_EQ(iperf[2].params.dir, "a2b");
+  EXPECT_EQ(iperf[3].params.dir, "b2a");
+  EXPECT_EQ(iperf[2].config, "g2g-vhost-irqfd-mirror");
+  EXPECT_FALSE(iperf[2].ratio_to_host.has_value());
+}
+
 TEST(NetReportAggregate, LatencyCellsAndP50RatioToHost) {
   const Report r = aggregate(parse(
       R"({"kind":"rr","config":"vhost-irqfd","mtu":1500,"rep":1,"transactions":1,"seconds":1,"tps":10,"p50_us":90,"p90_us":1,"p99_us":300})" "\n"

@@ -160,7 +160,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{iperf_with("mtu", "99999999999"), "\"mtu\" is not a whole number from 1 to 4294967295"},
         Malformed{iperf_with("mtu", "1500.5"), "\"mtu\" is not a whole number from 1 to 4294967295"},
         Malformed{iperf_with("streams", "0"), "\"streams\" is not a whole number from 1 to 4294967295"},
-        Malformed{iperf_with("dir", "\"both\""), "\"dir\" is \"both\", neither g2h nor h2g"},
+        Malformed{iperf_with("dir", "\"both\""), "\"dir\" is \"both\", not g2h, h2g, a2b or b2a"},
         Malformed{iperf_with("bps", "8,\"wakeup\":3"), "unknown member \"wakeup\""},
         Malformed{iperf_with("bps", "8,\"counters\":{\"vcpu_exits\":1}"),
                   "\"counters\" has no \"wakeups\" (give all seven counters or none)"},

@@ -18,6 +18,14 @@
 #                            at address A (another guest: guest-to-guest
 #                            traffic) for S seconds (1-60); answers "BYTES
 #                            BITS_PER_SECOND" as the receiver counted them
+#     /cgi-bin/client?TOOL+A+N+S
+#                            this guest as TOOL's client of the server of
+#                            another guest at address A, for S seconds
+#                            (1-60), answering the tool's JSON: iperf3 with N
+#                            streams (1-128; this guest sends), tcp_rr (N 1),
+#                            udp_pps with N-byte payloads (16-65507; this
+#                            guest sends); bench/net-compare.sh's
+#                            guest-to-guest cells
 #     /cgi-bin/fio?RW+BS+DEPTH+SECONDS
 #                            fio (from the tools disk, serial kvmmio-tools,
 #                            mounted at /tools) on the disk whose serial is
@@ -86,6 +94,28 @@ iperf3 -c "$addr" -t "$secs" -J 2>&1 | awk '
     r && /"bytes"/ && b == "" { b = $2; sub(",", "", b) }
     r && /"bits_per_second"/ && s == "" { s = $2; sub(",", "", s) }
     END { if (b == "" || s == "") print "error: iperf3 to the peer failed"; else print b, s }'
+CGI
+cat >"$www/cgi-bin/client" <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+want() { echo "error: want /cgi-bin/client?TOOL+ADDRESS+N+SECONDS ($*)"; exit 0; }
+set -f  # the query's words, unglobbed
+set -- $(echo "$QUERY_STRING" | tr '+' ' ')
+set +f
+[ $# = 4 ] || want "four values"
+case $2 in '' | *[!0-9.]*) want "ADDRESS an IPv4 address" ;; esac
+for n in "$3" "$4"; do case $n in '' | *[!0-9]* | 0*) want "whole numbers" ;; esac; done
+[ ${#3} -le 5 ] && [ ${#4} -le 2 ] && [ "$4" -le 60 ] || want "SECONDS 1-60"
+case $1 in
+iperf3) [ "$3" -le 128 ] || want "N streams 1-128"
+    iperf3 -c "$2" -P "$3" -t "$4" -J ;;
+tcp_rr) [ "$3" = 1 ] || want "N 1 for tcp_rr"
+    tcp_rr client "$2" --port 5300 --seconds "$4" --size 1 --json ;;
+udp_pps) [ "$3" -ge 16 ] && [ "$3" -le 65507 ] || want "N payload bytes 16-65507"
+    udp_pps client "$2" --port 5400 --seconds "$4" --payload "$3" --json ;;
+*) want "TOOL iperf3, tcp_rr or udp_pps" ;;
+esac </dev/null 2>/tmp/client.err || echo "error: $1 failed: $(tail -n 1 /tmp/client.err)"
 CGI
 cat >"$www/cgi-bin/fio" <<'CGI'
 #!/bin/sh

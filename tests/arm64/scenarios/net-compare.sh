@@ -11,6 +11,9 @@
 #   KVMMIO_BENCH_STREAMS  default 1,4
 #   KVMMIO_BENCH_MTUS     default 1500,9000
 #   KVMMIO_BENCH_MICRO    1: run the KVM-layer microbenchmark too (default 1)
+#   KVMMIO_BENCH_G2G_CONFIGS  guest modes measured guest to guest, two guests
+#                         on a bridge (net-compare.sh --g2g-configs; default
+#                         none)
 #   KVMMIO_BENCH_FIO_CONFIGS  the disk cells (net-compare.sh --fio-configs;
 #                         default all); "none": no fio cells. They need the
 #                         tools disk (run.sh --tools, KVMMIO_TOOLS_DEV)
@@ -28,6 +31,7 @@ require_dev /dev/kvm /dev/vhost-net /dev/net/tun
 
 R=$KVMMIO_RESULTS/net-compare
 configs=${KVMMIO_BENCH_CONFIGS:-$NET_COMPARE_CONFIGS}
+g2g_configs=${KVMMIO_BENCH_G2G_CONFIGS:-none}
 step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:-5} s"
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
@@ -42,7 +46,7 @@ fi
 start=$(cut -d' ' -f1 /proc/uptime)
 # shellcheck disable=SC2086 # $micro and $fio: options, words without spaces
 NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" \
-    --configs "$configs" \
+    --configs "$configs" --g2g-configs "$g2g_configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \
     --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro $fio ||
@@ -89,6 +93,26 @@ case ,$configs, in
         msg="vhost-irqfd-mirror: $mirror_exits vCPU exits during traffic, not under a tenth of vhost-irqfd's $trapped_exits"
     ;;
 esac
+# Guest to guest: both directions, latency and packet rate for each mode;
+# the counters of both VMMs and guests fit the mode, and with the mirror
+# not one VMM wake-up (vCPU exit or event-loop wake-up) in either VMM.
+[ "$g2g_configs" = none ] || for m in $(echo "$g2g_configs" | tr ',' ' '); do
+    c=g2g-$m
+    for d in a2b b2a; do
+        [ -n "$msg" ] || [ "$(runs iperf "$c" "map(select(.dir == \"$d\")) | length")" -gt 0 ] || msg="no iperf3 result for $c $d"
+        [ -n "$msg" ] || [ "$(runs pps "$c" "map(select(.dir == \"$d\" and .received > 0)) | length")" -gt 0 ] ||
+            msg="no packet-rate result with packets received for $c $d"
+    done
+    [ -n "$msg" ] || [ "$(runs rr "$c" length)" -gt 0 ] || msg="no latency result for $c"
+    # shellcheck disable=SC2016,SC2046 # a jq program ($k is jq's); seven numbers
+    set -- $(runs iperf "$c" 'def sum($k): map(.counters[$k] // 0) | add // 0;
+        "\(sum("trapped")) \(sum("polled")) \(sum("injected")) \(sum("relayed")) \(sum("guest_irqs")) \(sum("wakeups")) \(map(.bytes) | add // 0)"')
+    echo "net-compare $c (both VMMs): trapped $1 polled $2 injected $3 relayed $4 guest irqs $5 wake-ups $6 over $7 bytes"
+    [ -n "$msg" ] || msg=$(net_mode_misfit "$m" "$1" "$2" "$3" "$4" "$5" | sed "s/^/$c: /")
+    case $m in *-mirror)
+        [ -n "$msg" ] || [ "$6" = 0 ] || msg="$c: $6 VMM wake-ups during $7 bytes guest to guest, not 0 (the register mirror)" ;;
+    esac
+done
 [ -n "$msg" ] || [ "${KVMMIO_BENCH_MICRO:-1}" != 1 ] || grep -q '"kind":"micro"' "$raw" || msg="no microbenchmark record"
 # The disk cells: each fio config has its runs, with requests done; on the
 # register mirror a request costs no vCPU exit, so none at all during them.
