@@ -567,9 +567,10 @@ run_setup_errors() {
 }
 
 # KVMMIO_VMM_BOOT_SKIP: cases left out, separated by spaces or commas (the
-# board-class L1s leave out sigterm and unprivileged: how kvmmio stops and
-# drops privileges does not depend on the CPU, GIC or page size, and the
-# default L1 runs them).
+# Pi 4 class L1 leaves out sigterm, unprivileged and background: how kvmmio
+# stops, drops privileges and runs in the background does not depend on the
+# CPU or GIC, and the 16 KiB-page L1 runs them; the board leaves out what
+# its root cannot run, e.g. background without tmux).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
 cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk disk-kill api background "
 for c in $skip; do
