@@ -37,7 +37,9 @@
 #           shutdown after KVMMIO-L2-POWER-KEY-READY): busybox has no
 #           KEY_POWER handler, so this waits (60 s at most) for the
 #           gpio-keys interrupt's count in /proc/interrupts to grow,
-#           prints KVMMIO-L2-POWER-KEY and returns: /init powers off
+#           printing KVMMIO-L2-TICK and its uptime every half second (L1
+#           sees from them whether L2 ran while paused), then prints
+#           KVMMIO-L2-POWER-KEY and returns: /init powers off
 #   serve   the main job's benchmark endpoint: 60-kvmmio-serve.sh's
 #   shell   an interactive shell on the console (the host types into it)
 #   (none)  the same shell: what L2's /init gives when it has no hooks
@@ -71,8 +73,9 @@ power_key_test() {
     echo "KVMMIO-L2-POWER-KEY-READY"
     i=0
     while [ "$(power_key_irqs)" = "$n0" ]; do
-        i=$((i + 1)); [ $i -le 60 ] || { echo "KVMMIO-L2-ERROR: the power key was not pressed in 60 s"; return; }
-        sleep 1
+        i=$((i + 1)); [ $i -le 120 ] || { echo "KVMMIO-L2-ERROR: the power key was not pressed in 60 s"; return; }
+        echo "KVMMIO-L2-TICK $(cut -d' ' -f1 /proc/uptime)"
+        sleep 0.5
     done
     echo "KVMMIO-L2-POWER-KEY"
 }

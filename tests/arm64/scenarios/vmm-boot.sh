@@ -322,14 +322,17 @@ run_api() {
     if ! wait_for "$R/api.console" KVMMIO-L2-POWER-KEY-READY 180; then
         msg="L2 never got ready for the power key ($(grep KVMMIO-L2-ERROR "$R/api.console" | head -n 1 | tr '\r\n' '  '))"
     else
+        # L2's ticks (its own uptime, every half second): none while paused.
+        ticks() { grep -c KVMMIO-L2-TICK "$R/api.console"; }
         before=$(ctl stats | jq -r '"\(.paused) \(.footprint.threads) \(.footprint.rss_outside_guest_ram_kib)"')
         paused=$(ctl pause | jq -r '"\(.result) \(.parked_vcpus)"')
-        e1=$(exits); sleep 1; e2=$(exits)
+        k1=$(ticks) e1=$(exits); sleep 2; e2=$(exits) k2=$(ticks)
         during=$(ctl stats | jq -r .paused)
         resumed=$(ctl resume | jq -r .result)
-        sleep 1; e3=$(exits)
+        sleep 2; e3=$(exits) k3=$(ticks)
+        sd0=$(uptime_s)
         shutdown=$(ctl shutdown | jq -r .result)
-        echo "api: before pause: paused threads rss_kib = $before; pause: $paused; exits $e1 -> $e2 paused, $e3 resumed; shutdown: $shutdown"
+        echo "api: before pause: paused threads rss_kib = $before; pause: $paused; exits $e1 -> $e2 paused, $e3 resumed; L2 ticks $k1 -> $k2 paused, $k3 resumed; shutdown: $shutdown"
         case $before in
         "false "[1-9]*" "[1-9]*) ;;
         *) msg="stats before pause: '$before' (paused threads rss_kib)" ;;
@@ -338,14 +341,20 @@ run_api() {
         elif [ "$paused" != "paused 2" ]; then msg="pause answered '$paused', not 'paused 2'"
         elif [ "$during" != true ]; then msg="stats while paused: paused is '$during'"
         elif [ -z "$e1" ] || [ "$e1" != "$e2" ]; then msg="vCPU exits moved while paused: '$e1' -> '$e2'"
+        elif [ "$k1" = 0 ] || [ "$k1" != "$k2" ]; then msg="L2 ticked while paused (or never): $k1 -> $k2 ticks"
+        elif [ "$k3" -le "$k2" ]; then msg="L2 did not tick again after resume: $k2 -> $k3 ticks"
         elif [ "$resumed" != resumed ]; then msg="resume answered '$resumed'"
         elif [ "$shutdown" != "shutdown requested" ]; then msg="shutdown answered '$shutdown'"
         fi
     fi
     finish 60
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    # From kvmmio ctl shutdown to kvmmio's exit: the issue's bound, 5 s.
+    sd=$(awk -v a="${sd0:-0}" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    echo "api: shutdown to exit: $sd s"
     if [ -n "$msg" ]; then :
     elif [ "$status" != 0 ]; then msg="kvmmio exit status $status after the power key, not 0"
+    elif awk -v s="$sd" 'BEGIN { exit !(s > 5) }'; then msg="kvmmio exited $sd s after shutdown was asked, not within 5 s"
     elif ! tr -d '\r' <"$R/api.console" | grep -qx KVMMIO-L2-POWER-KEY; then msg="L2 never saw the power key"
     elif [ -e "$sock" ]; then msg="$sock is still there after kvmmio exited"
     elif ! err=$(check_stats "$R/api.json" 2 0 poweroff); then msg=$err
