@@ -7,7 +7,7 @@
 # board user would: as root in a clone of the repository, without network.
 #
 #   scripts/board-rehearsal.sh [--dir DIR] [--board RELEASE:GIC]... [--configs LIST]
-#                              [--fio-configs LIST] [--timeout S] [--phases LIST] [--keep]
+#                              [--fio-configs LIST] [--g2g-configs LIST] [--timeout S] [--phases LIST] [--keep]
 #                              [--scenarios LIST] [--net-modes LIST]
 #                              [--vmm-boot-skip LIST] [--scenarios-on RELEASES]
 #   scripts/board-rehearsal.sh --check-host
@@ -21,6 +21,8 @@
 #     --configs LIST passed to main.sh --quick as --configs (default: all six)
 #     --fio-configs LIST  passed to main.sh --quick as --fio-configs (default:
 #                    --quick's own: host, blk-io_uring-mirror, blk-io_uring-trap)
+#     --g2g-configs LIST  passed to main.sh --quick as --g2g-configs (default:
+#                    --quick's own: the mirror guest to guest, when in --configs)
 #     --timeout S    bound of each board boot (default 3600 s)
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
 #                    what earlier ones left in DIR)
@@ -96,7 +98,7 @@ say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 usage() { sed -n '9,36p' "$0"; }
 
-dir='' gics=() boards=() release='' configs='' fio_configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
+dir='' gics=() boards=() release='' configs='' fio_configs='' g2g_configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
 scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror vmm_boot_skip='' scenarios_on=''
 while (($#)); do
     case $1 in
@@ -107,6 +109,7 @@ while (($#)); do
         boards+=("$2"); shift 2 ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
     --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
+    --g2g-configs) g2g_configs=${2:?--g2g-configs needs a LIST}; shift 2 ;;
     --timeout) timeout=${2:?--timeout needs S}; shift 2 ;;
     --phases) phases=${2:?--phases needs a LIST}; shift 2 ;;
     --keep) keep=1; shift ;;
@@ -135,6 +138,7 @@ fi
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $timeout"
 [[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
 [[ -z $fio_configs || $fio_configs =~ ^[a-z0-9_,-]+$ ]] || die "--fio-configs: not a list: $fio_configs"
+[[ -z $g2g_configs || $g2g_configs =~ ^[a-z0-9_,-]+$ ]] || die "--g2g-configs: not a list: $g2g_configs"
 [[ $scenarios =~ ^[a-z0-9,-]+$ ]] || die "--scenarios: not a list: $scenarios"
 [[ $net_modes =~ ^[a-z0-9,-]+$ ]] || die "--net-modes: not a list: $net_modes"
 [[ -z $vmm_boot_skip || $vmm_boot_skip =~ ^[a-z0-9,-]+$ ]] || die "--vmm-boot-skip: not a list: $vmm_boot_skip"
@@ -209,6 +213,7 @@ if [[ -z $release ]]; then
         for b in "${boards[@]}"; do [[ ${b%:*} != "$r" ]] || args+=(--gic "${b#*:}"); done
         [[ -z $configs ]] || args+=(--configs "$configs")
         [[ -z $fio_configs ]] || args+=(--fio-configs "$fio_configs")
+        [[ -z $g2g_configs ]] || args+=(--g2g-configs "$g2g_configs")
         if [[ -z $scenarios_on || ,$scenarios_on, == *,$r,* ]]; then
             args+=(--scenarios "${scenarios:-none}" --net-modes "${net_modes:-all}")
             [[ -z $vmm_boot_skip ]] || args+=(--vmm-boot-skip "$vmm_boot_skip")
@@ -424,9 +429,9 @@ export HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/us
 r=/root/board-rehearsal
 cd /root/kvmmio
 echo "BOARD: \$(uname -r), \$(nproc) CPUs, GICv\${kvmmio_board_gic:-?}"
-echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs}"
+echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs}"
 start=\$(date +%s)
-{ scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
+{ scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
 status=\$(cat \$r/status)
 echo \$((\$(date +%s) - start)) >\$r/seconds
 echo "BOARD-DONE status=\$status after \$(cat \$r/seconds) s"
@@ -473,6 +478,12 @@ check() {
             "$out/arm64/raw.jsonl" >/dev/null 2>&1 ||
             { say "gic$2: no completed iperf run of $c"; ok=0; }
         grep -q "$c" "$out/report/report.txt" 2>/dev/null || { say "gic$2: $c not in report.txt"; ok=0; }
+    done
+    # The guest-to-guest cells asked for by name.
+    [[ -z $g2g_configs || $g2g_configs == none ]] || for c in ${g2g_configs//,/ }; do
+        jq -e -n --arg c "g2g-$c" 'any(inputs; .kind == "iperf" and .config == $c and .failed == null)' \
+            "$out/arm64/raw.jsonl" >/dev/null 2>&1 ||
+            { say "gic$2: no completed guest-to-guest iperf run of $c"; ok=0; }
     done
     # The disk cells: each config's fio runs, with requests done.
     cfgs=${fio_configs:-host,blk-io_uring-mirror,blk-io_uring-trap}

@@ -6,10 +6,33 @@
 # kvmmio). A benchmark, not a test: its table is docs/benchmarks.md's
 # "Start-up"; scripts/main.sh runs it after net-compare.
 #   KVMMIO_STARTUP_REPEATS  interleaved repeats (default 5)
+#   KVMMIO_STARTUP_VMMS     NAME=FILE,...: time these kvmmio builds side by
+#                           side instead of L1's own (startup.sh --vmm), each
+#                           FILE on the squashfs image given as run.sh's
+#                           first --disk (serial kvmmio-disk0), e.g. a
+#                           change's before and after:
+#     mksquashfs before/kvmmio after/kvmmio-after vmms.img  (static arm64 builds)
+#     scripts/arm64/run.sh --scenario startup --gic 2 --disk vmms.img \
+#         --env KVMMIO_STARTUP_VMMS=before=kvmmio,after=kvmmio-after ...
 # shellcheck source=tests/arm64/lib.sh
 . "${KVMMIO_DIR:-/kvmmio}/lib.sh"
 require_dev /dev/kvm /dev/vhost-net
+vmms=''
+if [ -n "${KVMMIO_STARTUP_VMMS:-}" ]; then
+    dev=''
+    for f in /sys/block/vd*/serial; do
+        [ "$(cat "$f" 2>/dev/null)" = kvmmio-disk0 ] && { f=${f%/serial}; dev=/dev/${f##*/}; }
+    done
+    [ -n "$dev" ] || fail "KVMMIO_STARTUP_VMMS: no disk with serial kvmmio-disk0 (run.sh --disk IMAGE)"
+    mkdir -p /vmms
+    mount -t squashfs -o ro "$dev" /vmms || fail "KVMMIO_STARTUP_VMMS: cannot mount $dev (a squashfs image?)"
+    for v in $(echo "$KVMMIO_STARTUP_VMMS" | tr ',' ' '); do
+        [ -x "/vmms/${v#*=}" ] || fail "KVMMIO_STARTUP_VMMS: no program ${v#*=} on $dev"
+        vmms="$vmms --vmm ${v%%=*}=/vmms/${v#*=}"
+    done
+fi
 step "start-up: kvmmio against boot_floor, ${KVMMIO_STARTUP_REPEATS:-5} repeats, vGICv$KVMMIO_L1_GIC"
+# shellcheck disable=SC2086 # $vmms: options, words without spaces
 startup.sh --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --out "$KVMMIO_RESULTS" \
-    --repeats "${KVMMIO_STARTUP_REPEATS:-5}" --gic "$KVMMIO_L1_GIC" --tap kvmstart0 ||
+    --repeats "${KVMMIO_STARTUP_REPEATS:-5}" --gic "$KVMMIO_L1_GIC" --tap kvmstart0 $vmms ||
     fail "startup.sh failed (status $?)"
