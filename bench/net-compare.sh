@@ -13,12 +13,21 @@
 #   vhost-relay     vhost-net, every interrupt relayed by a VMM thread
 #   user-ioeventfd  kvmmio's userspace backend, kicks through ioeventfds
 #   user-trap       the userspace backend, kicks trapped as MMIO exits
+#   qemu-pci        the peer VMM: QEMU (qemu-system-aarch64 -M virt -accel
+#                   kvm) on the same guest and tap, vhost-net, virtio-net-pci
+#                   with MSI-X through the GICv3 ITS (on request: --configs)
+#   qemu-mmio       QEMU, vhost-net, virtio-net-device on virtio-mmio
 # For each: guest-to-host (g2h) and host-to-guest (h2g), each stream count,
 # each MTU, N repeats; then at the first MTU a TCP request/response latency
 # run (tcp_rr) per repeat, and UDP packet-rate runs (udp_pps: each payload
 # size, each direction, per repeat). Around each guest run the VMM's counters
 # (kill -USR1 -> --stats snapshot) and the guest's virtio interrupt count
 # (an HTTP CGI in L2) are read, so each record carries its own deltas.
+# Every guest run also carries the counters read from outside any VMM
+# ("outside": KVM's debugfs exits, MMIO exits to userspace, halt wake-ups,
+# the VMM's non-vCPU threads' context switches; bench/outside-counters.sh)
+# and the guest's interrupts: the only counters QEMU's cells have, and the
+# same rule for kvmmio's beside its own.
 # The guest side is tests/arm64/l2-hooks/60-kvmmio-serve.sh.
 #
 # With --g2g-configs LIST (guest modes), guest-to-guest cells: for each mode
@@ -60,7 +69,10 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --kernel IMAGE    the arm64 guest kernel (L2)
   --initrd FILE     the guest initramfs with the serve hook (L2)
   --configs LIST    comma-separated, default $NET_COMPARE_CONFIGS;
-                    also $NET_COMPARE_EXTRA_CONFIGS
+                    also $NET_COMPARE_EXTRA_CONFIGS;
+                    the peer VMM: $NET_COMPARE_PEER_CONFIGS
+  --qemu PROGRAM    the peer's qemu-system-aarch64 (default: the tools
+                    disk's /qemu-system-aarch64 with --tools, else PATH's)
   --repeats N       runs per cell (default 3)
   --seconds S       iperf3 duration per run (default 5)
   --rr-seconds S    tcp_rr duration per run (default 3)
@@ -79,7 +91,8 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --tools IMAGE     the tools disk (a file or block device: squashfs with
                     /fio); with it, the fio cells after the network's
   --fio-configs LIST  host and blk-ENGINE-REGS (ENGINE io_uring or threads,
-                    REGS mirror or trap), default $FIO_CONFIGS
+                    REGS mirror or trap), default $FIO_CONFIGS;
+                    none: no fio cells (the tools disk for QEMU only)
   --fio-seconds S   fio run time per run (default 5)
   --fio-depths LIST iodepths, comma-separated, 1-256 (default 1,32)
   --fio-file FILE   the backing file (default /tmp/kvmmio-fio.img; must not
@@ -97,7 +110,7 @@ say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
-tap=kvmbench0 micro=0 g2g_configs=none
+tap=kvmbench0 micro=0 g2g_configs=none qemu=''
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -116,6 +129,7 @@ while [ $# -gt 0 ]; do
     --cpus) cpus=${2:?}; shift 2 ;;
     --mem) mem=${2:?}; shift 2 ;;
     --tap) tap=${2:?}; shift 2 ;;
+    --qemu) qemu=${2:?--qemu needs PROGRAM}; shift 2 ;;
     --micro) micro=1; shift ;;
     --g2g-configs) g2g_configs=${2:?}; shift 2 ;;
     --tools) tools=${2:?}; shift 2 ;;
@@ -136,17 +150,25 @@ for n in "$repeats" "$seconds" "$rr_seconds" "$pps_seconds" "$cpus" "$fio_second
     is_count "$n" || die "not a positive whole number: '$n'"
 done
 list() { echo "$1" | tr ',' ' '; }
+all_configs=$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS,$NET_COMPARE_PEER_CONFIGS
 for c in $(list "$configs"); do
-    case ,$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS, in *,"$c",*) ;;
-    *) die "--configs: unknown '$c' ($(echo "$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS" | sed 's/,/, /g'))" ;;
+    case ,$all_configs, in *,"$c",*) ;;
+    *) die "--configs: unknown '$c' ($(echo "$all_configs" | sed 's/,/, /g'))" ;;
     esac
 done
+is_peer() { case $1 in qemu-*) ;; *) return 1 ;; esac; }
+# The peer's MSI-X needs an ITS, which only a GICv3 has.
+case ,$configs,:${KVMMIO_L1_GIC:-} in *,qemu-pci,*:2)
+    die "--configs: qemu-pci needs a GICv3 (MSI-X through its ITS); this host's is a GICv2: use qemu-mmio" ;;
+esac
 [ "$g2g_configs" != none ] || g2g_configs=''
 for c in $(list "$g2g_configs"); do
     case $c in host | g2g-*) die "--g2g-configs: '$c' is not a guest mode (give the mode: vhost-irqfd-mirror, not g2g-vhost-irqfd-mirror)" ;; esac
+    ! is_peer "$c" || die "--g2g-configs: '$c': the peer VMM is measured guest to host only"
     net_mode_spec "$c" >/dev/null || die "--g2g-configs: unknown mode '$c' ($(echo "$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS" | sed 's/^host,//; s/,/, /g'))"
 done
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done
+[ "$fio_configs" != none ] || fio_configs=''
 for c in $(list "$fio_configs"); do
     case $c in host | blk-io_uring-mirror | blk-io_uring-trap | blk-threads-mirror | blk-threads-trap) ;;
     *) die "--fio-configs: unknown '$c' ($(echo "$FIO_CONFIGS" | sed 's/,/, /g'))" ;;
@@ -162,7 +184,7 @@ case $fio_file in *,* | *[[:space:]]*) die "--fio-file: '$fio_file' has a comma 
 if [ -n "$tools" ]; then
     [ -b "$tools" ] || [ -f "$tools" ] || die "--tools: '$tools' is neither a file nor a block device"
     # Made here and removed at the end: never someone else's file.
-    [ ! -e "$fio_file" ] || die "--fio-file: $fio_file exists (a run that was killed? remove it, or choose another)"
+    [ -z "$fio_configs" ] || [ ! -e "$fio_file" ] || die "--fio-file: $fio_file exists (a run that was killed? remove it, or choose another)"
     case $tools in *,* | *[[:space:]]*) die "--tools: '$tools' has a comma or white space (kvmmio's --disk)" ;; esac
 fi
 for m in $(list "$mtus"); do
@@ -191,7 +213,9 @@ done
 [ -n "$IP" ] || die "no ip with 'netns' support: install iproute2 (busybox's ip has no netns)"
 guests=$(list "$configs $g2g_configs" | tr ' ' '\n' | grep -v '^host$' || true)
 if [ -n "$guests" ]; then
-    need kvmmio "build kvmmio (make) and put it on PATH"
+    if [ -n "$(echo "$guests" | grep -v '^qemu-' || true)" ]; then
+        need kvmmio "build kvmmio (make) and put it on PATH"
+    fi
     need wget "install wget (or busybox)"
     [ -c /dev/kvm ] || die "no /dev/kvm: this must run on an arm64 KVM host"
     [ -s "$kernel" ] || die "--kernel '$kernel': no such file (the arm64 guest Image)"
@@ -240,14 +264,16 @@ run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus 
 failures=0
 # record ID FILTER SUMMARY FILE [JQ_ARGS...]: appends ID plus the results
 # FILTER takes from the tool's JSON output FILE, with "counters" when
-# $_counters holds them, and sets $_sum to SUMMARY (a jq string filter over
+# $_counters holds them and "outside" when $_outside does, and sets $_sum to SUMMARY (a jq string filter over
 # that record: the progress line's words); one jq process for both.
 # Non-zero (nothing written) when the results are not there.
 record() {
     _id=$1 _filter=$2 _summary=$3 _file=$4
     shift 4
-    _out=$(jq -r --argjson id "$_id" --argjson counters "${_counters:-null}" "$@" \
-        "$_filter"' | $id + . + (if $counters then {counters: $counters} else {} end) |
+    _out=$(jq -r --argjson id "$_id" --argjson counters "${_counters:-null}" \
+        --argjson outside "${_outside:-null}" "$@" "$_filter"' | $id + . +
+        (if $counters then {counters: $counters} else {} end) +
+        (if $outside then {outside: $outside} else {} end) |
         tojson, ('"$_summary"')' "$_file" 2>/dev/null) || return 1
     _rec=${_out%%"$NL"*} _sum=${_out#*"$NL"}
     [ -n "$_rec" ] && [ "$_rec" != "$_out" ] || return 1
@@ -278,7 +304,7 @@ record_pps() {
 count() { list "$1" | wc -w; }
 runs_total=$(( $(count "$configs") * repeats * ( $(count "$mtus") * $(count "$dirs") * $(count "$streams") + 1 +
     $(count "$pps_payloads") * $(count "$dirs") ) ))
-[ -z "$tools" ] || runs_total=$((runs_total + $(count "$fio_configs") * repeats * 4 * $(count "$fio_depths")))
+[ -z "$tools" ] || [ -z "$fio_configs" ] || runs_total=$((runs_total + $(count "$fio_configs") * repeats * 4 * $(count "$fio_depths")))
 runs_total=$((runs_total + $(count "$g2g_configs") * repeats * (2 * $(count "$streams") + 1 + 2 * $(count "$pps_payloads"))))
 runs_done=0 runs_started=$(date +%s)
 # progress: counts one run and sets $_prog (not in a subshell: it counts).
@@ -321,19 +347,43 @@ run_iperf() {
 #   base    the path prefix of its files (a guest's changes with each boot)
 
 # counted: sets $_counters to the VMM's counter deltas from $_before to
-# $_after (empty for the host config, which has no VMM: no counters).
+# $_after (empty for the host config, which has no VMM, and for the peer,
+# which has no --stats), and $_outside to the outside counters' from
+# $_obefore to $_oafter (empty for the host, and guest to guest).
 counted() {
-    _counters=''
-    [ -z "$_before" ] || deltas "$_before" "$_after"
+    _counters='' _outside=''
+    [ -z "$_before" ] || deltas "$_before" "$_after" || return 1
+    [ -z "$_obefore" ] || outside_deltas "$_obefore" "$_oafter"
+}
+
+# snap_before, snap_after: the snapshots around a guest run: the VMM's
+# (kvmmio's --stats with the guest's interrupts, into $_before and
+# $_after; none for the peer) and the outside counters with the guest's
+# interrupts ($_obefore, $_oafter). The outside ones are read inside the
+# VMM's: kvmmio's snapshot wakes its threads and kicks its vCPUs, which
+# the outside counts then leave out. Nothing for the host config.
+snap_before() {
+    _before='' _after='' _obefore='' _oafter=''
+    [ "$cfg" != host ] || return 0
+    if is_peer "$cfg"; then _g=$(guest_ctl irqs) || return 1
+    else _before=$(snapshot) || return 1; _g=${_before##* }; fi
+    _obefore="$(outside_counters) $_g"
+}
+snap_after() {
+    [ "$cfg" != host ] || return 0
+    _o=$(outside_counters)
+    if is_peer "$cfg"; then _g=$(guest_ctl irqs) || return 1
+    else _after=$(snapshot) || return 1; _g=${_after##* }; fi
+    _oafter="$_o $_g"
 }
 
 # one_iperf ID MTU DIR STREAMS REP: one iperf3 run, recorded with the
 # counter deltas around it when the config is a guest; non-zero when it failed.
 one_iperf() {
-    _f=$base.iperf.json _before='' _after=''
-    if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
+    _f=$base.iperf.json
+    snap_before || return 1
     run_iperf "$client" "$server" "$3" "$4" "$_f" || return 1
-    if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
+    snap_after || return 1
     counted && record_iperf "$1" "$_f" || return 1
     progress
     say "$cfg $3 ${4}x MTU $2, repeat $5/$repeats: $_sum Gbit/s ($_prog)"
@@ -343,7 +393,7 @@ one_iperf() {
 # failed). CLIENT FILE runs the client, its JSON into FILE (default
 # rr_client: from the host side).
 one_rr() {
-    _f=$base.rr.json _progress="$cfg TCP_RR, repeat $2/$repeats" _counters=''
+    _f=$base.rr.json _progress="$cfg TCP_RR, repeat $2/$repeats" _counters='' _outside=''
     _id=$(run_id rr --arg config "$cfg" --argjson mtu "$1" --argjson rep "$2")
     if "${3:-rr_client}" "$_f" && record_rr "$_id" "$_f"; then
         progress
@@ -365,13 +415,13 @@ rr_client() {
 # guest's server sends), recorded with the counter deltas around it when
 # the config is a guest; non-zero when it failed.
 one_pps() {
-    _f=$base.pps.json _before='' _after='' _rev=''
+    _f=$base.pps.json _rev=''
     [ "$4" = g2h ] && _rev=--reverse
-    if [ "$cfg" != host ]; then _before=$(snapshot) || return 1; fi
+    snap_before || return 1
     # shellcheck disable=SC2086 # $client is a command prefix, $_rev one flag
     timeout $((pps_seconds + 60)) $client udp_pps client "$server" --port 5400 --seconds "$pps_seconds" \
         --payload "$3" $_rev --json >"$_f" 2>&1 || return 1
-    if [ "$cfg" != host ]; then _after=$(snapshot) || return 1; fi
+    snap_after || return 1
     counted && record_pps "$1" "$_f" || return 1
     progress
     say "$cfg UDP $4 $3-byte payloads, repeat $5/$repeats: $_sum ($_prog)"
@@ -503,20 +553,52 @@ fio_cleanup() {
 }
 trap 'guest_stop; g2g_stop; host_cleanup; fio_cleanup' EXIT
 
+# The tools disk, mounted for the whole run: fio, and the peer's QEMU.
+if [ -n "$tools" ]; then
+    tools_dir=$(mktemp -d /tmp/kvmmio-tools.XXXXXX)
+    _o=ro; [ -b "$tools" ] || _o=ro,loop
+    mount -t squashfs -o "$_o" "$tools" "$tools_dir" || die "cannot mount the tools disk $tools (squashfs) at $tools_dir"
+    fio_mounted=1
+fi
+# The peer: QEMU's system emulator for arm64, on KVM.
+case ,$configs, in *,qemu-*)
+    if [ -z "$qemu" ]; then
+        if [ -x "$tools_dir/qemu-system-aarch64" ]; then qemu=$tools_dir/qemu-system-aarch64
+        else qemu=$(command -v qemu-system-aarch64) ||
+            die "no qemu-system-aarch64 for the qemu-* configs: give --tools (the platform's tools disk has it), --qemu PROGRAM, or install qemu-system-arm"
+        fi
+    fi
+    _v=$("$qemu" --version 2>&1 | head -n 1) || die "$qemu does not run: $_v"
+    say "peer VMM: $_v ($qemu)"
+    ;;
+esac
+# The outside counters read KVM's debugfs; mounted here if it is not yet.
+OUTSIDE=$(dirname "$0")/outside-counters.sh
+[ -r "$OUTSIDE" ] || die "$OUTSIDE missing (bench/outside-counters.sh belongs beside this script)"
+if [ -n "$guests" ] && [ ! -e /sys/kernel/debug/kvm/exits ]; then
+    mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+    [ -e /sys/kernel/debug/kvm/exits ] ||
+        say "KVM's debugfs counters are unreadable here (no /sys/kernel/debug/kvm/exits): null in the records"
+fi
+
 # guest_start CONFIG: boots the guest and waits until it serves (0) or not (1).
 # Its network is $guest_net's (a net-modes.sh config; default CONFIG), and
 # $guest_disks (words) are kvmmio's further arguments.
 guest_start() {
     boot=$((boot + 1))
     base=$out/$1-boot$boot stats=$out/$1-boot$boot.stats.json
-    _spec="tap=$g_tap,$(net_mode_spec "${guest_net:-$1}"),mtu=$(max_mtu)${g_bridge:+,bridge=$g_bridge}"
-    say "$1: boot the guest (--net $_spec${guest_disks:+ $guest_disks})"
-    # shellcheck disable=SC2086 # $guest_disks: words without spaces
-    kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" \
-        --net "$_spec" --stats "$stats" $guest_disks \
-        --cmdline "console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$gip" \
-        </dev/null >"$base.console" 2>"$base.log" &
-    pid=$!
+    _cmdline="console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$gip"
+    if is_peer "$1"; then
+        peer_start "$1"
+    else
+        _spec="tap=$g_tap,$(net_mode_spec "${guest_net:-$1}"),mtu=$(max_mtu)${g_bridge:+,bridge=$g_bridge}"
+        say "$1: boot the guest (--net $_spec${guest_disks:+ $guest_disks})"
+        # shellcheck disable=SC2086 # $guest_disks: words without spaces
+        kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" \
+            --net "$_spec" --stats "$stats" $guest_disks --cmdline "$_cmdline" \
+            </dev/null >"$base.console" 2>"$base.log" &
+        pid=$!
+    fi
     i=0
     while ! "$IP" link show "$g_tap" >/dev/null 2>&1; do
         i=$((i + 1)); [ $i -lt 150 ] && kill -0 $pid 2>/dev/null || break; sleep 0.2
@@ -530,6 +612,30 @@ guest_start() {
         sleep 0.2
     done
     sleep 1
+}
+
+# peer_start CONFIG: the same guest under QEMU (qemu-pci or qemu-mmio): the
+# same kernel, initramfs, command line, vCPUs and memory, vhost-net on a
+# tap of the same name, the MTU offered the same way (VIRTIO_NET_F_MTU).
+# -cpu host and the host's GIC (the L1's, named by KVMMIO_L1_GIC);
+# -nodefaults and romfile= (no option ROM: the kernel is loaded directly);
+# debug-threads=on names QEMU's vCPU threads "CPU N/KVM", which the outside
+# counters leave out of the VMM's own context switches. The guest's console
+# goes to the file kvmmio's would.
+peer_start() {
+    case $1 in
+    qemu-pci) _dev=virtio-net-pci,romfile= ;;
+    *) _dev=virtio-net-device ;;
+    esac
+    _args="-M virt,gic-version=${KVMMIO_L1_GIC:-host} -accel kvm -cpu host -smp $cpus -m $mem"
+    _args="$_args -nodefaults -no-user-config -display none -no-reboot -name kvmmio-peer,debug-threads=on"
+    _args="$_args -netdev tap,id=net0,ifname=$g_tap,script=no,downscript=no,vhost=on"
+    _args="$_args -device $_dev,netdev=net0,host_mtu=$(max_mtu)"
+    say "$1: boot the guest under QEMU ($_args)"
+    # shellcheck disable=SC2086 # $_args: options, words without spaces
+    "$qemu" $_args -kernel "$kernel" -initrd "$initrd" -append "$_cmdline" -serial "file:$base.console" \
+        </dev/null >"$base.qemu.out" 2>"$base.log" &
+    pid=$!
 }
 
 # vmm_counters: "exits wakeups injected relayed trapped polled" from a fresh
@@ -558,6 +664,29 @@ deltas() {
     _counters="{\"vcpu_exits\":$(($8 - $1)),\"wakeups\":$(($9 - $2)),\"injected\":$((${10} - $3)),"
     _counters="$_counters\"relayed\":$((${11} - $4)),\"trapped\":$((${12} - $5)),\"polled\":$((${13} - $6)),"
     _counters="$_counters\"guest_irqs\":$((${14} - $7))}"
+}
+
+# outside_counters: bench/outside-counters.sh's five counters for the
+# running VMM ($pid), as five words: a number, or null where unreadable.
+outside_counters() {
+    sh "$OUTSIDE" "$pid" | tr -d '{}"' | tr ',' '\n' | cut -d: -f2 | tr '\n' ' '
+}
+OUTSIDE_NAMES='kvm_exits kvm_mmio_exit_user kvm_mmio_exit_kernel kvm_halt_wakeup vmm_ctxt_switches guest_irqs'
+# outside_deltas BEFORE AFTER: a record's "outside" object into $_outside,
+# from two snapshots of six words each (outside_counters' five and the
+# guest's interrupts); a counter unreadable at either end is null.
+outside_deltas() {
+    # shellcheck disable=SC2086 # twelve words
+    set -- $1 $2
+    [ $# -eq 12 ] || return 1
+    _outside='' _i=1 _a='' _b=''
+    for _n in $OUTSIDE_NAMES; do
+        eval "_b=\${$_i} _a=\${$((_i + 6))}"
+        if is_number "$_b" && is_number "$_a"; then _v=$((_a - _b)); else _v=null; fi
+        _outside="$_outside${_outside:+,}\"$_n\":$_v"
+        _i=$((_i + 1))
+    done
+    _outside="{$_outside}"
 }
 
 set_mtu() {  # MTU: on the tap and in the guest
@@ -632,7 +761,7 @@ g2g_dir() { case $1 in a2b) echo "a b" ;; *) echo "b a" ;; esac; }
 # run at full rate (KIND pps, N-byte payloads) from guest to guest,
 # recorded with both VMMs' and guests' counter deltas around it.
 one_g2g() {
-    _f=$base.$1.json
+    _f=$base.$1.json _obefore=''
     _before=$(g2g_snapshot) || return 1
     # shellcheck disable=SC2046 # FROM TO: two words, $6 and $7
     set -- "$@" $(g2g_dir "$3")
@@ -699,17 +828,17 @@ for c in $(list "$g2g_configs"); do run_g2g "$c"; done
 # the guest on its disk, recorded with the counter deltas around it when
 # the config is a guest; non-zero when it failed.
 one_fio() {
-    _f=$base.fio.json _before='' _after=''
+    _f=$base.fio.json _before='' _after='' _obefore=''
     if [ "$cfg" = host ]; then
         timeout $((fio_seconds + 60)) "$tools_dir/fio" --name=host --filename="$fio_file" --rw="$2" --bs="$3" \
             --iodepth="$4" --runtime="$fio_seconds" --time_based --direct=0 --ioengine=libaio \
             --output-format=json --output="$_f" </dev/null >"$base.fio.err" 2>&1 ||
             { tail -n 1 "$base.fio.err" >>"$_f"; return 1; }
     else
-        _before=$(snapshot) || return 1
+        snap_before || return 1
         timeout $((fio_seconds + 60)) wget -q -O "$_f" \
             "http://$GUEST:8080/cgi-bin/fio?$2+$3+$4+$fio_seconds" 2>>"$base.ctl" || return 1
-        _after=$(snapshot) || return 1
+        snap_after || return 1
     fi
     counted || return 1
     # fio's JSON: the first job, its read or write side.
@@ -753,11 +882,7 @@ run_fio_guest() {
     guest_stop
 }
 
-if [ -n "$tools" ]; then
-    tools_dir=$(mktemp -d /tmp/kvmmio-tools.XXXXXX)
-    _o=ro; [ -b "$tools" ] || _o=ro,loop
-    mount -t squashfs -o "$_o" "$tools" "$tools_dir" || die "cannot mount the tools disk $tools (squashfs) at $tools_dir"
-    fio_mounted=1
+if [ -n "$tools" ] && [ -n "$fio_configs" ]; then
     [ -x "$tools_dir/fio" ] || die "the tools disk $tools has no /fio (build-initramfs.sh --tools-out makes it)"
     say "fio: $("$tools_dir/fio" --version 2>&1 | head -n 1); backing file $fio_file, $fio_mib MiB"
     fio_started=$(date +%s) fio_made=1
@@ -770,7 +895,7 @@ if [ -n "$tools" ]; then
     done
     say "fio cells: $(( $(date +%s) - fio_started )) s"
 else
-    say "no --tools: no fio cells"
+    say "no --tools or no --fio-configs: no fio cells"
 fi
 # completed KIND: how many runs of KIND completed.
 completed() { jq -n --arg k "$1" '[inputs | select(.kind == $k and .failed == null)] | length' "$raw"; }

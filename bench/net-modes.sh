@@ -21,6 +21,14 @@
 
 # shellcheck disable=SC2034 # read by the scripts that source this file
 NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
+# The peer VMM (issue #25): QEMU, from Debian's qemu-system-arm, booting the
+# same guest on the same tap set-up, with vhost-net: qemu-pci its best path
+# (virtio-net-pci, MSI-X through the GICv3 ITS, irqfd), qemu-mmio the
+# transport kvmmio uses (virtio-net-device; QEMU relays vhost's interrupts
+# in its main loop). Measured when --configs names them; counted from
+# outside (bench/outside-counters.sh), as it has no --stats.
+# shellcheck disable=SC2034 # as above
+NET_COMPARE_PEER_CONFIGS=qemu-pci,qemu-mmio
 # Levers measured on request, not in the default matrix or CI: the mirror
 # mode with vhost-net's busy polling (issue #25 item 3; docs/benchmarks.md).
 # shellcheck disable=SC2034 # as above

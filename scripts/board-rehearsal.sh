@@ -386,7 +386,11 @@ if want carry; then
     fi
     say "clone at /root/kvmmio: $(git -C "$clone" rev-parse --short HEAD)"
     cp -L /etc/resolv.conf "$root/etc/resolv.conf"
-    in_root 'scripts/arm64/fetch-packages.sh'
+    # QEMU, the main job's peer, only when its --configs ask for it (as the
+    # board's main.sh will fetch it).
+    no_qemu=''
+    [[ -z $configs || ,$configs, == *,qemu-* ]] || no_qemu=' --no-qemu'
+    in_root "scripts/arm64/fetch-packages.sh$no_qemu"
     phase_done carry-cache
     # main.sh's build, made here by the host's cross compiler and carried
     # in (compiling under qemu-user took ~49 min, g++ at ~15x its native

@@ -6,6 +6,10 @@
 # under kvmmio in each mode against the host's own stack (two network
 # namespaces over a veth pair), with the VMM's and the guest's counters per
 # GB and per million packets, plus the KVM layer's notify and interrupt costs;
+# the same under the peer VMM, QEMU (virtio-net-pci with MSI-X, and
+# virtio-mmio; both with vhost-net), on the same guest, with the counters
+# read from outside any VMM (KVM's exits, the VMM's context switches) for
+# every VMM's cells alike;
 # the same between two guests on one bridge, each under its own kvmmio;
 # and fio in the guest on its virtio-blk disk against fio on the host on the
 # same backing file (register mirror and trapped registers, io_uring and
@@ -27,12 +31,15 @@ Usage: scripts/main.sh [options]
   --seconds S      iperf3 seconds per run (default 5)
   --pps-seconds S  udp_pps seconds per packet-rate run (default 3)
   --configs LIST   comma-separated subset of host,vhost-irqfd,
-                   vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
-                   (default all), or these plus vhost-irqfd-mirror-poll
-                   (the mirror with poll_us=50; never in the default)
+                   vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap,
+                   qemu-pci,qemu-mmio (the peer VMM: QEMU; qemu-pci needs
+                   a GICv3) (default all, without qemu-pci on a GICv2
+                   host), or these plus vhost-irqfd-mirror-poll (the
+                   mirror with poll_us=50; never in the default)
   --g2g-configs LIST  guest modes measured guest to guest (two guests, each
                    under its own kvmmio, taps on one bridge; at the first
-                   MTU), or none (default: the guest modes of --configs)
+                   MTU), or none (default: kvmmio's guest modes of
+                   --configs)
   --streams LIST   parallel iperf3 streams (default 1,4)
   --mtus LIST      MTUs (default 1500,9000)
   --fio-configs LIST  the disk cells: a subset of host,blk-io_uring-mirror,
@@ -60,7 +67,7 @@ EOF
 
 # shellcheck source=bench/net-modes.sh
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
-repeats=3 seconds=5 pps_seconds=3 configs=$NET_COMPARE_CONFIGS startup_repeats=5
+repeats=3 seconds=5 pps_seconds=3 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
 fio_depths=1,32
@@ -85,13 +92,22 @@ while (($#)); do
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
+# Every config by default, the peer's too; an arm64 host with a GICv2 has
+# no ITS for qemu-pci's MSI-X (the nested platform's L1 here has a GICv3).
+if [ -z "$configs" ]; then
+    configs=$NET_COMPARE_CONFIGS,$NET_COMPARE_PEER_CONFIGS
+    if [ "$(uname -m)" = aarch64 ] && ! grep -qs 'arm,gic-v3' /proc/device-tree/*/compatible \
+        /proc/device-tree/*/*/compatible; then
+        configs=${configs/,qemu-pci/}
+    fi
+fi
 for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds" "$startup_repeats"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
 # Guest to guest, unless given: every guest mode of --configs (--quick:
 # the mirror alone, when it is there), or none.
 if [ -z "$g2g_configs" ]; then
-    g2g_configs=$(tr ',' '\n' <<<"$configs" | grep -v '^host$' | paste -sd, -) || true
+    g2g_configs=$(tr ',' '\n' <<<"$configs" | grep -v -e '^host$' -e '^qemu-' | paste -sd, -) || true
     ((!quick)) || { [[ ,$configs, == *,vhost-irqfd-mirror,* ]] && g2g_configs=vhost-irqfd-mirror || g2g_configs=''; }
     g2g_configs=${g2g_configs:-none}
 fi
@@ -188,7 +204,10 @@ else
     # where systemd made the static nodes; load them so any init will do.
     # loop and squashfs: net-compare.sh mounts the tools disk (an image file).
     for m in vhost_net tun loop squashfs; do modprobe -q "$m" 2>/dev/null || true; done
-    "$src/scripts/arm64/fetch-packages.sh"
+    # QEMU (the peer, on the tools disk) only when a qemu-* config wants it.
+    no_qemu=--no-qemu
+    [[ ,$configs, != *,qemu-* ]] || no_qemu=''
+    "$src/scripts/arm64/fetch-packages.sh" $no_qemu
     "$src/scripts/arm64/build-initramfs.sh" --l2-only --tools-out "$build/arm64-platform/tools.img" \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
         --l2-bin "$build/bench/udp_pps" \
@@ -196,8 +215,8 @@ else
         --l2-hook "$src/tests/arm64/l2-hooks/60-kvmmio-serve.sh"
     # shellcheck source=scripts/arm64/common.sh
     kernel=$(source "$src/scripts/arm64/common.sh" && echo "$ROOT/boot/vmlinuz-$(kernel_version)")
-    fio=()
-    [ "$fio_configs" = none ] || fio=(--tools "$build/arm64-platform/tools.img" --fio-configs "$fio_configs"
+    # The tools disk: fio, and the peer's qemu-system-aarch64.
+    fio=(--tools "$build/arm64-platform/tools.img" --fio-configs "$fio_configs"
         --fio-seconds "$fio_seconds" --fio-depths "$fio_depths")
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \

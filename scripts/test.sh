@@ -28,7 +28,7 @@
 #      "--board bookworm:3 --board trixie:2" for the Debian 12 board on
 #      GICv3 too: ~10 more minutes of the 2-core machine, so by hand),
 #   8. runs the README's main-job command on its smallest matrix,
-#      `scripts/main.sh --quick --configs host,vhost-irqfd-mirror
+#      `scripts/main.sh --quick --configs host,vhost-irqfd-mirror,qemu-pci
 #      --fio-configs host,blk-io_uring-mirror --g2g-configs none` (every
 #      mode's run of the same driver, report and chart, and the mirror's
 #      guest-to-guest cells, are make check's net-compare test), on this build, and checks its report; after
@@ -319,18 +319,19 @@ if [ $main = 1 ]; then
   elif [[ $arch == aarch64 && ! -c /dev/kvm ]]; then
     main_line="main job: skipped: no /dev/kvm on this arm64 host"
   else
-    # The network cells of the host and the mirror mode (make check's
-    # net-compare runs every mode), and the disk cells of the host and the
+    # The network cells of the host, the mirror mode and the peer VMM's
+    # best path, qemu-pci (make check's net-compare runs every mode), and the disk cells of the host and the
     # mirror with io_uring (make check's runs the mirror and trapped
     # registers with the worker threads); no guest-to-guest cells (make
     # check's net-compare runs the mirror's, and checks them).
-    main_flags=(--quick --configs host,vhost-irqfd-mirror --fio-configs host,blk-io_uring-mirror --g2g-configs none)
+    main_flags=(--quick --configs host,vhost-irqfd-mirror,qemu-pci --fio-configs host,blk-io_uring-mirror --g2g-configs none)
     echo "test.sh: the README main-job command: scripts/main.sh ${main_flags[*]}"
     rm -rf "$main_out"
     KVMMIO_BUILD=$build "$src/scripts/main.sh" "${main_flags[@]}" \
       --out "$main_out" || main_status=$?
     # Its report: the table, the JSON (with its schema_version) and the
-    # chart (a PNG starts with \211PNG).
+    # chart (a PNG starts with \211PNG); the peer VMM's qemu-pci cells beside
+    # kvmmio's, with the counters read from outside it.
     missing=()
     for f in report.txt report.json throughput.png; do [ -s "$main_report/$f" ] || missing+=("$f"); done
     if [ $main_status -ne 0 ] || [ ${#missing[@]} -ne 0 ]; then
@@ -340,6 +341,9 @@ if [ $main = 1 ]; then
       main_line="main job: FAILED ($main_report/throughput.png is not a PNG)"; main_status=1
     elif ! grep -q '"schema_version"' "$main_report/report.json"; then
       main_line="main job: FAILED ($main_report/report.json has no schema_version)"; main_status=1
+    elif ! jq -e '[.iperf[], .pps[] | select(.config == "qemu-pci" and .runs_ok > 0 and .outside_rates != null)] | length > 0' \
+        "$main_report/report.json" >/dev/null; then
+      main_line="main job: FAILED (no qemu-pci cell with outside counters in $main_report/report.json)"; main_status=1
     else
       main_line="main job: passed (scripts/main.sh ${main_flags[*]}; report in $main_report)"
     fi

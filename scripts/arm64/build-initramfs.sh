@@ -22,9 +22,11 @@
 # Tools disk (--tools-out FILE), a read-only squashfs image that L1 and L2
 # mount instead of carrying what is on it in an initramfs: fio and its
 # shared libraries (librados, librbd, gluster, ICU...: 81 MB, 28 MB of
-# gzip, which every boot would unpack), and tmux and its libraries (vmm-boot's
-# background case), with the loader, and /fio and /tmux, wrappers that run
-# them on those libraries wherever the image is mounted.
+# gzip, which every boot would unpack), tmux and its libraries (vmm-boot's
+# background case) and qemu-system-aarch64 and its (the main job's peer
+# VMM, run in L1), with the loader, and /fio, /tmux and
+# /qemu-system-aarch64, wrappers that run them on those libraries wherever
+# the image is mounted.
 #
 # L1 boots the --l1-kernel series (its modules are in L1's image), L2 the
 # --l2-kernel series (/l2/Image, its modules in L2's image); both default to
@@ -206,7 +208,12 @@ here=$(dirname "$0")
 if [[ -n $tools_out ]]; then
     command -v mksquashfs >/dev/null || die "mksquashfs missing: run scripts/arm64/fetch-packages.sh (squashfs-tools)"
     tools=$work/tools
-    for p in fio tmux; do
+    # qemu-system-aarch64: the main job's peer VMM (net-compare.sh's qemu-*
+    # cells), run in L1 like fio on the host side.
+    # (QEMU where fetch-packages.sh fetched it: not with --no-qemu.)
+    qemu_tool=(qemu-system-aarch64)
+    [[ -x $ROOT/usr/bin/qemu-system-aarch64 ]] || qemu_tool=()
+    for p in fio tmux "${qemu_tool[@]}"; do
         [[ -x $ROOT/usr/bin/$p ]] || die "no $p in $ROOT: run scripts/arm64/fetch-packages.sh"
         add_program "$tools" "$ROOT/usr/bin/$p" usr/bin
         # The loader by its path in the image: the wrapper runs the program on
@@ -231,7 +238,7 @@ WRAPPER
     # a board's CPU under TCG; nothing for L1 and L2 to decompress either.
     mksquashfs "$tools" "$tools_out.tmp" -quiet -no-progress -all-root -noappend -noI -noD -noF -noX >/dev/null
     mv "$tools_out.tmp" "$tools_out"
-    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux and their libraries)"
+    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux, qemu-system-aarch64 and their libraries)"
 fi
 
 # --- L2 ---------------------------------------------------------------------
@@ -239,7 +246,7 @@ l2=$work/l2
 use_kernel "$kver_l2"
 new_tree "$l2" "$here/init-l2.sh"
 add_modules "$l2" virtio_mmio failover net_failover virtio_net virtio_console virtio_blk gpio_keys \
-    squashfs # the tools disk
+    squashfs virtio_pci # the tools disk; virtio-net-pci under the peer VMM (net-compare.sh's qemu-pci)
 for f in "${l2_bins[@]}"; do add_program "$l2" "$f" kvmmio/bin; done
 for f in "${l2_hooks[@]}"; do install -D -m 755 "$f" "$l2/l2-init.d/${f##*/}"; done
 if ((l2_only)); then

@@ -9,7 +9,9 @@
 # $CACHE/apt-backports/. See common.sh for $CACHE (env KVMMIO_CACHE).
 #
 # Idempotent: a second run installs, downloads and unpacks nothing.
-# Usage: scripts/arm64/fetch-packages.sh [--kernel SERIES]...
+# Usage: scripts/arm64/fetch-packages.sh [--kernel SERIES]... [--no-qemu]
+#   --no-qemu leaves out qemu-system-arm (the main job's peer VMM, for the
+#   tools disk): a board whose main.sh measures no qemu-* config.
 #   Always fetches the default kernel: linux-image-arm64 of the host's
 #   Debian release (6.1 on Debian 12). --kernel SERIES (e.g. 6.12) also
 #   fetches that series: from the host's release if its linux-image-arm64
@@ -24,12 +26,13 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 export LC_ALL=C
 
-series_wanted=()
+series_wanted=() with_qemu=1
 while (($#)); do
     case $1 in
+    --no-qemu) with_qemu=0; shift ;;
     --kernel) check_series "${2:?--kernel needs a SERIES, e.g. 6.12}"; series_wanted+=("$2"); shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
-    *) sed -n '2,21p' "$0" >&2; die "unknown argument: $1" ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    *) sed -n '2,23p' "$0" >&2; die "unknown argument: $1" ;;
     esac
 done
 
@@ -200,10 +203,14 @@ lib_closure() {
 # tmux: vmm-boot's background case (kvmmio run ... & from an interactive
 # shell on a terminal), from the tools disk too, with the C.UTF-8 locale it
 # insists on (libc-bin's /usr/lib/locale/C.utf8).
-mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux)
+# qemu-system-arm: qemu-system-aarch64, the main job's peer VMM (bench/
+# net-compare.sh's qemu-pci and qemu-mmio cells), from the tools disk in L1.
+QEMU_PKGS=(qemu-system-arm)
+((with_qemu)) || QEMU_PKGS=()
+mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux "${QEMU_PKGS[@]}")
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
 # zlib1g: libelf1's zlib, a library not named lib*.
-PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio tmux libc-bin zlib1g "${prog_libs[@]}")
+PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio tmux "${QEMU_PKGS[@]}" libc-bin zlib1g "${prog_libs[@]}")
 BPO_PKGS=()
 for k in "${KERNELS[@]:1}"; do
     read -r _ p a <<<"$k"

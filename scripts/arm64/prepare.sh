@@ -63,7 +63,7 @@ for r in stale-vm-code tcg-smc-repro; do
 done
 # The main job's driver (bench/net-compare.sh) runs in L1 like on an arm64
 # host; tcp_rr's and udp_pps's servers run in L2.
-bins+=(--bin "$src/bench/net-compare.sh" --l2-bin "$out/build/bench/tcp_rr"
+bins+=(--bin "$src/bench/net-compare.sh" --bin "$src/bench/outside-counters.sh" --l2-bin "$out/build/bench/tcp_rr"
   --l2-bin "$out/build/bench/udp_pps")
 # The start-up benchmark beside it (bench/boot_floor is a platform binary).
 bins+=(--bin "$src/bench/startup.sh")
