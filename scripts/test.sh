@@ -341,7 +341,7 @@ if [ $main = 1 ]; then
       main_line="main job: FAILED ($main_report/throughput.png is not a PNG)"; main_status=1
     elif ! grep -q '"schema_version"' "$main_report/report.json"; then
       main_line="main job: FAILED ($main_report/report.json has no schema_version)"; main_status=1
-    elif ! jq -e '[.iperf[], .pps[] | select(.config == "qemu-pci" and .runs_ok > 0 and .outside_rates != null)] | length > 0' \
+    elif ! jq -e '[.iperf[], .pps[] | select(.config == "qemu-pci" and .runs_ok > 0 and (.outside_per_gb // .outside_per_mpkt) != null)] | length > 0' \
         "$main_report/report.json" >/dev/null; then
       main_line="main job: FAILED (no qemu-pci cell with outside counters in $main_report/report.json)"; main_status=1
     else

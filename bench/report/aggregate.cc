@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // aggregate(): groups the runs of every kind into cells, takes medians over
 // the runs that completed, and relates each cell to its host and user-trap
-// baselines. What differs between kinds is data (kinds.h).
+// baselines and to the peer VMM (qemu-pci). What differs between kinds is
+// data (kinds.h).
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
+#include <type_traits>
 
 #include "bench/report/kinds.h"
 #include "bench/report/report.h"
@@ -49,21 +52,38 @@ Range range_of(const std::vector<double>& v) {
   return r;
 }
 
-// Each counter summed over `ok`, per `unit` of the runs' `amount`.
-std::optional<std::map<std::string, double>> rates(const char* amount, long double unit, const std::vector<const Run*>& ok) {
+std::optional<double> known(double v) { return v; }
+std::optional<double> known(const std::optional<double>& v) { return v; }
+
+// Each counter of the runs' `member` summed over `ok`, per `unit` of the
+// runs' `amount`. A counter that is null in any run is left out:
+// unreadable, not zero. Kvmmio's counters add vmm_irqs (injected +
+// relayed).
+template <class Counters>
+std::optional<std::map<std::string, double>> rates(const char* amount, long double unit,
+                                                   const std::vector<const Run*>& ok,
+                                                   const std::optional<Counters> Run::*member) {
   if (!amount || ok.empty()) return std::nullopt;
   std::map<std::string, uint64_t> sum;
+  std::set<std::string> unreadable;
   uint64_t total = 0;
   for (const Run* r : ok) {
     // One run without counters would make the sums lie about the rest.
-    if (!r->counters) return std::nullopt;
-    for (const auto& [name, v] : *r->counters) sum[name] += static_cast<uint64_t>(v);
+    if (!(r->*member)) return std::nullopt;
+    for (const auto& [name, v] : *(r->*member)) {
+      if (const std::optional<double> x = known(v))
+        sum[name] += static_cast<uint64_t>(*x);
+      else
+        unreadable.insert(name);
+    }
     total += static_cast<uint64_t>(r->values.at(amount));
   }
   if (total == 0) return std::nullopt;
-  sum["vmm_irqs"] = sum["injected"] + sum["relayed"];
+  if constexpr (std::is_same_v<Counters, decltype(Run::counters)::value_type>)
+    sum["vmm_irqs"] = sum["injected"] + sum["relayed"];
   std::map<std::string, double> out;
-  for (const auto& [name, count] : sum) out[name] = *per_unit(count, total, unit);
+  for (const auto& [name, count] : sum)
+    if (!unreadable.count(name)) out[name] = *per_unit(count, total, unit);
   return out;
 }
 
@@ -89,8 +109,10 @@ Cell make_cell(const std::vector<const Run*>& runs) {
   }
   c.runs_ok = static_cast<unsigned>(ok.size());
   for (const auto& [name, v] : values) c.values[name] = range_of(v);
-  c.rates = rates(kind.amount, kind.unit, ok);
-  c.rates2 = rates(kind.amount2, kind.unit2, ok);
+  c.rates = rates(kind.amount, kind.unit, ok, &Run::counters);
+  c.rates2 = rates(kind.amount2, kind.unit2, ok, &Run::counters);
+  c.outside_rates = rates(kind.amount, kind.unit, ok, &Run::outside);
+  c.outside_rates2 = rates(kind.amount2, kind.unit2, ok, &Run::outside);
   return c;
 }
 
@@ -122,6 +144,18 @@ std::optional<double> Cell::rate2(const std::string& name) const {
   return rates2->at(name);
 }
 
+std::optional<double> Cell::outside_rate(const std::string& name) const {
+  if (!outside_rates) return std::nullopt;
+  const auto it = outside_rates->find(name);
+  return it == outside_rates->end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+std::optional<double> Cell::outside_rate2(const std::string& name) const {
+  if (!outside_rates2) return std::nullopt;
+  const auto it = outside_rates2->find(name);
+  return it == outside_rates2->end() ? std::nullopt : std::optional<double>(it->second);
+}
+
 std::vector<Cell> Report::of_kind(std::string_view kind) const {
   std::vector<Cell> out;
   for (const Cell& c : cells)
@@ -150,6 +184,10 @@ Report aggregate(const RawData& raw) {
       if (b.kind != c.kind || !(b.params == c.params)) continue;
       if (b.config == kHostConfig) c.ratio_to_host = ratio(c.median(headline), b.median(headline));
       if (b.config == kUserTrapConfig) c.ratio_to_user_trap = ratio(c.median(headline), b.median(headline));
+      if (b.config == kPeerConfig && c.config != kPeerConfig) {
+        c.ratio_to_peer = ratio(c.median(headline), b.median(headline));
+        if (c.kind == "rr") c.p99_ratio_to_peer = ratio(c.median("p99_us"), b.median("p99_us"));
+      }
     }
   }
   for (const Run& r : raw.runs)

@@ -47,9 +47,11 @@ inline const KindSpec* find_kind(std::string_view name) {
 inline constexpr const char* kCounterNames[] = {"vcpu_exits", "wakeups", "injected", "relayed",
                                                 "trapped",    "polled",  "guest_irqs"};
 
-// The counters read from outside any VMM (bench/outside-counters.sh), all
-// of them or none; each a number or null (unreadable there, not zero).
-inline constexpr const char* kOutsideNames[] = {"kvm_exits", "kvm_mmio_exit_user", "kvm_mmio_exit_kernel",
-                                                "kvm_halt_wakeup", "vmm_ctxt_switches"};
+// The counters that need no VMM's cooperation, all of them or none; each
+// a number or null (unreadable there, not zero). The first five are read
+// from outside any VMM (bench/outside-counters.sh), guest_irqs from inside
+// the guest (its virtio interrupts, through its serve hook).
+inline constexpr const char* kOutsideNames[] = {"kvm_exits",       "kvm_mmio_exit_user", "kvm_mmio_exit_kernel",
+                                                "kvm_halt_wakeup", "vmm_ctxt_switches",  "guest_irqs"};
 
 }  // namespace kvmmio::report

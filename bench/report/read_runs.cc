@@ -116,7 +116,7 @@ std::map<std::string, std::optional<double>> read_outside(Record& rec) {
   Record c(std::move(obj), rec.source());
   std::map<std::string, std::optional<double>> out;
   for (const char* n : kOutsideNames) {
-    if (!c.has(n)) rec.fail(std::string("\"outside\" has no \"") + n + "\" (give all five, null where unreadable)");
+    if (!c.has(n)) rec.fail(std::string("\"outside\" has no \"") + n + "\" (give all six, null where unreadable)");
     out[n] = c.take_null(n) ? std::nullopt : std::optional<double>(c.number(n));
   }
   c.reject_rest();

@@ -54,9 +54,10 @@ struct Run {
   // The VMM's counters over the run (deltas of kvmmio --stats), by name;
   // absent without a VM (config host).
   std::optional<std::map<std::string, double>> counters;
-  // The counters read from outside the VMM over the run (deltas of
-  // bench/outside-counters.sh, kinds.h kOutsideNames), by name; a value is
-  // absent where it could not be read. Any VMM's runs may carry them.
+  // The counters read without the VMM over the run (deltas of
+  // bench/outside-counters.sh and the guest's interrupt count, kinds.h
+  // kOutsideNames), by name; a value is absent where it could not be read.
+  // Any VMM's runs may carry them.
   std::optional<std::map<std::string, std::optional<double>>> outside;
 };
 

@@ -3,10 +3,13 @@
 // 0: one row per iperf group and three columns (median, min, max) per
 // config, "-" where a config has no value. Block 1: one row per mode with
 // VMM counters, its vCPU exits and VMM interrupts per GB over all its runs.
+// Block 2 (index 1 when block 1 has no rows), when any iperf cell has
+// outside counters: one row per config, its KVM exits per GB read from
+// outside the VMM.
 // pps.dat has the packet-rate groups in block 0's shape, fio.dat the disk
 // groups (guest configs only: IO/s over the host's). The script plots them
 // as stacked panels: throughput, packet rate and disk (when there are any),
-// VMM work per GB.
+// VMM work per GB, KVM exits per GB read from outside (when there are any).
 #include "bench/report/render_gnuplot.h"
 
 #include <algorithm>
@@ -129,6 +132,47 @@ std::string counters_block(const std::vector<ModeCounters>& modes) {
   return out;
 }
 
+// One config's KVM exits per GB read from outside the VMM, over its iperf
+// cells where they were readable: total count / total GB, as above.
+struct OutsideExits {
+  std::string config;
+  double kvm_exits_per_gb = 0;
+};
+
+std::vector<OutsideExits> outside_exits(const Report& r, const std::vector<std::string>& configs) {
+  std::vector<OutsideExits> out;
+  for (const std::string& config : configs) {
+    double gb_total = 0, exits = 0;
+    for (const Cell& cell : r.of_kind("iperf")) {
+      const std::optional<double> rate = cell.outside_rate("kvm_exits");
+      if (cell.config != config || !rate || cell.sum("bytes") == 0) continue;
+      const double gb = cell.sum("bytes") / 1e9;
+      gb_total += gb;
+      exits += *rate * gb;
+    }
+    if (gb_total > 0) out.push_back({config, exits / gb_total});
+  }
+  return out;
+}
+
+std::string outside_block(const std::vector<OutsideExits>& configs) {
+  std::string out = "# net_report outside: config, KVM exits per GB read from outside the VMM (its iperf runs)\n";
+  for (const OutsideExits& o : configs) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.1f\n", o.kvm_exits_per_gb);
+    out += "\"" + o.config + "\"" + buf;
+  }
+  return out;
+}
+
+// The peer VMM's configs keep colours of their own (browns, which the
+// default cycle lacks), whatever kvmmio configs precede them.
+std::string colour(const std::string& config) {
+  if (config == "qemu-pci") return " lc rgb '#8b4513'";
+  if (config == "qemu-mmio") return " lc rgb '#d2a679'";
+  return "";
+}
+
 // "n = 3 runs per bar", or a range where cells differ.
 std::string runs_per_bar(const std::vector<Cell>& cells) {
   unsigned lo = ~0u, hi = 0;
@@ -160,20 +204,23 @@ std::string plot(const std::string& var, const std::vector<Cell>& cells, const s
     plots += plots.empty() ? "plot " : ", \\\n     ";
     plots += (i ? "''" : var) + std::string(" index 0 using ") + std::to_string(col) + ":" +
              std::to_string(col + 1) + ":" + std::to_string(col + 2) + (i ? "" : ":xtic(1)") + " title " +
-             quoted(legend(cells, configs[i]));
+             quoted(legend(cells, configs[i])) + colour(configs[i]);
   }
   return plots + "\n";
 }
 
+// An empty panel that says why. Its y range is given: with `set yrange
+// [0:*]` alone, gnuplot stops the whole script at "all points y value
+// undefined", and the panels after this one are never drawn.
 std::string no_data(const std::string& what) {
-  return "set label 1 " + quoted(what) + " at graph 0.5, 0.5 center\nplot [0:1] NaN notitle\nunset label 1\n";
+  return "set label 1 " + quoted(what) + " at graph 0.5, 0.5 center\nplot [0:1][0:1] NaN notitle\nunset label 1\n";
 }
 
 std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps, const std::vector<Cell>& fio,
                    const std::vector<std::string>& gbps_configs, const std::vector<std::string>& pps_configs,
                    const std::vector<std::string>& fio_configs, const std::vector<ModeCounters>& modes,
-                   const std::string& title) {
-  const int panels = 2 + !pps_configs.empty() + !fio_configs.empty();
+                   const std::vector<OutsideExits>& outside, const std::string& title) {
+  const int panels = 2 + !pps_configs.empty() + !fio_configs.empty() + !outside.empty();
   std::string out =
       "# Written by net_report. Run `gnuplot throughput.gp` from any directory: the data and\n"
       "# the PNG are beside this script, found through ARG0 (the script's path).\n"
@@ -227,15 +274,28 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
       "set xlabel 'mode'\n"
       "set ylabel 'count per GB'\n"
       "set style histogram clustered gap 2\n";
-  if (modes.empty()) return out + no_data("no VMM counters in the raw data (host-only runs)") + "unset multiplot\n";
-  // Two boxes per cluster, each 1/(2 + gap) wide: centres at x -/+ 0.125.
-  // Greys, so these bars are not read as the modes' colours above.
-  return out +
-         "plot data index 1 using 2:xtic(1) title 'vCPU exits/GB' lc rgb '#404040', \\\n"
-         "     '' index 1 using 3 title 'VMM interrupts/GB' lc rgb '#b0b0b0', \\\n"
-         "     '' index 1 using ($0 - 0.125):2:(sprintf('%.0f', $2)) with labels offset 0,0.7 notitle, \\\n"
-         "     '' index 1 using ($0 + 0.125):3:(sprintf('%.0f', $3)) with labels offset 0,0.7 notitle\n"
-         "unset multiplot\n";
+  if (modes.empty())
+    out += no_data("no VMM counters in the raw data (host or peer VMM runs only)");
+  else
+    // Two boxes per cluster, each 1/(2 + gap) wide: centres at x -/+ 0.125.
+    // Greys, so these bars are not read as the modes' colours above.
+    out += "plot data index 1 using 2:xtic(1) title 'vCPU exits/GB' lc rgb '#404040', \\\n"
+           "     '' index 1 using 3 title 'VMM interrupts/GB' lc rgb '#b0b0b0', \\\n"
+           "     '' index 1 using ($0 - 0.125):2:(sprintf('%.0f', $2)) with labels offset 0,0.7 notitle, \\\n"
+           "     '' index 1 using ($0 + 0.125):3:(sprintf('%.0f', $3)) with labels offset 0,0.7 notitle\n";
+  if (!outside.empty()) {
+    // gnuplot numbers only the blocks that hold data: without counters the
+    // outside block is index 1.
+    const std::string index = modes.empty() ? "1" : "2";
+    out += "# Panel: KVM exits per GB read from outside the VMM, any VMM.\n"
+           "set title 'KVM exits per GB (outside): KVM debugfs exits per GB received, over the iperf3 runs of each "
+           "config where readable'\n"
+           "set xlabel 'config'\n"
+           "set ylabel 'KVM exits per GB'\n"
+           "plot data index " + index + " using 2:xtic(1) title 'KVM exits/GB' lc rgb '#707070', \\\n"
+           "     '' index " + index + " using 0:2:(sprintf('%.0f', $2)) with labels offset 0,0.7 notitle\n";
+  }
+  return out + "unset multiplot\n";
 }
 
 }  // namespace
@@ -249,9 +309,12 @@ GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
   const std::vector<std::string> pps_configs = bar_configs(report, pps);
   const std::vector<std::string> fio_configs = bar_configs(report, fio);
   const std::vector<ModeCounters> modes = mode_counters(report, gbps_configs);
-  // Two blank lines end a gnuplot data block: the counters are `index 1`.
-  return {script(iperf, pps, fio, gbps_configs, pps_configs, fio_configs, modes, title),
-          data("throughput Gbit/s", iperf, gbps_configs) + "\n\n" + counters_block(modes),
+  const std::vector<OutsideExits> outside = outside_exits(report, gbps_configs);
+  // Two blank lines end a gnuplot data block: the counters are `index 1`,
+  // the outside exits (when any) the next block with data.
+  return {script(iperf, pps, fio, gbps_configs, pps_configs, fio_configs, modes, outside, title),
+          data("throughput Gbit/s", iperf, gbps_configs) + "\n\n" + counters_block(modes) +
+              (outside.empty() ? "" : "\n\n" + outside_block(outside)),
           data("packet rate, datagrams/s", pps, pps_configs),
           fio_over_host(fio) ? data("disk IO/s over the host's", fio, fio_configs, true)
                              : data("disk IO/s", fio, fio_configs)};

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/report/kinds.h"
+
 namespace kvmmio::report {
 namespace {
 
@@ -27,6 +29,15 @@ Json counter_rates(const Cell& c, bool second = false) {
   Json out = Json::object();
   for (const char* name : {"vcpu_exits", "wakeups", "vmm_irqs", "injected", "relayed", "trapped", "polled", "guest_irqs"})
     out[name] = number(second ? c.rate2(name) : c.rate(name));
+  return out;
+}
+
+// The outside counters (kinds.h kOutsideNames) per unit, or per unit2
+// when `second`; a counter unreadable in some run is null.
+Json outside_rates(const Cell& c, bool second = false) {
+  if (!(second ? c.outside_rates2 : c.outside_rates)) return nullptr;
+  Json out = Json::object();
+  for (const char* name : kOutsideNames) out[name] = number(second ? c.outside_rate2(name) : c.outside_rate(name));
   return out;
 }
 
@@ -59,8 +70,10 @@ Json iperf(const Cell& c) {
   add_range(out, c, "bps", "gbps", 1e9);
   out["ratio_to_host"] = number(c.ratio_to_host);
   out["ratio_to_user_trap"] = number(c.ratio_to_user_trap);
+  out["ratio_to_peer"] = number(c.ratio_to_peer);
   out["bytes"] = static_cast<uint64_t>(c.sum("bytes"));
   out["per_gb"] = counter_rates(c);
+  out["outside_per_gb"] = outside_rates(c);
   return out;
 }
 
@@ -68,6 +81,8 @@ Json rr(const Cell& c) {
   Json out = head(c);
   for (const char* v : {"tps", "p50_us", "p90_us", "p99_us"}) out[std::string("median_") + v] = number(c.median(v));
   out["p50_ratio_to_host"] = number(c.ratio_to_host);
+  out["p50_ratio_to_peer"] = number(c.ratio_to_peer);
+  out["p99_ratio_to_peer"] = number(c.p99_ratio_to_peer);
   return out;
 }
 
@@ -76,9 +91,11 @@ Json pps(const Cell& c) {
   add_range(out, c, "pps", "pps", 1);
   out["median_loss_pct"] = number(c.median("loss_pct"));
   out["ratio_to_host"] = number(c.ratio_to_host);
+  out["ratio_to_peer"] = number(c.ratio_to_peer);
   out["sent"] = static_cast<uint64_t>(c.sum("sent"));
   out["received"] = static_cast<uint64_t>(c.sum("received"));
   out["per_mpkt"] = counter_rates(c);
+  out["outside_per_mpkt"] = outside_rates(c);
   return out;
 }
 
@@ -91,10 +108,13 @@ Json fio(const Cell& c) {
   out["min_mbps"] = scaled(mb.min);
   out["max_mbps"] = scaled(mb.max);
   out["ratio_to_host"] = number(c.ratio_to_host);
+  out["ratio_to_peer"] = number(c.ratio_to_peer);
   out["bytes"] = static_cast<uint64_t>(c.sum("bytes"));
   out["ios"] = static_cast<uint64_t>(c.sum("ios"));
   out["per_mreq"] = counter_rates(c);
   out["per_gb"] = counter_rates(c, true);
+  out["outside_per_mreq"] = outside_rates(c);
+  out["outside_per_gb"] = outside_rates(c, true);
   return out;
 }
 

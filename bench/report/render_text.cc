@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "bench/report/kinds.h"
 #include "bench/report/text_table.h"
 
 namespace kvmmio::report {
@@ -36,11 +37,53 @@ std::string runs(unsigned ok, unsigned failed) {
 
 std::string num(const std::optional<unsigned>& v) { return v ? std::to_string(*v) : "-"; }
 
+// fio's block size: bytes, or whole KiB or MiB.
+std::string block_size(const std::optional<unsigned>& bs) {
+  if (!bs) return "-";
+  if (*bs % 1024) return std::to_string(*bs);
+  if (*bs % (1024 * 1024)) return std::to_string(*bs / 1024) + "k";
+  return std::to_string(*bs >> 20) + "M";
+}
+
+// Whether any cell has a ratio to the peer VMM (a qemu-pci cell of the same
+// key exists): only then do the tables get its column.
+bool any_peer(const std::vector<Cell>& cells) {
+  return std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.ratio_to_peer.has_value(); });
+}
+
+
 // `row` with a cell's counter columns added: exits, wake-ups, VMM irqs,
 // guest irqs.
 std::vector<std::string> with_counters(std::vector<std::string> row, const Cell& c) {
   for (const char* name : {"vcpu_exits", "wakeups", "vmm_irqs", "guest_irqs"}) row.push_back(count(c.rate(name)));
   return row;
+}
+
+// A network table: its own columns (`align`, two header lines), then x
+// qemu-pci when `peer`, then the four counter columns per `unit`.
+TextTable net_table(bool peer, std::vector<Align> align, std::vector<std::string> head1,
+                    std::vector<std::string> head2, const char* unit) {
+  if (peer) {
+    align.push_back(R);
+    head1.push_back("x qemu-");
+    head2.push_back("pci");
+  }
+  for (const char* name : {"exits", "wake-ups", "VMM irqs", "guest irqs"}) {
+    align.push_back(R);
+    head1.push_back(name);
+    head2.push_back(unit);
+  }
+  TextTable t(std::move(align));
+  t.header(std::move(head1));
+  t.header(std::move(head2));
+  return t;
+}
+
+// A cell's row of net_table: `row`, then its ratio to qemu-pci and its
+// counters.
+std::vector<std::string> net_row(bool peer, std::vector<std::string> row, const Cell& c) {
+  if (peer) row.push_back(fixed(c.ratio_to_peer, 2));
+  return with_counters(std::move(row), c);
 }
 
 // One row per cell, a blank line between cells of different parameters.
@@ -53,47 +96,69 @@ void add_rows(TextTable& t, const std::vector<Cell>& cells, Row row) {
 }
 
 std::string throughput(const std::vector<Cell>& cells) {
-  TextTable t({L, R, L, R, R, R, R, R, R, R, R, R, R});
-  t.header({"", "", "", "", "Gbit/s", "spread", "", "x", "x user-", "exits", "wake-ups", "VMM irqs", "guest irqs"});
-  t.header({"config", "MTU", "dir", "streams", "median", "%", "n", "host", "trap", "/GB", "/GB", "/GB", "/GB"});
-  add_rows(t, cells, [](const Cell& c) {
-    return with_counters({c.config, num(c.params.mtu), c.params.dir.value_or("-"), num(c.params.streams),
-                          fixed(c.median("bps", 1e9), 2), fixed(c.range("bps").spread_pct, 1),
-                          runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2), fixed(c.ratio_to_user_trap, 2)},
-                         c);
+  const bool peer = any_peer(cells);
+  TextTable t = net_table(peer, {L, R, L, R, R, R, R, R, R}, {"", "", "", "", "Gbit/s", "spread", "", "x", "x user-"},
+                          {"config", "MTU", "dir", "streams", "median", "%", "n", "host", "trap"}, "/GB");
+  add_rows(t, cells, [&](const Cell& c) {
+    return net_row(peer,
+                   {c.config, num(c.params.mtu), c.params.dir.value_or("-"), num(c.params.streams),
+                    fixed(c.median("bps", 1e9), 2), fixed(c.range("bps").spread_pct, 1), runs(c.runs_ok, c.runs_failed),
+                    fixed(c.ratio_to_host, 2), fixed(c.ratio_to_user_trap, 2)},
+                   c);
   });
-  return "Throughput: iperf3, receiver Gbit/s, median over completed runs (n; +Nf = N failed)\n"
-         "spread = (max - min) / median; x host, x user-trap = median / that config's median for the same\n"
-         "MTU, dir and streams; /GB = VMM counter per 1e9 bytes received; VMM irqs = injected + relayed\n\n" +
+  return std::string("Throughput: iperf3, receiver Gbit/s, median over completed runs (n; +Nf = N failed)\n") +
+         (peer ? "spread = (max - min) / median; x host, x user-trap, x qemu-pci = median / that config's median\n"
+                 "for the same MTU, dir and streams (qemu-pci: the peer VMM); /GB = VMM counter per 1e9 bytes\n"
+                 "received; VMM irqs = injected + relayed\n\n"
+               : "spread = (max - min) / median; x host, x user-trap = median / that config's median for the same\n"
+                 "MTU, dir and streams; /GB = VMM counter per 1e9 bytes received; VMM irqs = injected + relayed\n\n") +
          t.render();
 }
 
 std::string latency(const std::vector<Cell>& cells) {
-  TextTable t({L, R, R, R, R, R, R, R});
-  t.header({"", "", "trans/s", "p50", "p90", "p99", "", "p50 x"});
-  t.header({"config", "MTU", "median", "us", "us", "us", "n", "host"});
-  add_rows(t, cells, [](const Cell& c) -> std::vector<std::string> {
-    return {c.config, num(c.params.mtu), fixed(c.median("tps"), 0), fixed(c.median("p50_us"), 1),
-            fixed(c.median("p90_us"), 1), fixed(c.median("p99_us"), 1), runs(c.runs_ok, c.runs_failed),
-            fixed(c.ratio_to_host, 2)};
+  const bool peer = any_peer(cells);
+  std::vector<Align> align{L, R, R, R, R, R, R, R};
+  std::vector<std::string> head1{"", "", "trans/s", "p50", "p90", "p99", "", "p50 x"};
+  std::vector<std::string> head2{"config", "MTU", "median", "us", "us", "us", "n", "host"};
+  if (peer) {
+    align.insert(align.end(), {R, R});
+    head1.insert(head1.end(), {"p50 x", "p99 x"});
+    head2.insert(head2.end(), {"qemu-pci", "qemu-pci"});
+  }
+  TextTable t(align);
+  t.header(head1);
+  t.header(head2);
+  add_rows(t, cells, [&](const Cell& c) {
+    std::vector<std::string> row{c.config, num(c.params.mtu), fixed(c.median("tps"), 0), fixed(c.median("p50_us"), 1),
+                                 fixed(c.median("p90_us"), 1), fixed(c.median("p99_us"), 1),
+                                 runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2)};
+    if (peer) row.insert(row.end(), {fixed(c.ratio_to_peer, 2), fixed(c.p99_ratio_to_peer, 2)});
+    return row;
   });
-  return "Latency: tcp_rr, 1-byte request and response on one TCP connection, medians over completed runs\n\n" +
-         t.render();
+  return std::string("Latency: tcp_rr, 1-byte request and response on one TCP connection, medians over completed runs\n") +
+         (peer ? "p50 x host = p50 / host's p50 at the same MTU; p50 x, p99 x qemu-pci = that percentile / qemu-pci's\n"
+                 "(the peer VMM)\n"
+               : "") +
+         "\n" + t.render();
 }
 
 std::string packet_rate(const std::vector<Cell>& cells) {
-  TextTable t({L, R, R, L, R, R, R, R, R, R, R, R, R});
-  t.header({"", "", "", "", "pkt/s", "spread", "loss", "", "x", "exits", "wake-ups", "VMM irqs", "guest irqs"});
-  t.header({"config", "MTU", "payload", "dir", "median", "%", "%", "n", "host", "/Mpkt", "/Mpkt", "/Mpkt", "/Mpkt"});
-  add_rows(t, cells, [](const Cell& c) {
-    return with_counters({c.config, num(c.params.mtu), num(c.params.payload), c.params.dir.value_or("-"),
-                          fixed(c.median("pps"), 0), fixed(c.range("pps").spread_pct, 1),
-                          fixed(c.median("loss_pct"), 1), runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2)},
-                         c);
+  const bool peer = any_peer(cells);
+  TextTable t = net_table(peer, {L, R, R, L, R, R, R, R, R}, {"", "", "", "", "pkt/s", "spread", "loss", "", "x"},
+                          {"config", "MTU", "payload", "dir", "median", "%", "%", "n", "host"}, "/Mpkt");
+  add_rows(t, cells, [&](const Cell& c) {
+    return net_row(peer,
+                   {c.config, num(c.params.mtu), num(c.params.payload), c.params.dir.value_or("-"),
+                    fixed(c.median("pps"), 0), fixed(c.range("pps").spread_pct, 1), fixed(c.median("loss_pct"), 1),
+                    runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2)},
+                   c);
   });
-  return "Packet rate: udp_pps at full rate, UDP datagrams received per second, median over completed runs\n"
-         "loss = lost / sent, median over runs; x host = median / host median for the same MTU, payload and\n"
-         "dir; /Mpkt = VMM counter per 1e6 datagrams received; VMM irqs = injected + relayed\n\n" +
+  return std::string(
+             "Packet rate: udp_pps at full rate, UDP datagrams received per second, median over completed runs\n"
+             "loss = lost / sent, median over runs; x host = median / host median for the same MTU, payload and\n") +
+         (peer ? "dir (x qemu-pci likewise: the peer VMM); /Mpkt = VMM counter per 1e6 datagrams received; VMM irqs =\n"
+                 "injected + relayed\n\n"
+               : "dir; /Mpkt = VMM counter per 1e6 datagrams received; VMM irqs = injected + relayed\n\n") +
          t.render();
 }
 
@@ -106,11 +171,7 @@ std::string disk(const std::vector<Cell>& cells) {
   add_rows(t, cells, [](const Cell& c) {
     std::vector<std::string> row = {c.config,
                                     c.params.rw.value_or("-"),
-                                    c.params.bs ? (*c.params.bs % 1024 ? std::to_string(*c.params.bs)
-                                                                       : *c.params.bs % (1024 * 1024)
-                                                                           ? std::to_string(*c.params.bs / 1024) + "k"
-                                                                           : std::to_string(*c.params.bs >> 20) + "M")
-                                                : "-",
+                                    block_size(c.params.bs),
                                     num(c.params.depth),
                                     fixed(c.median("bw_bps", 1e6), 1),
                                     fixed(c.median("iops"), 0),
@@ -126,6 +187,60 @@ std::string disk(const std::vector<Cell>& cells) {
          "same rw, bs and depth; /Mreq = VMM counter per 1e6 requests, /GB per 1e9 bytes; VMM irqs =\n"
          "injected + relayed; blk-ENGINE-REGS: kvmmio's I/O engine and register access\n\n" +
          t.render();
+}
+
+// The outside counters of one kind's cells that have them: the cell's key,
+// then the six rates ("-": unreadable in some run).
+std::string outside_table(const std::string& kind, const std::vector<Cell>& cells) {
+  std::vector<std::string> key;
+  if (kind == "iperf") key = {"MTU", "dir", "streams"};
+  if (kind == "pps") key = {"MTU", "payload", "dir"};
+  if (kind == "fio") key = {"rw", "bs", "depth"};
+  std::vector<Align> align{L};
+  std::vector<std::string> head1{""}, head2{"config"};
+  for (const std::string& k : key) {
+    align.push_back(k == "dir" || k == "rw" ? L : R);
+    head1.push_back("");
+    head2.push_back(k);
+  }
+  for (const auto& [top, bottom] : {std::pair{"KVM", "exits"}, {"MMIO exits", "to user"}, {"MMIO exits", "in kernel"},
+                                    {"halt", "wake-ups"}, {"VMM ctxt", "switches"}, {"guest", "irqs"}}) {
+    align.push_back(R);
+    head1.push_back(top);
+    head2.push_back(bottom);
+  }
+  TextTable t(align);
+  t.header(head1);
+  t.header(head2);
+  std::vector<Cell> with;
+  for (const Cell& c : cells)
+    if (c.outside_rates) with.push_back(c);
+  add_rows(t, with, [&](const Cell& c) {
+    const Params& p = c.params;
+    std::vector<std::string> row{c.config};
+    if (kind == "iperf") row.insert(row.end(), {num(p.mtu), p.dir.value_or("-"), num(p.streams)});
+    if (kind == "pps") row.insert(row.end(), {num(p.mtu), num(p.payload), p.dir.value_or("-")});
+    if (kind == "fio") row.insert(row.end(), {p.rw.value_or("-"), block_size(p.bs), num(p.depth)});
+    for (const char* name : kOutsideNames) row.push_back(count(c.outside_rate(name)));
+    return row;
+  });
+  return t.render();
+}
+
+std::string outside(const Report& r) {
+  std::string out =
+      "Counters read from outside the VMM: deltas over each run, summed over completed runs, per unit of\n"
+      "work; any VMM. KVM exits, MMIO exits to user space and handled in the kernel, halt wake-ups: KVM's\n"
+      "debugfs totals; VMM ctxt switches: of the VMM's threads other than vCPUs and vhost workers; guest\n"
+      "irqs: virtio interrupts the guest took. - = unreadable in some run of the cell\n";
+  for (const auto& [kind, unit] : {std::pair{"iperf", "iperf3, per GB received"},
+                                   {"pps", "udp_pps, per million datagrams received"},
+                                   {"fio", "fio, per million requests"}}) {
+    const std::vector<Cell> cells = r.of_kind(kind);
+    if (std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.outside_rates.has_value(); }))
+      out += std::string("\n") + unit + "\n\n" + outside_table(kind, cells);
+  }
+  return out;
 }
 
 // Platforms side by side: one column each, so the ratios line up.
@@ -205,6 +320,8 @@ std::string render_text(const Report& report, const std::string& title) {
     const std::vector<Cell> cells = report.of_kind(kind);
     if (!cells.empty()) out += "\n" + table(cells);
   }
+  if (std::any_of(report.cells.begin(), report.cells.end(), [](const Cell& c) { return c.outside_rates.has_value(); }))
+    out += "\n" + outside(report);
   if (!report.micro.empty()) out += "\n" + micro(report);
   if (!report.failures.empty()) out += "\n" + failures(report);
   return out;

@@ -38,14 +38,30 @@ struct Cell {
   std::optional<std::map<std::string, double>> rates;
   // Likewise per the kind's unit2 of its amount2 (fio: per 1e9 bytes).
   std::optional<std::map<std::string, double>> rates2;
+  // The outside counters (kinds.h kOutsideNames) likewise, per unit of
+  // amount (outside_rates) and per unit2 of amount2 (outside_rates2). A
+  // counter null in any completed run is left out (unreadable, not zero);
+  // unset when a completed run has no "outside", when none completed, or
+  // for a zero amount.
+  std::optional<std::map<std::string, double>> outside_rates;
+  std::optional<std::map<std::string, double>> outside_rates2;
   std::optional<double> ratio_to_host;       // headline median / the host cell's, same kind and params
   std::optional<double> ratio_to_user_trap;  // likewise against user-trap
+  // Likewise against the peer VMM's reference config (kPeerConfig), for
+  // every config but that one; rr's headline is p50_us, and
+  // p99_ratio_to_peer (rr only) is the p99_us medians' ratio.
+  std::optional<double> ratio_to_peer;
+  std::optional<double> p99_ratio_to_peer;
   // Value `name`'s range (all unset when no completed run has it), and its
   // median divided by `scale`.
   Range range(const std::string& name) const;
   std::optional<double> median(const std::string& name, double scale = 1) const;
   std::optional<double> rate(const std::string& name) const;
   std::optional<double> rate2(const std::string& name) const;
+  // An outside counter's rate: unset without outside_rates or when the
+  // counter was unreadable in some run.
+  std::optional<double> outside_rate(const std::string& name) const;
+  std::optional<double> outside_rate2(const std::string& name) const;
   double sum(const std::string& name) const;  // 0 when no completed run has it
 };
 
@@ -66,16 +82,21 @@ struct Report {
 };
 
 // The configurations in display order; others follow in first-seen order.
-// vhost-irqfd-mirror-poll (on request only) sits beside the mode it varies.
+// vhost-irqfd-mirror-poll (on request only) sits beside the mode it varies;
+// the peer VMM, QEMU (virtio-net-pci with MSI-X, virtio-net-device on
+// virtio-mmio, both with vhost), follows kvmmio's guest modes.
 inline constexpr const char* kKnownConfigs[] = {"host",
                                                 "vhost-irqfd",
                                                 "vhost-irqfd-mirror",
                                                 "vhost-irqfd-mirror-poll",
                                                 "vhost-relay",
                                                 "user-ioeventfd",
-                                                "user-trap"};
+                                                "user-trap",
+                                                "qemu-pci",
+                                                "qemu-mmio"};
 inline constexpr const char* kHostConfig = "host";
 inline constexpr const char* kUserTrapConfig = "user-trap";
+inline constexpr const char* kPeerConfig = "qemu-pci";
 
 Report aggregate(const RawData& raw);
 

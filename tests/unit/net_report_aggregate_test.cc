@@ -289,5 +289,142 @@ TEST(NetReportAggregate, FioCellsPerMillionRequestsAndPerGb) {
   EXPECT_FALSE(cell(r, "vhost-irqfd").rates2);
 }
 
+// The peer VMM: qemu-pci and qemu-mmio follow kvmmio's guest modes and
+// precede unknown configs; guest-to-guest configs still sort after the
+// host-guest cells.
+TEST(NetReportAggregate, PeerConfigsFollowKvmmiosGuestModes) {
+  auto g2g = [](const char* config, const char* dir) {
+    return std::string(R"({"kind":"iperf","config":")") + config + R"(","mtu":1500,"dir":")" + dir +
+           R"(","streams":1,"rep":1,"bytes":1,"seconds":1,"bps":1})" "\n";
+  };
+  const Report r = aggregate(parse(iperf_line("zeta", 1, 1) + iperf_line("qemu-mmio", 1, 1) +
+                                   g2g("g2g-vhost-irqfd", "a2b") + iperf_line("user-trap", 1, 1) +
+                                   iperf_line("qemu-pci", 1, 1) + iperf_line("vhost-irqfd-mirror-poll", 1, 1) +
+                                   iperf_line("host", 1, 1)));
+  EXPECT_EQ(r.configs, (std::vector<std::string>{"host", "vhost-irqfd-mirror-poll", "user-trap", "qemu-pci",
+                                                 "qemu-mmio", "zeta", "g2g-vhost-irqfd"}));
+  const std::vector<Cell> iperf = r.of_kind("iperf");
+  ASSERT_EQ(iperf.size(), 7u);
+  EXPECT_EQ(iperf[3].config, "qemu-pci");
+  EXPECT_EQ(iperf[4].config, "qemu-mmio");
+  EXPECT_EQ(iperf[5].config, "zeta");
+  EXPECT_EQ(iperf[6].config, "g2g-vhost-irqfd");
+  EXPECT_FALSE(iperf[6].ratio_to_peer.has_value());  // a2b: qemu-pci has no such cell
+}
+
+TEST(NetReportAggregate, RatiosToThePeerVmm) {
+  const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSamplePps + test::kSamplePeer));
+  EXPECT_EQ(cell(r, "qemu-pci").ratio_to_peer, std::nullopt);  // not against itself
+  EXPECT_DOUBLE_EQ(gbps(cell(r, "qemu-pci")), 8);
+  EXPECT_DOUBLE_EQ(*cell(r, "qemu-pci").ratio_to_host, 8.0 / 11);
+  EXPECT_DOUBLE_EQ(*cell(r, "qemu-mmio").ratio_to_peer, 0.5);
+  EXPECT_DOUBLE_EQ(*cell(r, "vhost-irqfd-mirror").ratio_to_peer, 1.5);
+  EXPECT_DOUBLE_EQ(*cell(r, "vhost-irqfd").ratio_to_peer, 1.09375);
+  EXPECT_DOUBLE_EQ(*cell(r, "host").ratio_to_peer, 1.375);
+  EXPECT_DOUBLE_EQ(*cell(r, "user-trap").ratio_to_peer, 0.3125);
+  EXPECT_EQ(cell(r, "host").p99_ratio_to_peer, std::nullopt);  // rr only
+  // rr: p50 and p99 against qemu-pci's.
+  const std::vector<Cell> rr = r.of_kind("rr");
+  ASSERT_EQ(rr.size(), 4u);
+  EXPECT_EQ(rr[0].config, "host");
+  EXPECT_DOUBLE_EQ(*rr[0].ratio_to_peer, 0.5);
+  EXPECT_DOUBLE_EQ(*rr[0].p99_ratio_to_peer, 0.2);
+  EXPECT_EQ(rr[1].config, "vhost-irqfd");
+  EXPECT_DOUBLE_EQ(*rr[1].ratio_to_peer, 1.25);
+  EXPECT_DOUBLE_EQ(*rr[1].p99_ratio_to_peer, 0.5);
+  EXPECT_EQ(rr[2].config, "qemu-pci");
+  EXPECT_EQ(rr[2].ratio_to_peer, std::nullopt);
+  EXPECT_EQ(rr[2].p99_ratio_to_peer, std::nullopt);
+  EXPECT_EQ(rr[3].config, "qemu-mmio");
+  EXPECT_DOUBLE_EQ(*rr[3].ratio_to_peer, 1.5);
+  EXPECT_DOUBLE_EQ(*rr[3].p99_ratio_to_peer, 1.5);
+  // pps: same MTU, payload and dir only.
+  const std::vector<Cell> pps = r.of_kind("pps");
+  ASSERT_EQ(pps.size(), 5u);
+  EXPECT_EQ(pps[1].config, "vhost-irqfd");
+  EXPECT_DOUBLE_EQ(*pps[1].ratio_to_peer, 0.5);
+  EXPECT_EQ(pps[3].config, "qemu-mmio");
+  EXPECT_DOUBLE_EQ(*pps[3].ratio_to_peer, 0.75);
+  EXPECT_EQ(pps[4].config, "user-trap");
+  EXPECT_EQ(pps[4].ratio_to_peer, std::nullopt);  // 1472 B h2g: no qemu-pci cell
+  // Without a qemu-pci cell, no ratio at all.
+  EXPECT_EQ(cell(aggregate(parse(test::kSampleRuns)), "vhost-irqfd").ratio_to_peer, std::nullopt);
+}
+
+TEST(NetReportAggregate, OutsideCountersPerGbLeaveOutTheUnreadable) {
+  const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSamplePps + test::kSamplePeer));
+  const Cell pci = cell(r, "qemu-pci");
+  ASSERT_TRUE(pci.outside_rates);
+  EXPECT_EQ(pci.outside_rates->size(), 5u);  // kvm_mmio_exit_kernel null in rep 2
+  EXPECT_EQ(pci.outside_rates->count("kvm_mmio_exit_kernel"), 0u);
+  EXPECT_EQ(pci.outside_rate("kvm_mmio_exit_kernel"), std::nullopt);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_exits"), 5000);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_mmio_exit_user"), 200);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_halt_wakeup"), 1000);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("vmm_ctxt_switches"), 100);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("guest_irqs"), 2000);
+  EXPECT_EQ(pci.rates, std::nullopt);  // QEMU: no kvmmio counters
+  EXPECT_EQ(pci.outside_rates2, std::nullopt);  // iperf has one denominator
+  const Cell mmio = cell(r, "qemu-mmio");
+  EXPECT_DOUBLE_EQ(*mmio.outside_rate("kvm_exits"), 200000);
+  EXPECT_DOUBLE_EQ(*mmio.outside_rate("kvm_mmio_exit_user"), 150000);
+  EXPECT_EQ(*mmio.outside_rate("kvm_mmio_exit_kernel"), 0);  // read as 0: kept
+  EXPECT_EQ(mmio.outside_rate("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_DOUBLE_EQ(*mmio.outside_rate("guest_irqs"), 3000);
+  // kvmmio with both: its own counters and the outside ones, apart.
+  const Cell mirror = cell(r, "vhost-irqfd-mirror");
+  EXPECT_DOUBLE_EQ(*mirror.rate("vcpu_exits"), 100);
+  EXPECT_DOUBLE_EQ(*mirror.outside_rate("kvm_exits"), 1000);
+  EXPECT_EQ(*mirror.outside_rate("kvm_mmio_exit_user"), 0);
+  EXPECT_DOUBLE_EQ(*mirror.outside_rate("kvm_mmio_exit_kernel"), 500);
+  EXPECT_DOUBLE_EQ(*mirror.outside_rate("kvm_halt_wakeup"), 200);
+  EXPECT_DOUBLE_EQ(*mirror.outside_rate("vmm_ctxt_switches"), 100);
+  EXPECT_DOUBLE_EQ(*mirror.outside_rate("guest_irqs"), 3000);
+  EXPECT_EQ(cell(r, "vhost-irqfd").outside_rates, std::nullopt);  // its runs carry none
+  EXPECT_EQ(cell(r, "host").outside_rates, std::nullopt);
+}
+
+TEST(NetReportAggregate, OutsideCountersPerMillionPacketsAndUnsetIfARunLacksThem) {
+  const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSamplePps + test::kSamplePeer));
+  const std::vector<Cell> pps = r.of_kind("pps");
+  ASSERT_EQ(pps.size(), 5u);
+  const Cell& pci = pps[2];
+  EXPECT_EQ(pci.config, "qemu-pci");
+  ASSERT_TRUE(pci.outside_rates);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_exits"), 100000);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_mmio_exit_user"), 5000);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_mmio_exit_kernel"), 25000);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_halt_wakeup"), 50000);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("vmm_ctxt_switches"), 2500);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("guest_irqs"), 12500);
+  EXPECT_EQ(pps[3].config, "qemu-mmio");
+  EXPECT_EQ(pps[3].outside_rates, std::nullopt);  // rep 2 has no "outside"
+  EXPECT_EQ(pps[3].outside_rate("kvm_exits"), std::nullopt);
+  // A failed run without "outside" does not unset it; a zero amount does.
+  const Report f = aggregate(parse(iperf_line("vm", 1, 1, test::kOutside) +
+                                   R"({"kind":"iperf","config":"vm","mtu":1500,"dir":"g2h","streams":1,"rep":2,"failed":"x"})" "\n"));
+  EXPECT_DOUBLE_EQ(*cell(f, "vm").outside_rate("kvm_exits"), 1e6);  // 1 over 1000 bytes
+  EXPECT_DOUBLE_EQ(*cell(f, "vm").outside_rate("guest_irqs"), 6e6);
+  const Report zero = aggregate(parse(
+      R"({"kind":"iperf","config":"vm","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":0,"seconds":1,"bps":0)" +
+      std::string(test::kOutside) + "}\n"));
+  EXPECT_EQ(cell(zero, "vm").outside_rates, std::nullopt);
+}
+
+// fio: per million requests, and per GB as rates2 is.
+TEST(NetReportAggregate, OutsideCountersOfFioPerMillionRequestsAndPerGb) {
+  const Report r = aggregate(parse(test::kFioOutside));
+  const Cell c = r.of_kind("fio").at(0);
+  EXPECT_DOUBLE_EQ(*c.outside_rate("kvm_exits"), 100000);
+  EXPECT_DOUBLE_EQ(*c.outside_rate("kvm_halt_wakeup"), 500000);
+  EXPECT_DOUBLE_EQ(*c.outside_rate("guest_irqs"), 300000);
+  EXPECT_EQ(c.outside_rate("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_DOUBLE_EQ(*c.outside_rate2("kvm_exits"), 20000);
+  EXPECT_DOUBLE_EQ(*c.outside_rate2("kvm_mmio_exit_kernel"), 10000);
+  EXPECT_DOUBLE_EQ(*c.outside_rate2("guest_irqs"), 60000);
+  EXPECT_EQ(c.outside_rate2("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_EQ(c.rates, std::nullopt);
+}
+
 }  // namespace
 }  // namespace kvmmio::report

@@ -96,5 +96,53 @@ TEST_F(NetReportEndToEnd, TextHasEveryTable) {
   EXPECT_TRUE(line_of("user-trap").ends_with(" 500000      2000      6000        5000")) << t;
 }
 
+// The peer VMM's records and the counters read from outside, through a
+// file: order, the peer ratios, the outside rates with an unreadable one,
+// in report.json and report.txt.
+TEST(NetReportEndToEndPeer, QemuConfigsAndOutsideCounters) {
+  vmm::test::TempDir dir;
+  std::ofstream(dir.file("raw.jsonl")) << test::kSampleRuns << test::kSamplePps << test::kSamplePeer;
+  RawData raw;
+  read_runs_file(dir.file("raw.jsonl"), raw);
+  const Report report = aggregate(raw);
+  EXPECT_EQ(report.configs, (std::vector<std::string>{"host", "vhost-irqfd", "vhost-irqfd-mirror", "user-trap",
+                                                      "qemu-pci", "qemu-mmio"}));
+
+  const Json j = Json::parse(render_json(report, "peer"));
+  ASSERT_EQ(j["iperf"].size(), 6u);
+  std::vector<std::string> order;
+  for (const Json& c : j["iperf"]) order.push_back(c["config"].get<std::string>());
+  EXPECT_EQ(order, report.configs);
+  const Json& pci = j["iperf"][4];
+  EXPECT_TRUE(pci["ratio_to_peer"].is_null());
+  EXPECT_EQ(pci["ratio_to_host"].get<double>(), 8.0 / 11);
+  EXPECT_EQ(pci["outside_per_gb"]["kvm_exits"].get<double>(), 5000);
+  EXPECT_EQ(pci["outside_per_gb"]["kvm_halt_wakeup"].get<double>(), 1000);
+  EXPECT_TRUE(pci["outside_per_gb"]["kvm_mmio_exit_kernel"].is_null());
+  EXPECT_EQ(j["iperf"][5]["ratio_to_peer"].get<double>(), 0.5);
+  EXPECT_EQ(j["iperf"][5]["outside_per_gb"]["kvm_mmio_exit_user"].get<double>(), 150000);
+  EXPECT_EQ(j["iperf"][2]["ratio_to_peer"].get<double>(), 1.5);
+  EXPECT_EQ(j["iperf"][2]["outside_per_gb"]["guest_irqs"].get<double>(), 3000);
+  EXPECT_EQ(j["iperf"][3]["ratio_to_peer"].get<double>(), 0.3125);
+  EXPECT_EQ(j["rr"][0]["p50_ratio_to_peer"].get<double>(), 0.5);
+  EXPECT_EQ(j["rr"][0]["p99_ratio_to_peer"].get<double>(), 0.2);
+  EXPECT_EQ(j["rr"][3]["config"].get<std::string>(), "qemu-mmio");
+  EXPECT_EQ(j["rr"][3]["p99_ratio_to_peer"].get<double>(), 1.5);
+  EXPECT_EQ(j["pps"][2]["outside_per_mpkt"]["kvm_mmio_exit_kernel"].get<double>(), 25000);
+  EXPECT_EQ(j["pps"][3]["ratio_to_peer"].get<double>(), 0.75);
+
+  const std::string t = render_text(report, "peer");
+  for (const char* heading : {"Throughput:", "Latency:", "Packet rate:", "Counters read from outside the VMM",
+                              "iperf3, per GB received", "udp_pps, per million datagrams received", "Failed runs"})
+    EXPECT_NE(t.find(heading), std::string::npos) << heading;
+  const size_t outside = t.find("Counters read from outside the VMM");
+  const auto line_of = [&](const std::string& start) {
+    const size_t at = t.find("\n" + start, outside);
+    return at == std::string::npos ? "" : t.substr(at + 1, t.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_TRUE(line_of("qemu-pci ").ends_with("  5000         200           -      1000       100   2000")) << t;
+  EXPECT_TRUE(line_of("qemu-mmio ").ends_with("200000      150000           0      1000         -   3000")) << t;
+}
+
 }  // namespace
 }  // namespace kvmmio::report

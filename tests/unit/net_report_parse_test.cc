@@ -189,31 +189,43 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"bw_bps\" missing"}));
 
 // bench/outside-counters.sh's deltas: numbers, or null where unreadable,
-// which stays apart from 0; all five or none.
+// which stays apart from 0; with the guest's interrupt count all six or
+// none.
 TEST(NetReportParse, OutsideCountersKeepNullApartFromZero) {
   const std::string outside = R"(,"outside":{"kvm_exits":12,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":null,)"
-                              R"("kvm_halt_wakeup":3,"vmm_ctxt_switches":null})";
+                              R"("kvm_halt_wakeup":3,"vmm_ctxt_switches":null,"guest_irqs":7})";
   const RawData d = parse(iperf_with("bps", "8" + outside));
   ASSERT_EQ(d.runs.size(), 1u);
   ASSERT_TRUE(d.runs[0].outside);
   const auto& o = *d.runs[0].outside;
-  EXPECT_EQ(o.size(), 5u);
+  EXPECT_EQ(o.size(), 6u);
   EXPECT_EQ(o.at("kvm_exits"), 12);
   EXPECT_EQ(o.at("kvm_mmio_exit_user"), 0);
   EXPECT_EQ(o.at("kvm_mmio_exit_kernel"), std::nullopt);
   EXPECT_EQ(o.at("kvm_halt_wakeup"), 3);
   EXPECT_EQ(o.at("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_EQ(o.at("guest_irqs"), 7);
   EXPECT_FALSE(d.runs[0].counters);  // a peer VMM's run: outside counters only
   EXPECT_FALSE(parse(kIperf).runs[0].outside);
 }
 
 TEST(NetReportParse, OutsideCountersMissingOneOrMistypedAreRefused) {
   EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,)"
-                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4})")),
-            "raw:1: \"outside\" has no \"vmm_ctxt_switches\" (give all five, null where unreadable)");
-  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":-1,"kvm_mmio_exit_user":2,)"
+                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"guest_irqs":6})")),
+            "raw:1: \"outside\" has no \"vmm_ctxt_switches\" (give all six, null where unreadable)");
+  // The five of bench/outside-counters.sh alone are not enough.
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,)"
                                           R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_ctxt_switches":5})")),
+            "raw:1: \"outside\" has no \"guest_irqs\" (give all six, null where unreadable)");
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":-1,"kvm_mmio_exit_user":2,)"
+                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_ctxt_switches":5,)"
+                                          R"("guest_irqs":6})")),
             "raw:1: \"kvm_exits\" is not a number from 0 to 2^53");
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{})")),
+            "raw:1: \"outside\" has no \"kvm_exits\" (give all six, null where unreadable)");
+  const std::string extra = std::string(test::kOutside).insert(std::string(test::kOutside).size() - 1, R"(,"irqs":1)");
+  EXPECT_EQ(parse_error(iperf_with("bps", "8" + extra)), "raw:1: unknown member \"irqs\"");
+  EXPECT_TRUE(parse(iperf_with("bps", std::string("8") + test::kOutside)).runs[0].outside);
   EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":[1])")), "raw:1: \"outside\" is not an object");
 }
 

@@ -20,6 +20,10 @@ using Json = nlohmann::ordered_json;
 
 Report sample() { return aggregate(test::parse(test::kSampleRuns)); }
 
+// An iperf run of `config` with the six outside counters (1 KVM exit over
+// 1000 bytes: 1e6 per GB).
+std::string iperf_line_outside(const std::string& config) { return test::iperf_line(config, 1, 1, test::kOutside); }
+
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
@@ -279,6 +283,156 @@ TEST(NetReportGnuplot, DiskCellsWithoutTheHostDrawIops) {
   EXPECT_EQ(data[2], "\"randread 4k q32\" 4000.0000 4000.0000 4000.0000");
   EXPECT_NE(g.script.find("set ylabel 'guest IO/s'\n"), std::string::npos) << g.script;
   EXPECT_NE(g.script.find("(no host run)"), std::string::npos);
+}
+
+Report with_peer() {
+  return aggregate(test::parse(std::string(test::kSampleRuns) + test::kSamplePps + test::kSamplePeer));
+}
+
+// qemu-pci's column beside the host's and user-trap's; kSamplePeer's
+// comment works the figures out.
+TEST(NetReportText, RatiosToThePeerVmm) {
+  const std::string t = render_text(with_peer(), "T");
+  EXPECT_EQ(row(t, "Gbit/s spread"), "Gbit/s spread x x user- x qemu- exits wake-ups VMM irqs guest irqs") << t;
+  EXPECT_EQ(row(t, "config MTU dir streams median"), "config MTU dir streams median % n host trap pci /GB /GB /GB /GB");
+  EXPECT_EQ(row(t, "host 1500 g2h"), "host 1500 g2h 1 11.00 18.2 3 1.00 4.40 1.38 - - - -");
+  EXPECT_EQ(row(t, "vhost-irqfd-mirror 1500 g2h"), "vhost-irqfd-mirror 1500 g2h 1 12.00 0.0 1 1.09 4.80 1.50 100 200 0 3000");
+  EXPECT_EQ(row(t, "qemu-pci 1500 g2h 1 8.00"), "qemu-pci 1500 g2h 1 8.00 50.0 2 0.73 3.20 - - - - -");
+  EXPECT_EQ(row(t, "qemu-mmio 1500 g2h 1 4.00"), "qemu-mmio 1500 g2h 1 4.00 0.0 1 0.36 1.60 0.50 - - - -");
+  // Latency: p50 and p99 against qemu-pci's.
+  EXPECT_EQ(row(t, "config MTU median"), "config MTU median us us us n host qemu-pci qemu-pci");
+  EXPECT_EQ(row(t, "vhost-irqfd 1500 10000"), "vhost-irqfd 1500 10000 100.0 120.0 200.0 1 2.50 1.25 0.50");
+  EXPECT_EQ(row(t, "qemu-pci 1500 12500"), "qemu-pci 1500 12500 80.0 100.0 400.0 1 2.00 - -");
+  EXPECT_EQ(row(t, "qemu-mmio 1500 8000"), "qemu-mmio 1500 8000 120.0 150.0 600.0 1 3.00 1.50 1.50");
+  // Packet rate.
+  EXPECT_EQ(row(t, "vhost-irqfd 1500 64"), "vhost-irqfd 1500 64 g2h 20000 50.0 12.5 2 0.18 0.50 20000 20000 0 10000");
+  EXPECT_EQ(row(t, "qemu-mmio 1500 64 g2h 30000"), "qemu-mmio 1500 64 g2h 30000 0.0 0.0 2 0.27 0.75 - - - -");
+  EXPECT_EQ(row(t, "user-trap 1500 1472"), "user-trap 1500 1472 h2g - - - 0 +1f - - - - - -");
+  for (const std::string& l : lines(t)) EXPECT_LT(l.size(), 130u) << l;
+  // Without a qemu-pci cell the tables keep their columns.
+  const std::string plain = render_text(sample(), "T");
+  EXPECT_EQ(plain.find("qemu-pci"), std::string::npos);
+  EXPECT_EQ(plain.find("Counters read from outside"), std::string::npos);
+}
+
+TEST(NetReportText, CountersReadFromOutsideTheVmm) {
+  const std::string t = render_text(with_peer(), "T");
+  const size_t at = t.find("Counters read from outside the VMM");
+  ASSERT_NE(at, std::string::npos) << t;
+  const std::string o = t.substr(at, t.find("Failed runs") - at);
+  EXPECT_NE(o.find("\niperf3, per GB received\n"), std::string::npos) << o;
+  EXPECT_NE(o.find("\nudp_pps, per million datagrams received\n"), std::string::npos) << o;
+  EXPECT_EQ(o.find("fio, per million requests"), std::string::npos) << o;  // no fio cells
+  EXPECT_EQ(row(o, "config MTU dir streams"), "config MTU dir streams exits to user in kernel wake-ups switches irqs");
+  EXPECT_EQ(row(o, "vhost-irqfd-mirror"), "vhost-irqfd-mirror 1500 g2h 1 1000 0 500 200 100 3000");
+  EXPECT_EQ(row(o, "qemu-pci 1500 g2h"), "qemu-pci 1500 g2h 1 5000 200 - 1000 100 2000");  // kernel: null in rep 2
+  EXPECT_EQ(row(o, "qemu-mmio 1500 g2h"), "qemu-mmio 1500 g2h 1 200000 150000 0 1000 - 3000");
+  EXPECT_EQ(row(o, "qemu-pci 1500 64"), "qemu-pci 1500 64 g2h 100000 5000 25000 50000 2500 12500");
+  // Cells without outside counters have no row: host, vhost-irqfd, and
+  // qemu-mmio's packet rate (one run without them).
+  EXPECT_EQ(row(o, "host"), "(no row host)");
+  EXPECT_EQ(row(o, "vhost-irqfd "), "(no row vhost-irqfd )");
+  EXPECT_EQ(row(o, "qemu-mmio 1500 64"), "(no row qemu-mmio 1500 64)");
+  // Before the microbenchmarks and the failures.
+  EXPECT_LT(t.find("Packet rate:"), at);
+}
+
+TEST(NetReportText, CountersReadFromOutsideForFioPerMillionRequests) {
+  const std::string t = render_text(aggregate(test::parse(test::kFioOutside)), "T");
+  EXPECT_NE(t.find("\nfio, per million requests\n"), std::string::npos) << t;
+  EXPECT_EQ(row(t, "config rw bs depth exits"), "config rw bs depth exits to user in kernel wake-ups switches irqs");
+  EXPECT_EQ(row(t, "blk-io_uring-mirror randread 4k 32 100000"),
+            "blk-io_uring-mirror randread 4k 32 100000 0 50000 500000 - 300000");
+}
+
+TEST(NetReportJson, PeerRatiosAndOutsideRates) {
+  const Json j = Json::parse(render_json(with_peer(), "T"));
+  ASSERT_EQ(j["iperf"].size(), 6u);
+  const Json& pci = j["iperf"][4];
+  EXPECT_EQ(pci["config"].get<std::string>(), "qemu-pci");
+  EXPECT_TRUE(pci["ratio_to_peer"].is_null());
+  EXPECT_TRUE(pci["per_gb"].is_null());
+  ASSERT_TRUE(pci["outside_per_gb"].is_object());
+  EXPECT_EQ(pci["outside_per_gb"].size(), 6u);  // every name, null where unreadable
+  EXPECT_EQ(pci["outside_per_gb"]["kvm_exits"].get<double>(), 5000);
+  EXPECT_TRUE(pci["outside_per_gb"]["kvm_mmio_exit_kernel"].is_null());
+  EXPECT_EQ(pci["outside_per_gb"]["guest_irqs"].get<double>(), 2000);
+  EXPECT_EQ(pci["outside_per_gb"].begin().key(), "kvm_exits");  // kinds.h order
+  const Json& mmio = j["iperf"][5];
+  EXPECT_EQ(mmio["config"].get<std::string>(), "qemu-mmio");
+  EXPECT_EQ(mmio["ratio_to_peer"].get<double>(), 0.5);
+  EXPECT_EQ(mmio["outside_per_gb"]["kvm_mmio_exit_kernel"].get<double>(), 0);
+  EXPECT_TRUE(mmio["outside_per_gb"]["vmm_ctxt_switches"].is_null());
+  EXPECT_EQ(j["iperf"][0]["ratio_to_peer"].get<double>(), 1.375);
+  EXPECT_TRUE(j["iperf"][0]["outside_per_gb"].is_null());
+  EXPECT_EQ(j["iperf"][2]["per_gb"]["vcpu_exits"].get<double>(), 100);
+  EXPECT_EQ(j["iperf"][2]["outside_per_gb"]["kvm_exits"].get<double>(), 1000);
+  // rr: p50 and p99.
+  const Json& rr = j["rr"][1];
+  EXPECT_EQ(rr["config"].get<std::string>(), "vhost-irqfd");
+  EXPECT_EQ(rr["p50_ratio_to_peer"].get<double>(), 1.25);
+  EXPECT_EQ(rr["p99_ratio_to_peer"].get<double>(), 0.5);
+  EXPECT_TRUE(j["rr"][2]["p50_ratio_to_peer"].is_null());
+  // pps.
+  const Json& ppci = j["pps"][2];
+  EXPECT_EQ(ppci["config"].get<std::string>(), "qemu-pci");
+  EXPECT_EQ(ppci["outside_per_mpkt"]["kvm_exits"].get<double>(), 100000);
+  EXPECT_EQ(ppci["outside_per_mpkt"]["guest_irqs"].get<double>(), 12500);
+  EXPECT_EQ(j["pps"][1]["ratio_to_peer"].get<double>(), 0.5);
+  EXPECT_TRUE(j["pps"][3]["outside_per_mpkt"].is_null());  // a qemu-mmio run without them
+  // Without a peer: null, not omitted.
+  const Json plain = Json::parse(render_json(sample(), "T"));
+  EXPECT_TRUE(plain["iperf"][1].contains("ratio_to_peer"));
+  EXPECT_TRUE(plain["iperf"][1]["ratio_to_peer"].is_null());
+  EXPECT_TRUE(plain["iperf"][1]["outside_per_gb"].is_null());
+  EXPECT_TRUE(plain["rr"][1]["p99_ratio_to_peer"].is_null());
+}
+
+TEST(NetReportJson, FioOutsidePerMreqAndPerGb) {
+  const Json j = Json::parse(render_json(aggregate(test::parse(test::kFioOutside)), "T"));
+  const Json& c = j["fio"][0];
+  EXPECT_EQ(c["outside_per_mreq"]["kvm_exits"].get<double>(), 100000);
+  EXPECT_TRUE(c["outside_per_mreq"]["vmm_ctxt_switches"].is_null());
+  EXPECT_EQ(c["outside_per_gb"]["kvm_exits"].get<double>(), 20000);
+  EXPECT_EQ(c["outside_per_gb"]["guest_irqs"].get<double>(), 60000);
+  EXPECT_TRUE(c["ratio_to_peer"].is_null());
+  EXPECT_TRUE(c["per_mreq"].is_null());
+}
+
+// The peer's configs are further bars after kvmmio's, in browns of their
+// own; the KVM exits read from outside get a panel of their own.
+TEST(NetReportGnuplot, PeerConfigsAndKvmExitsFromOutside) {
+  const GnuplotFiles g = render_gnuplot(with_peer(), "T");
+  const std::vector<std::string> data = lines(g.data);
+  ASSERT_GE(data.size(), 3u);
+  EXPECT_EQ(data[1], "# host vhost-irqfd vhost-irqfd-mirror user-trap qemu-pci qemu-mmio");
+  EXPECT_EQ(data[2], "\"g2h 1x 1500\" 11.0000 10.0000 12.0000 8.7500 8.0000 9.5000 12.0000 12.0000 12.0000 "
+                     "2.5000 2.0000 3.0000 8.0000 6.0000 10.0000 4.0000 4.0000 4.0000");
+  // Block 2: KVM exits per GB from outside, weighted by bytes.
+  ASSERT_GE(data.size(), 4u);
+  EXPECT_EQ(data[data.size() - 4], "# net_report outside: config, KVM exits per GB read from outside the VMM (its iperf runs)");
+  EXPECT_EQ(data[data.size() - 3], "\"vhost-irqfd-mirror\" 1000.0");
+  EXPECT_EQ(data[data.size() - 2], "\"qemu-pci\" 5000.0");
+  EXPECT_EQ(data[data.size() - 1], "\"qemu-mmio\" 200000.0");
+  EXPECT_NE(g.script.find("'' index 0 using 14:15:16 title 'qemu-pci' lc rgb '#8b4513', \\\n"
+                          "     '' index 0 using 17:18:19 title 'qemu-mmio' lc rgb '#d2a679'\n"),
+            std::string::npos)
+      << g.script;
+  EXPECT_NE(g.script.find("set multiplot layout 4,1"), std::string::npos);  // + packet rate, + outside
+  EXPECT_NE(g.script.find("set title 'KVM exits per GB (outside)"), std::string::npos);
+  EXPECT_NE(g.script.find("plot data index 2 using 2:xtic(1) title 'KVM exits/GB'"), std::string::npos) << g.script;
+  EXPECT_LT(g.script.find("plot data index 1"), g.script.find("plot data index 2"));
+  EXPECT_EQ(lines(g.pps_data)[1], "# host vhost-irqfd user-trap qemu-pci qemu-mmio");
+  // Without kvmmio counters the outside block is gnuplot's index 1 (blocks
+  // without data rows are not counted); without outside counters no panel.
+  const GnuplotFiles peer_only = render_gnuplot(
+      aggregate(test::parse(iperf_line_outside("qemu-pci") + iperf_line_outside("qemu-mmio"))), "T");
+  EXPECT_NE(peer_only.script.find("plot data index 1 using 2:xtic(1) title 'KVM exits/GB'"), std::string::npos)
+      << peer_only.script;
+  EXPECT_NE(peer_only.script.find("set multiplot layout 3,1"), std::string::npos);
+  EXPECT_NE(peer_only.script.find("plot [0:1][0:1] NaN notitle"), std::string::npos);
+  EXPECT_TRUE(lines(peer_only.data).back() == "\"qemu-mmio\" 1000000.0") << peer_only.data;
+  EXPECT_EQ(render_gnuplot(sample(), "T").script.find("KVM exits per GB"), std::string::npos);
 }
 
 }  // namespace
