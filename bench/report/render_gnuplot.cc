@@ -7,9 +7,12 @@
 // outside counters: one row per config, its KVM exits per GB read from
 // outside the VMM.
 // pps.dat has the packet-rate groups in block 0's shape, fio.dat the disk
-// groups (guest configs only: IO/s over the host's). The script plots them
-// as stacked panels: throughput, packet rate and disk (when there are any),
-// VMM work per GB, KVM exits per GB read from outside (when there are any).
+// groups (guest configs only: IO/s over the host's) and, when the disk
+// cells carry VMM counters, a second block: one row per disk config, its
+// vCPU exits, VMM wake-ups and guest interrupts per million requests. The
+// script plots them as stacked panels: throughput, packet rate and disk
+// (when there are any), the disk's counters (likewise), VMM work per GB,
+// KVM exits per GB read from outside (when there are any).
 #include "bench/report/render_gnuplot.h"
 
 #include <algorithm>
@@ -132,6 +135,45 @@ std::string counters_block(const std::vector<ModeCounters>& modes) {
   return out;
 }
 
+// One disk config's counters per million requests over all its fio cells:
+// total count / total requests, as mode_counters does per GB.
+struct DiskCounters {
+  std::string config;
+  double vcpu_exits = 0, wakeups = 0, guest_irqs = 0;
+};
+
+std::vector<DiskCounters> disk_counters(const std::vector<Cell>& fio, const std::vector<std::string>& configs) {
+  std::vector<DiskCounters> out;
+  for (const std::string& config : configs) {
+    double mreq_total = 0;
+    DiskCounters d{config};
+    for (const Cell& cell : fio) {
+      if (cell.config != config || !cell.rates || cell.sum("ios") == 0) continue;
+      const double mreq = cell.sum("ios") / 1e6;
+      mreq_total += mreq;
+      d.vcpu_exits += *cell.rate("vcpu_exits") * mreq;
+      d.wakeups += *cell.rate("wakeups") * mreq;
+      d.guest_irqs += *cell.rate("guest_irqs") * mreq;
+    }
+    if (mreq_total <= 0) continue;
+    d.vcpu_exits /= mreq_total, d.wakeups /= mreq_total, d.guest_irqs /= mreq_total;
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::string disk_counters_block(const std::vector<DiskCounters>& configs) {
+  std::string out =
+      "# net_report disk counters: config, vCPU exits, VMM wake-ups, guest interrupts per million requests "
+      "(all its fio runs)\n";
+  for (const DiskCounters& d : configs) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %.1f %.1f %.1f\n", d.vcpu_exits, d.wakeups, d.guest_irqs);
+    out += "\"" + d.config + "\"" + buf;
+  }
+  return out;
+}
+
 // One config's KVM exits per GB read from outside the VMM, over its iperf
 // cells where they were readable: total count / total GB, as above.
 struct OutsideExits {
@@ -219,8 +261,9 @@ std::string no_data(const std::string& what) {
 std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps, const std::vector<Cell>& fio,
                    const std::vector<std::string>& gbps_configs, const std::vector<std::string>& pps_configs,
                    const std::vector<std::string>& fio_configs, const std::vector<ModeCounters>& modes,
-                   const std::vector<OutsideExits>& outside, const std::string& title) {
-  const int panels = 2 + !pps_configs.empty() + !fio_configs.empty() + !outside.empty();
+                   const std::vector<OutsideExits>& outside, const std::vector<DiskCounters>& disk,
+                   const std::string& title) {
+  const int panels = 2 + !pps_configs.empty() + !fio_configs.empty() + !disk.empty() + !outside.empty();
   std::string out =
       "# Written by net_report. Run `gnuplot throughput.gp` from any directory: the data and\n"
       "# the PNG are beside this script, found through ARG0 (the script's path).\n"
@@ -268,6 +311,21 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
            "set xtics rotate by 25 right\n" +
            plot("fio_data", fio, fio_configs) + "set xtics norotate center\n";
   }
+  if (!disk.empty())
+    // Three boxes per cluster, each 1/(3 + gap) wide: centres at x - 0.2,
+    // x, x + 0.2. Greys, as the network's counters below.
+    out += "# Panel: what a disk request costs, per config.\n"
+           "set title 'Disk: per million requests, over all fio runs of each config (vCPU exits to kvmmio; "
+           "kvmmio wake-ups; interrupts the guest took)'\n"
+           "set xlabel 'disk config'\n"
+           "set ylabel 'count per million requests'\n"
+           "set style histogram clustered gap 2\n"
+           "plot fio_data index 1 using 2:xtic(1) title 'vCPU exits/Mreq' lc rgb '#404040', \\\n"
+           "     '' index 1 using 3 title 'VMM wake-ups/Mreq' lc rgb '#808080', \\\n"
+           "     '' index 1 using 4 title 'guest irqs/Mreq' lc rgb '#c0c0c0', \\\n"
+           "     '' index 1 using ($0 - 0.2):2:(sprintf('%.0f', $2)) with labels offset 0,0.7 notitle, \\\n"
+           "     '' index 1 using ($0):3:(sprintf('%.0f', $3)) with labels offset 0,0.7 notitle, \\\n"
+           "     '' index 1 using ($0 + 0.2):4:(sprintf('%.0f', $4)) with labels offset 0,0.7 notitle\n";
   out +=
       "# Panel: what each mode costs the VMM.\n"
       "set title 'VMM work per GB received, over all iperf3 runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
@@ -310,14 +368,17 @@ GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
   const std::vector<std::string> fio_configs = bar_configs(report, fio);
   const std::vector<ModeCounters> modes = mode_counters(report, gbps_configs);
   const std::vector<OutsideExits> outside = outside_exits(report, gbps_configs);
+  const std::vector<DiskCounters> disk = disk_counters(fio, fio_configs);
+  const std::string disk_block = disk.empty() ? "" : "\n\n" + disk_counters_block(disk);
   // Two blank lines end a gnuplot data block: the counters are `index 1`,
   // the outside exits (when any) the next block with data.
-  return {script(iperf, pps, fio, gbps_configs, pps_configs, fio_configs, modes, outside, title),
+  return {script(iperf, pps, fio, gbps_configs, pps_configs, fio_configs, modes, outside, disk, title),
           data("throughput Gbit/s", iperf, gbps_configs) + "\n\n" + counters_block(modes) +
               (outside.empty() ? "" : "\n\n" + outside_block(outside)),
           data("packet rate, datagrams/s", pps, pps_configs),
-          fio_over_host(fio) ? data("disk IO/s over the host's", fio, fio_configs, true)
-                             : data("disk IO/s", fio, fio_configs)};
+          (fio_over_host(fio) ? data("disk IO/s over the host's", fio, fio_configs, true)
+                              : data("disk IO/s", fio, fio_configs)) +
+              disk_block};
 }
 
 }  // namespace kvmmio::report

@@ -260,13 +260,34 @@ TEST(NetReportJson, FioCellsPerMreqAndPerGb) {
 TEST(NetReportGnuplot, DiskCellsGetAPanelOfGuestsOverTheHost) {
   const GnuplotFiles g = render_gnuplot(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSampleFio)), "T");
   const std::vector<std::string> data = lines(g.fio_data);
-  ASSERT_EQ(data.size(), 4u);
+  ASSERT_EQ(data.size(), 8u);
   EXPECT_EQ(data[1], "# blk-io_uring-mirror blk-io_uring-trap");
   EXPECT_EQ(data[2], "\"read 1M q1\" - - - - - -");
   EXPECT_EQ(data[3], "\"randread 4k q32\" 0.0400 0.0400 0.0400 - - -");
-  EXPECT_NE(g.script.find("set multiplot layout 3,1 title 'T'\n"), std::string::npos) << g.script;
+  // The second block: the counters per million requests of the configs
+  // with counters (the trap's one run failed: none). 4000 requests, 0
+  // exits, 2000 wake-ups, 1200 guest interrupts.
+  EXPECT_EQ(data[4], "");
+  EXPECT_EQ(data[5], "");
+  EXPECT_EQ(data[6], "# net_report disk counters: config, vCPU exits, VMM wake-ups, guest interrupts per million "
+                     "requests (all its fio runs)");
+  EXPECT_EQ(data[7], "\"blk-io_uring-mirror\" 0.0 500000.0 300000.0");
+  EXPECT_NE(g.script.find("set multiplot layout 4,1 title 'T'\n"), std::string::npos) << g.script;
   EXPECT_NE(g.script.find("fio_data = here . '/fio.dat'\n"), std::string::npos);
-  EXPECT_LT(g.script.find("plot fio_data"), g.script.find("plot data index 1"));
+  EXPECT_LT(g.script.find("plot fio_data index 0"), g.script.find("plot fio_data index 1"));
+  EXPECT_LT(g.script.find("plot fio_data index 1"), g.script.find("plot data index 1"));
+}
+
+// Disk cells without VMM counters (the host's alone, or runs that all
+// failed) draw no counters panel and write no second block.
+TEST(NetReportGnuplot, DiskCellsWithoutCountersDrawNoCountersPanel) {
+  const std::string no_counters =
+      R"({"kind":"fio","config":"blk-io_uring-mirror","rw":"randread","bs":4096,"depth":32,"rep":1,"bytes":20000000,)"
+      R"("ios":4000,"seconds":1,"iops":4000,"bw_bps":16384000})" "\n";
+  const GnuplotFiles g = render_gnuplot(aggregate(test::parse(std::string(test::kSampleRuns) + no_counters)), "T");
+  EXPECT_EQ(lines(g.fio_data).size(), 3u) << g.fio_data;
+  EXPECT_EQ(g.script.find("fio_data index 1"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("set multiplot layout 3,1 title 'T'\n"), std::string::npos) << g.script;
 }
 
 // Without a host fio cell (make check's matrix) the panel draws IO/s:
@@ -278,7 +299,7 @@ TEST(NetReportGnuplot, DiskCellsWithoutTheHostDrawIops) {
       R"("relayed":0,"trapped":0,"polled":0,"guest_irqs":1200}})" "\n";
   const GnuplotFiles g = render_gnuplot(aggregate(test::parse(std::string(test::kSampleRuns) + guest_only)), "T");
   const std::vector<std::string> data = lines(g.fio_data);
-  ASSERT_EQ(data.size(), 3u);
+  ASSERT_EQ(data.size(), 7u);
   EXPECT_EQ(data[0], "# net_report disk IO/s: group, then median min max for each config:");
   EXPECT_EQ(data[2], "\"randread 4k q32\" 4000.0000 4000.0000 4000.0000");
   EXPECT_NE(g.script.find("set ylabel 'guest IO/s'\n"), std::string::npos) << g.script;
