@@ -678,9 +678,9 @@ outside_counters() {
 OUTSIDE_NAMES='kvm_exits kvm_mmio_exit_user kvm_mmio_exit_kernel kvm_halt_wakeup vmm_ctxt_switches vmm_cpu_ms guest_irqs'
 # outside_deltas BEFORE AFTER: a record's "outside" object into $_outside,
 # from two snapshots of seven words each; a counter unreadable at either
-# end is null, and so is one that went down (the per-thread counts lose a
+# end is null, and so is one that went down (vmm_ctxt_switches loses a
 # thread that exits, e.g. an io_uring worker retired when idle: a
-# negative delta is no count).
+# negative delta is no count), but for vmm_cpu_ms's resolution (below).
 outside_deltas() {
     # shellcheck disable=SC2086 # two snapshots' words
     set -- $1 $2
@@ -690,7 +690,17 @@ outside_deltas() {
     _outside='' _i=1 _a='' _b=''
     for _n in $OUTSIDE_NAMES; do
         eval "_b=\${$_i} _a=\${$((_i + _k))}"
-        if is_number "$_b" && is_number "$_a" && [ "$_a" -ge "$_b" ]; then _v=$((_a - _b)); else _v=null; fi
+        _v=null
+        if is_number "$_b" && is_number "$_a"; then
+            _v=$((_a - _b))
+            # vmm_cpu_ms is good to a clock tick or so per vCPU (a whole
+            # process's time less its vCPUs'; outside-counters.sh): an idle
+            # VMM can read up to 50 ms (5 ticks at 100 Hz) below where it
+            # started, which is 0; further below is no reading.
+            if [ "$_v" -lt 0 ]; then
+                if [ "$_n" = vmm_cpu_ms ] && [ "$_v" -ge -50 ]; then _v=0; else _v=null; fi
+            fi
+        fi
         _outside="$_outside${_outside:+,}\"$_n\":$_v"
         _i=$((_i + 1))
     done
