@@ -25,7 +25,8 @@
 # (an HTTP CGI in L2) are read, so each record carries its own deltas.
 # Every guest run also carries the counters read from outside any VMM
 # ("outside": KVM's debugfs exits, MMIO exits to userspace, halt wake-ups,
-# the VMM's non-vCPU threads' context switches; bench/outside-counters.sh)
+# the VMM's non-vCPU threads' context switches and CPU time;
+# bench/outside-counters.sh)
 # and the guest's interrupts: the only counters QEMU's cells have, and the
 # same rule for kvmmio's beside its own.
 # The guest side is tests/arm64/l2-hooks/60-kvmmio-serve.sh.
@@ -666,23 +667,40 @@ deltas() {
     _counters="$_counters\"guest_irqs\":$((${14} - $7))}"
 }
 
-# outside_counters: bench/outside-counters.sh's five counters for the
-# running VMM ($pid), as five words: a number, or null where unreadable.
+# outside_counters: bench/outside-counters.sh's six counters for the
+# running VMM ($pid), as six words in its order: a number, or null where
+# unreadable.
 outside_counters() {
     sh "$OUTSIDE" "$pid" | tr -d '{}"' | tr ',' '\n' | cut -d: -f2 | tr '\n' ' '
 }
-OUTSIDE_NAMES='kvm_exits kvm_mmio_exit_user kvm_mmio_exit_kernel kvm_halt_wakeup vmm_ctxt_switches guest_irqs'
+# The record's "outside" members, in the order of the words of a snapshot:
+# outside_counters' six, then the guest's interrupts.
+OUTSIDE_NAMES='kvm_exits kvm_mmio_exit_user kvm_mmio_exit_kernel kvm_halt_wakeup vmm_ctxt_switches vmm_cpu_ms guest_irqs'
 # outside_deltas BEFORE AFTER: a record's "outside" object into $_outside,
-# from two snapshots of six words each (outside_counters' five and the
-# guest's interrupts); a counter unreadable at either end is null.
+# from two snapshots of seven words each; a counter unreadable at either
+# end is null, and so is one that went down (vmm_ctxt_switches loses a
+# thread that exits, e.g. an io_uring worker retired when idle: a
+# negative delta is no count), but for vmm_cpu_ms's resolution (below).
 outside_deltas() {
-    # shellcheck disable=SC2086 # twelve words
+    # shellcheck disable=SC2086 # two snapshots' words
     set -- $1 $2
-    [ $# -eq 12 ] || return 1
+    _k=0
+    for _n in $OUTSIDE_NAMES; do _k=$((_k + 1)); done
+    [ $# -eq $((2 * _k)) ] || return 1
     _outside='' _i=1 _a='' _b=''
     for _n in $OUTSIDE_NAMES; do
-        eval "_b=\${$_i} _a=\${$((_i + 6))}"
-        if is_number "$_b" && is_number "$_a"; then _v=$((_a - _b)); else _v=null; fi
+        eval "_b=\${$_i} _a=\${$((_i + _k))}"
+        _v=null
+        if is_number "$_b" && is_number "$_a"; then
+            _v=$((_a - _b))
+            # vmm_cpu_ms is good to a clock tick or so per vCPU (a whole
+            # process's time less its vCPUs'; outside-counters.sh): an idle
+            # VMM can read up to 50 ms (5 ticks at 100 Hz) below where it
+            # started, which is 0; further below is no reading.
+            if [ "$_v" -lt 0 ]; then
+                if [ "$_n" = vmm_cpu_ms ] && [ "$_v" -ge -50 ]; then _v=0; else _v=null; fi
+            fi
+        fi
         _outside="$_outside${_outside:+,}\"$_n\":$_v"
         _i=$((_i + 1))
     done

@@ -21,6 +21,24 @@
 #       kernel's datapath, not the VMM's. Names: kvmmio's vCPUs are
 #       "vcpuN" (vmm/vcpu_runner_arm64.cc), QEMU's "CPU N/KVM". null
 #       without PID or once PID is gone.
+#   vmm_cpu_ms
+#       user + system CPU time of the VMM's own work, the same threads, in
+#       milliseconds: the figure a storage target such as Firecracker's
+#       (1 GiB/s at no more than 70% of one host core) is stated in.
+#       Read as the whole process's (fields 14 and 15 of /proc/PID/stat,
+#       which keep the time of threads that have exited: io_uring's
+#       iou-wrk-PID workers, which run the VMM's requests and are retired
+#       when idle) less its vCPU threads' and vhost workers' (the same
+#       fields of /proc/PID/task/TID/stat, read first). Each figure is in
+#       clock ticks (getconf CLK_TCK, 100 where getconf is missing:
+#       busybox), so a reading is good to a tick or so per vCPU: a caller's
+#       delta over an idle VMM can come out a tick or two below 0
+#       (bench/net-compare.sh reads that as 0). null when
+#       vmm_ctxt_switches is.
+#
+# vmm_ctxt_switches is of the threads alive when read: one that exits
+# takes its count with it, so a caller's delta can come out low, or
+# negative.
 #
 # Environment (for tests): KVMMIO_PROC (default /proc) and
 # KVMMIO_KVM_DEBUGFS (default /sys/kernel/debug/kvm).
@@ -33,21 +51,53 @@ oc_counter() {
     case $oc_v in '' | *[!0-9]*) echo null ;; *) echo "$oc_v" ;; esac
 }
 
-oc_ctxt() {
-    if [ -z "$pid" ] || [ ! -d "$proc/$pid/task" ]; then echo null; return; fi
-    oc_sum=0
+# oc_ticks FILE: utime + stime of a /proc stat FILE, in clock ticks, into
+# $oc_t_ticks; status 1 where it cannot be read. Field 2, comm, is in
+# parentheses and may hold spaces and ')': the fields are counted after
+# the last ')', where field 3 is the first, so utime (14) and stime (15)
+# are the 12th and 13th.
+oc_ticks() {
+    oc_stat=$(cat "$1" 2>/dev/null) || return 1
+    set -f
+    # shellcheck disable=SC2086 # the words after comm
+    set -- ${oc_stat##*')'}
+    set +f
+    [ $# -ge 13 ] || return 1
+    case ${12}${13} in '' | *[!0-9]*) return 1 ;; esac
+    oc_t_ticks=$((${12} + ${13}))
+}
+
+# oc_threads: $oc_ctxt and $oc_cpu_ms for PID's own work (not vCPUs, not
+# vhost workers), or null for both without PID or once it is gone.
+oc_threads() {
+    oc_ctxt=null oc_cpu_ms=null
+    if [ -z "$pid" ] || [ ! -d "$proc/$pid/task" ]; then return; fi
+    oc_hz=$(getconf CLK_TCK 2>/dev/null) || oc_hz=''
+    case $oc_hz in '' | 0 | *[!0-9]*) oc_hz=100 ;; esac
+    oc_sum=0 oc_others=0
     for oc_t in "$proc/$pid"/task/*; do
         oc_name=$(cat "$oc_t/comm" 2>/dev/null) || continue
         case $oc_name in
-        vcpu[0-9]* | "CPU "*/KVM | vhost-[0-9]*) continue ;;
+        vcpu[0-9]* | "CPU "*/KVM | vhost-[0-9]*)
+            # Read before the whole process's, so that their time cannot
+            # run on past what the total holds.
+            ! oc_ticks "$oc_t/stat" || oc_others=$((oc_others + oc_t_ticks))
+            continue
+            ;;
         esac
         oc_n=$(awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }' \
             "$oc_t/status" 2>/dev/null) || continue
         oc_sum=$((oc_sum + oc_n))
     done
-    echo "$oc_sum"
+    oc_ticks "$proc/$pid/stat" || return
+    oc_ctxt=$oc_sum
+    # At least 0: each figure rounds down to a tick.
+    oc_own=$((oc_t_ticks - oc_others))
+    [ "$oc_own" -ge 0 ] || oc_own=0
+    oc_cpu_ms=$((oc_own * 1000 / oc_hz))
 }
 
-printf '{"kvm_exits":%s,"kvm_mmio_exit_user":%s,"kvm_mmio_exit_kernel":%s,"kvm_halt_wakeup":%s,"vmm_ctxt_switches":%s}\n' \
+oc_threads
+printf '{"kvm_exits":%s,"kvm_mmio_exit_user":%s,"kvm_mmio_exit_kernel":%s,"kvm_halt_wakeup":%s,"vmm_ctxt_switches":%s,"vmm_cpu_ms":%s}\n' \
     "$(oc_counter exits)" "$(oc_counter mmio_exit_user)" "$(oc_counter mmio_exit_kernel)" \
-    "$(oc_counter halt_wakeup)" "$(oc_ctxt)"
+    "$(oc_counter halt_wakeup)" "$oc_ctxt" "$oc_cpu_ms"

@@ -87,6 +87,23 @@ std::optional<std::map<std::string, double>> rates(const char* amount, long doub
   return out;
 }
 
+// The VMM's CPU time over the completed runs `ok` per their seconds, as a
+// percentage of one core; unset unless every one has both.
+std::optional<double> core_pct(const std::vector<const Run*>& ok) {
+  if (ok.empty()) return std::nullopt;
+  double ms = 0, seconds = 0;
+  for (const Run* r : ok) {
+    if (!r->outside) return std::nullopt;
+    const auto cpu = r->outside->find("vmm_cpu_ms");
+    const auto s = r->values.find("seconds");
+    if (cpu == r->outside->end() || !cpu->second || s == r->values.end()) return std::nullopt;
+    ms += *cpu->second;
+    seconds += s->second;
+  }
+  if (seconds <= 0) return std::nullopt;
+  return ms / (seconds * 1000) * 100;
+}
+
 Cell make_cell(const std::vector<const Run*>& runs) {
   const Run& first = *runs.front();
   const KindSpec& kind = *find_kind(first.kind);
@@ -113,6 +130,7 @@ Cell make_cell(const std::vector<const Run*>& runs) {
   c.rates2 = rates(kind.amount2, kind.unit2, ok, &Run::counters);
   c.outside_rates = rates(kind.amount, kind.unit, ok, &Run::outside);
   c.outside_rates2 = rates(kind.amount2, kind.unit2, ok, &Run::outside);
+  c.vmm_cpu_core_pct = core_pct(ok);
   return c;
 }
 

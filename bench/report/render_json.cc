@@ -74,6 +74,7 @@ Json iperf(const Cell& c) {
   out["bytes"] = static_cast<uint64_t>(c.sum("bytes"));
   out["per_gb"] = counter_rates(c);
   out["outside_per_gb"] = outside_rates(c);
+  out["vmm_cpu_core_pct"] = number(c.vmm_cpu_core_pct);
   return out;
 }
 
@@ -96,6 +97,7 @@ Json pps(const Cell& c) {
   out["received"] = static_cast<uint64_t>(c.sum("received"));
   out["per_mpkt"] = counter_rates(c);
   out["outside_per_mpkt"] = outside_rates(c);
+  out["vmm_cpu_core_pct"] = number(c.vmm_cpu_core_pct);
   return out;
 }
 
@@ -115,6 +117,7 @@ Json fio(const Cell& c) {
   out["per_gb"] = counter_rates(c, true);
   out["outside_per_mreq"] = outside_rates(c);
   out["outside_per_gb"] = outside_rates(c, true);
+  out["vmm_cpu_core_pct"] = number(c.vmm_cpu_core_pct);
   return out;
 }
 

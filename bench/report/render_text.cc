@@ -190,7 +190,8 @@ std::string disk(const std::vector<Cell>& cells) {
 }
 
 // The outside counters of one kind's cells that have them: the cell's key,
-// then the six rates ("-": unreadable in some run).
+// then the seven rates ("-": unreadable in some run) and the VMM's CPU as
+// a percentage of one core.
 std::string outside_table(const std::string& kind, const std::vector<Cell>& cells) {
   std::vector<std::string> key;
   if (kind == "iperf") key = {"MTU", "dir", "streams"};
@@ -203,8 +204,10 @@ std::string outside_table(const std::string& kind, const std::vector<Cell>& cell
     head1.push_back("");
     head2.push_back(k);
   }
+  // kOutsideNames' columns, then the % of one core.
   for (const auto& [top, bottom] : {std::pair{"KVM", "exits"}, {"MMIO exits", "to user"}, {"MMIO exits", "in kernel"},
-                                    {"halt", "wake-ups"}, {"VMM ctxt", "switches"}, {"guest", "irqs"}}) {
+                                    {"halt", "wake-ups"}, {"VMM ctxt", "switches"}, {"VMM CPU", "ms"},
+                                    {"guest", "irqs"}, {"VMM CPU", "% core"}}) {
     align.push_back(R);
     head1.push_back(top);
     head2.push_back(bottom);
@@ -222,6 +225,7 @@ std::string outside_table(const std::string& kind, const std::vector<Cell>& cell
     if (kind == "pps") row.insert(row.end(), {num(p.mtu), num(p.payload), p.dir.value_or("-")});
     if (kind == "fio") row.insert(row.end(), {p.rw.value_or("-"), block_size(p.bs), num(p.depth)});
     for (const char* name : kOutsideNames) row.push_back(count(c.outside_rate(name)));
+    row.push_back(fixed(c.vmm_cpu_core_pct, 1));
     return row;
   });
   return t.render();
@@ -231,8 +235,9 @@ std::string outside(const Report& r) {
   std::string out =
       "Counters read from outside the VMM: deltas over each run, summed over completed runs, per unit of\n"
       "work; any VMM. KVM exits, MMIO exits to user space and handled in the kernel, halt wake-ups: KVM's\n"
-      "debugfs totals; VMM ctxt switches: of the VMM's threads other than vCPUs and vhost workers; guest\n"
-      "irqs: virtio interrupts the guest took. - = unreadable in some run of the cell\n";
+      "debugfs totals; VMM ctxt switches and VMM CPU ms (user + system time): of the VMM's threads other\n"
+      "than vCPUs and vhost workers; guest irqs: virtio interrupts the guest took; VMM CPU % core = that\n"
+      "CPU time / the runs' seconds (100: one host core busy). - = unreadable in some run of the cell\n";
   for (const auto& [kind, unit] : {std::pair{"iperf", "iperf3, per GB received"},
                                    {"pps", "udp_pps, per million datagrams received"},
                                    {"fio", "fio, per million requests"}}) {

@@ -45,6 +45,12 @@ struct Cell {
   // for a zero amount.
   std::optional<std::map<std::string, double>> outside_rates;
   std::optional<std::map<std::string, double>> outside_rates2;
+  // The VMM's own CPU time as a percentage of one host core: the outside
+  // vmm_cpu_ms summed over completed runs / (their seconds summed * 1000)
+  // * 100. Unset when a completed run has no "outside", no vmm_cpu_ms (null
+  // or an older raw file) or no "seconds", when none completed, or for
+  // zero seconds.
+  std::optional<double> vmm_cpu_core_pct;
   std::optional<double> ratio_to_host;       // headline median / the host cell's, same kind and params
   std::optional<double> ratio_to_user_trap;  // likewise against user-trap
   // Likewise against the peer VMM's reference config (kPeerConfig), for

@@ -355,13 +355,14 @@ TEST(NetReportAggregate, OutsideCountersPerGbLeaveOutTheUnreadable) {
   const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSamplePps + test::kSamplePeer));
   const Cell pci = cell(r, "qemu-pci");
   ASSERT_TRUE(pci.outside_rates);
-  EXPECT_EQ(pci.outside_rates->size(), 5u);  // kvm_mmio_exit_kernel null in rep 2
+  EXPECT_EQ(pci.outside_rates->size(), 6u);  // kvm_mmio_exit_kernel null in rep 2
   EXPECT_EQ(pci.outside_rates->count("kvm_mmio_exit_kernel"), 0u);
   EXPECT_EQ(pci.outside_rate("kvm_mmio_exit_kernel"), std::nullopt);
   EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_exits"), 5000);
   EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_mmio_exit_user"), 200);
   EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_halt_wakeup"), 1000);
   EXPECT_DOUBLE_EQ(*pci.outside_rate("vmm_ctxt_switches"), 100);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("vmm_cpu_ms"), 400);  // 4000 ms over 1e10 bytes
   EXPECT_DOUBLE_EQ(*pci.outside_rate("guest_irqs"), 2000);
   EXPECT_EQ(pci.rates, std::nullopt);  // QEMU: no kvmmio counters
   EXPECT_EQ(pci.outside_rates2, std::nullopt);  // iperf has one denominator
@@ -370,6 +371,7 @@ TEST(NetReportAggregate, OutsideCountersPerGbLeaveOutTheUnreadable) {
   EXPECT_DOUBLE_EQ(*mmio.outside_rate("kvm_mmio_exit_user"), 150000);
   EXPECT_EQ(*mmio.outside_rate("kvm_mmio_exit_kernel"), 0);  // read as 0: kept
   EXPECT_EQ(mmio.outside_rate("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_EQ(mmio.outside_rate("vmm_cpu_ms"), std::nullopt);  // a raw record of six, from before it
   EXPECT_DOUBLE_EQ(*mmio.outside_rate("guest_irqs"), 3000);
   // kvmmio with both: its own counters and the outside ones, apart.
   const Cell mirror = cell(r, "vhost-irqfd-mirror");
@@ -379,6 +381,7 @@ TEST(NetReportAggregate, OutsideCountersPerGbLeaveOutTheUnreadable) {
   EXPECT_DOUBLE_EQ(*mirror.outside_rate("kvm_mmio_exit_kernel"), 500);
   EXPECT_DOUBLE_EQ(*mirror.outside_rate("kvm_halt_wakeup"), 200);
   EXPECT_DOUBLE_EQ(*mirror.outside_rate("vmm_ctxt_switches"), 100);
+  EXPECT_EQ(*mirror.outside_rate("vmm_cpu_ms"), 0);  // read as 0: kept
   EXPECT_DOUBLE_EQ(*mirror.outside_rate("guest_irqs"), 3000);
   EXPECT_EQ(cell(r, "vhost-irqfd").outside_rates, std::nullopt);  // its runs carry none
   EXPECT_EQ(cell(r, "host").outside_rates, std::nullopt);
@@ -396,6 +399,7 @@ TEST(NetReportAggregate, OutsideCountersPerMillionPacketsAndUnsetIfARunLacksThem
   EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_mmio_exit_kernel"), 25000);
   EXPECT_DOUBLE_EQ(*pci.outside_rate("kvm_halt_wakeup"), 50000);
   EXPECT_DOUBLE_EQ(*pci.outside_rate("vmm_ctxt_switches"), 2500);
+  EXPECT_DOUBLE_EQ(*pci.outside_rate("vmm_cpu_ms"), 12500);
   EXPECT_DOUBLE_EQ(*pci.outside_rate("guest_irqs"), 12500);
   EXPECT_EQ(pps[3].config, "qemu-mmio");
   EXPECT_EQ(pps[3].outside_rates, std::nullopt);  // rep 2 has no "outside"
@@ -419,11 +423,53 @@ TEST(NetReportAggregate, OutsideCountersOfFioPerMillionRequestsAndPerGb) {
   EXPECT_DOUBLE_EQ(*c.outside_rate("kvm_halt_wakeup"), 500000);
   EXPECT_DOUBLE_EQ(*c.outside_rate("guest_irqs"), 300000);
   EXPECT_EQ(c.outside_rate("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_DOUBLE_EQ(*c.outside_rate("vmm_cpu_ms"), 87500);  // 350 ms over 4000 requests
   EXPECT_DOUBLE_EQ(*c.outside_rate2("kvm_exits"), 20000);
   EXPECT_DOUBLE_EQ(*c.outside_rate2("kvm_mmio_exit_kernel"), 10000);
   EXPECT_DOUBLE_EQ(*c.outside_rate2("guest_irqs"), 60000);
   EXPECT_EQ(c.outside_rate2("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_DOUBLE_EQ(*c.outside_rate2("vmm_cpu_ms"), 17500);  // over 0.02 GB
   EXPECT_EQ(c.rates, std::nullopt);
+}
+
+// The VMM's CPU as a percentage of one core: its vmm_cpu_ms summed over
+// the completed runs / their seconds summed, of every kind with outside
+// counters (kSamplePeer's and kFioOutside's comments work them out).
+TEST(NetReportAggregate, VmmCpuAsPercentOfOneCore) {
+  const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSamplePps + test::kSamplePeer));
+  EXPECT_DOUBLE_EQ(*cell(r, "qemu-pci").vmm_cpu_core_pct, 40);  // (1500 + 2500) ms over 10 s
+  EXPECT_EQ(*cell(r, "vhost-irqfd-mirror").vmm_cpu_core_pct, 0);
+  EXPECT_EQ(cell(r, "qemu-mmio").vmm_cpu_core_pct, std::nullopt);  // six counters: no vmm_cpu_ms
+  EXPECT_EQ(cell(r, "vhost-irqfd").vmm_cpu_core_pct, std::nullopt);  // no "outside"
+  EXPECT_EQ(cell(r, "host").vmm_cpu_core_pct, std::nullopt);
+  const std::vector<Cell> pps = r.of_kind("pps");
+  EXPECT_EQ(pps[2].config, "qemu-pci");
+  EXPECT_DOUBLE_EQ(*pps[2].vmm_cpu_core_pct, 50);  // 1000 ms over 2 s
+  EXPECT_EQ(pps[3].vmm_cpu_core_pct, std::nullopt);  // a run without "outside"
+  EXPECT_DOUBLE_EQ(*aggregate(parse(test::kFioOutside)).of_kind("fio").at(0).vmm_cpu_core_pct, 35);
+  for (const Cell& c : r.of_kind("rr")) EXPECT_EQ(c.vmm_cpu_core_pct, std::nullopt) << c.config;
+
+  // Sums, not a mean of ratios: 100 ms over 1 s and 900 ms over 3 s are
+  // 1000 ms over 4 s, 25% (a mean of the runs' 10% and 30% would be 20%).
+  const auto run = [](unsigned rep, int seconds, const std::string& cpu) {
+    return R"({"kind":"iperf","config":"vm","mtu":1500,"dir":"g2h","streams":1,"rep":)" + std::to_string(rep) +
+           R"(,"bytes":1000,"seconds":)" + std::to_string(seconds) +
+           R"(,"bps":8000,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,"kvm_mmio_exit_kernel":3,)"
+           R"("kvm_halt_wakeup":4,"vmm_ctxt_switches":5,"vmm_cpu_ms":)" + cpu + R"(,"guest_irqs":6}})" "\n";
+  };
+  EXPECT_DOUBLE_EQ(*cell(aggregate(parse(run(1, 1, "100") + run(2, 3, "900"))), "vm").vmm_cpu_core_pct, 25);
+  // Unset when one completed run lacks it (null, or a record of six), or
+  // when the seconds add up to 0; a failed run does not count.
+  EXPECT_EQ(cell(aggregate(parse(run(1, 1, "100") + run(2, 3, "null"))), "vm").vmm_cpu_core_pct, std::nullopt);
+  EXPECT_EQ(cell(aggregate(parse(run(1, 1, "100") + iperf_line("vm", 2, 1, test::kOutsideSix))), "vm").vmm_cpu_core_pct,
+            std::nullopt);
+  EXPECT_EQ(cell(aggregate(parse(run(1, 0, "100"))), "vm").vmm_cpu_core_pct, std::nullopt);
+  EXPECT_DOUBLE_EQ(
+      *cell(aggregate(parse(run(1, 2, "500") +
+                            R"({"kind":"iperf","config":"vm","mtu":1500,"dir":"g2h","streams":1,"rep":2,"failed":"x"})" "\n")),
+            "vm")
+           .vmm_cpu_core_pct,
+      25);
 }
 
 }  // namespace

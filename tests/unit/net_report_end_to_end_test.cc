@@ -129,6 +129,9 @@ TEST(NetReportEndToEndPeer, QemuConfigsAndOutsideCounters) {
   EXPECT_EQ(j["rr"][3]["config"].get<std::string>(), "qemu-mmio");
   EXPECT_EQ(j["rr"][3]["p99_ratio_to_peer"].get<double>(), 1.5);
   EXPECT_EQ(j["pps"][2]["outside_per_mpkt"]["kvm_mmio_exit_kernel"].get<double>(), 25000);
+  EXPECT_EQ(j["iperf"][4].at("vmm_cpu_core_pct").get<double>(), 40);
+  EXPECT_TRUE(j["iperf"][5].at("vmm_cpu_core_pct").is_null());
+  EXPECT_EQ(j["pps"][2].at("vmm_cpu_core_pct").get<double>(), 50);
   EXPECT_EQ(j["pps"][3]["ratio_to_peer"].get<double>(), 0.75);
 
   const std::string t = render_text(report, "peer");
@@ -140,8 +143,11 @@ TEST(NetReportEndToEndPeer, QemuConfigsAndOutsideCounters) {
     const size_t at = t.find("\n" + start, outside);
     return at == std::string::npos ? "" : t.substr(at + 1, t.find('\n', at + 1) - at - 1);
   };
-  EXPECT_TRUE(line_of("qemu-pci ").ends_with("  5000         200           -      1000       100   2000")) << t;
-  EXPECT_TRUE(line_of("qemu-mmio ").ends_with("200000      150000           0      1000         -   3000")) << t;
+  EXPECT_TRUE(line_of("qemu-pci ").ends_with("  5000         200           -      1000       100      400   2000     40.0"))
+      << t;
+  // Written before vmm_cpu_ms: "-" for its rate and the % of a core.
+  EXPECT_TRUE(line_of("qemu-mmio ").ends_with("200000      150000           0      1000         -        -   3000        -"))
+      << t;
 }
 
 }  // namespace

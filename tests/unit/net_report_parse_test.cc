@@ -189,40 +189,69 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"bw_bps\" missing"}));
 
 // bench/outside-counters.sh's deltas: numbers, or null where unreadable,
-// which stays apart from 0; with the guest's interrupt count all six or
+// which stays apart from 0; with the guest's interrupt count all seven or
 // none.
 TEST(NetReportParse, OutsideCountersKeepNullApartFromZero) {
   const std::string outside = R"(,"outside":{"kvm_exits":12,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":null,)"
-                              R"("kvm_halt_wakeup":3,"vmm_ctxt_switches":null,"guest_irqs":7})";
+                              R"("kvm_halt_wakeup":3,"vmm_ctxt_switches":null,"vmm_cpu_ms":250,"guest_irqs":7})";
   const RawData d = parse(iperf_with("bps", "8" + outside));
   ASSERT_EQ(d.runs.size(), 1u);
   ASSERT_TRUE(d.runs[0].outside);
   const auto& o = *d.runs[0].outside;
-  EXPECT_EQ(o.size(), 6u);
+  EXPECT_EQ(o.size(), 7u);
   EXPECT_EQ(o.at("kvm_exits"), 12);
   EXPECT_EQ(o.at("kvm_mmio_exit_user"), 0);
   EXPECT_EQ(o.at("kvm_mmio_exit_kernel"), std::nullopt);
   EXPECT_EQ(o.at("kvm_halt_wakeup"), 3);
   EXPECT_EQ(o.at("vmm_ctxt_switches"), std::nullopt);
+  EXPECT_EQ(o.at("vmm_cpu_ms"), 250);
   EXPECT_EQ(o.at("guest_irqs"), 7);
   EXPECT_FALSE(d.runs[0].counters);  // a peer VMM's run: outside counters only
   EXPECT_FALSE(parse(kIperf).runs[0].outside);
+  // vmm_cpu_ms null and vmm_cpu_ms 0 stay apart too.
+  const auto cpu = [](const std::string& v) {
+    const std::string key = R"("vmm_cpu_ms":7)";
+    std::string o = test::kOutside;
+    o.replace(o.find(key), key.size(), R"("vmm_cpu_ms":)" + v);
+    return parse(iperf_with("bps", "8" + o)).runs[0].outside->at("vmm_cpu_ms");
+  };
+  EXPECT_EQ(cpu("null"), std::nullopt);
+  EXPECT_EQ(cpu("0"), 0);
+}
+
+// Raw files written before vmm_cpu_ms have six outside counters: still
+// read, vmm_cpu_ms then null (unreadable), the others as given.
+TEST(NetReportParse, OutsideCountersWithoutVmmCpuMsFromOlderFiles) {
+  const RawData d = parse(iperf_with("bps", std::string("8") + test::kOutsideSix));
+  ASSERT_TRUE(d.runs[0].outside);
+  const auto& o = *d.runs[0].outside;
+  EXPECT_EQ(o.size(), 7u);
+  ASSERT_TRUE(o.count("vmm_cpu_ms"));
+  EXPECT_EQ(o.at("vmm_cpu_ms"), std::nullopt);
+  EXPECT_EQ(o.at("vmm_ctxt_switches"), 5);
+  EXPECT_EQ(o.at("guest_irqs"), 6);
+  EXPECT_EQ(parse(iperf_with("bps", std::string("8") + test::kOutside)).runs[0].outside->at("vmm_cpu_ms"), 7);
 }
 
 TEST(NetReportParse, OutsideCountersMissingOneOrMistypedAreRefused) {
+  const std::string give = " (give all seven, null where unreadable; only vmm_cpu_ms, added later, may be left out)";
   EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,)"
-                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"guest_irqs":6})")),
-            "raw:1: \"outside\" has no \"vmm_ctxt_switches\" (give all six, null where unreadable)");
-  // The five of bench/outside-counters.sh alone are not enough.
+                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_cpu_ms":7,"guest_irqs":6})")),
+            "raw:1: \"outside\" has no \"vmm_ctxt_switches\"" + give);
+  // The six of bench/outside-counters.sh alone are not enough.
   EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,)"
-                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_ctxt_switches":5})")),
-            "raw:1: \"outside\" has no \"guest_irqs\" (give all six, null where unreadable)");
+                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_ctxt_switches":5,)"
+                                          R"("vmm_cpu_ms":7})")),
+            "raw:1: \"outside\" has no \"guest_irqs\"" + give);
   EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":-1,"kvm_mmio_exit_user":2,)"
                                           R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_ctxt_switches":5,)"
                                           R"("guest_irqs":6})")),
             "raw:1: \"kvm_exits\" is not a number from 0 to 2^53");
-  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{})")),
-            "raw:1: \"outside\" has no \"kvm_exits\" (give all six, null where unreadable)");
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,)"
+                                          R"("kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,"vmm_ctxt_switches":5,)"
+                                          R"("vmm_cpu_ms":-1,"guest_irqs":6})")),
+            "raw:1: \"vmm_cpu_ms\" is not a number from 0 to 2^53");
+  EXPECT_EQ(parse_error(iperf_with("bps", R"(8,"outside":{})")), "raw:1: \"outside\" has no \"kvm_exits\"" + give);
   const std::string extra = std::string(test::kOutside).insert(std::string(test::kOutside).size() - 1, R"(,"irqs":1)");
   EXPECT_EQ(parse_error(iperf_with("bps", "8" + extra)), "raw:1: unknown member \"irqs\"");
   EXPECT_TRUE(parse(iperf_with("bps", std::string("8") + test::kOutside)).runs[0].outside);

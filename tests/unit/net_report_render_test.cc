@@ -20,7 +20,7 @@ using Json = nlohmann::ordered_json;
 
 Report sample() { return aggregate(test::parse(test::kSampleRuns)); }
 
-// An iperf run of `config` with the six outside counters (1 KVM exit over
+// An iperf run of `config` with the seven outside counters (1 KVM exit over
 // 1000 bytes: 1e6 per GB).
 std::string iperf_line_outside(const std::string& config) { return test::iperf_line(config, 1, 1, test::kOutside); }
 
@@ -344,11 +344,25 @@ TEST(NetReportText, CountersReadFromOutsideTheVmm) {
   EXPECT_NE(o.find("\niperf3, per GB received\n"), std::string::npos) << o;
   EXPECT_NE(o.find("\nudp_pps, per million datagrams received\n"), std::string::npos) << o;
   EXPECT_EQ(o.find("fio, per million requests"), std::string::npos) << o;  // no fio cells
-  EXPECT_EQ(row(o, "config MTU dir streams"), "config MTU dir streams exits to user in kernel wake-ups switches irqs");
-  EXPECT_EQ(row(o, "vhost-irqfd-mirror"), "vhost-irqfd-mirror 1500 g2h 1 1000 0 500 200 100 3000");
-  EXPECT_EQ(row(o, "qemu-pci 1500 g2h"), "qemu-pci 1500 g2h 1 5000 200 - 1000 100 2000");  // kernel: null in rep 2
-  EXPECT_EQ(row(o, "qemu-mmio 1500 g2h"), "qemu-mmio 1500 g2h 1 200000 150000 0 1000 - 3000");
-  EXPECT_EQ(row(o, "qemu-pci 1500 64"), "qemu-pci 1500 64 g2h 100000 5000 25000 50000 2500 12500");
+  EXPECT_EQ(row(o, "KVM MMIO exits"), "KVM MMIO exits MMIO exits halt VMM ctxt VMM CPU guest VMM CPU");
+  EXPECT_EQ(row(o, "config MTU dir streams"),
+            "config MTU dir streams exits to user in kernel wake-ups switches ms irqs % core");
+  EXPECT_EQ(row(o, "vhost-irqfd-mirror"), "vhost-irqfd-mirror 1500 g2h 1 1000 0 500 200 100 0 3000 0.0");
+  EXPECT_EQ(row(o, "qemu-pci 1500 g2h"), "qemu-pci 1500 g2h 1 5000 200 - 1000 100 400 2000 40.0");  // kernel: null in rep 2
+  // Written before vmm_cpu_ms: its two columns are "-".
+  EXPECT_EQ(row(o, "qemu-mmio 1500 g2h"), "qemu-mmio 1500 g2h 1 200000 150000 0 1000 - - 3000 -");
+  EXPECT_EQ(row(o, "config MTU payload dir"),
+            "config MTU payload dir exits to user in kernel wake-ups switches ms irqs % core");
+  EXPECT_EQ(row(o, "qemu-pci 1500 64"), "qemu-pci 1500 64 g2h 100000 5000 25000 50000 2500 12500 12500 50.0");
+  // Each table's lines (headers, rule, rows) are as wide as each other:
+  // every column right-aligned to the last.
+  for (const char* unit : {"\niperf3, per GB received\n\n", "\nudp_pps, per million datagrams received\n\n"}) {
+    const size_t from = o.find(unit) + std::string(unit).size();
+    const std::vector<std::string> table = lines(o.substr(from, o.find("\n\n", from) - from));
+    ASSERT_GE(table.size(), 4u) << unit;
+    for (const std::string& l : table) EXPECT_EQ(l.size(), table[0].size()) << unit << l;
+    EXPECT_EQ(table[2], std::string(table[0].size(), '-'));
+  }
   // Cells without outside counters have no row: host, vhost-irqfd, and
   // qemu-mmio's packet rate (one run without them).
   EXPECT_EQ(row(o, "host"), "(no row host)");
@@ -361,9 +375,10 @@ TEST(NetReportText, CountersReadFromOutsideTheVmm) {
 TEST(NetReportText, CountersReadFromOutsideForFioPerMillionRequests) {
   const std::string t = render_text(aggregate(test::parse(test::kFioOutside)), "T");
   EXPECT_NE(t.find("\nfio, per million requests\n"), std::string::npos) << t;
-  EXPECT_EQ(row(t, "config rw bs depth exits"), "config rw bs depth exits to user in kernel wake-ups switches irqs");
+  EXPECT_EQ(row(t, "config rw bs depth exits"),
+            "config rw bs depth exits to user in kernel wake-ups switches ms irqs % core");
   EXPECT_EQ(row(t, "blk-io_uring-mirror randread 4k 32 100000"),
-            "blk-io_uring-mirror randread 4k 32 100000 0 50000 500000 - 300000");
+            "blk-io_uring-mirror randread 4k 32 100000 0 50000 500000 - 87500 300000 35.0");
 }
 
 TEST(NetReportJson, PeerRatiosAndOutsideRates) {
@@ -374,20 +389,32 @@ TEST(NetReportJson, PeerRatiosAndOutsideRates) {
   EXPECT_TRUE(pci["ratio_to_peer"].is_null());
   EXPECT_TRUE(pci["per_gb"].is_null());
   ASSERT_TRUE(pci["outside_per_gb"].is_object());
-  EXPECT_EQ(pci["outside_per_gb"].size(), 6u);  // every name, null where unreadable
+  EXPECT_EQ(pci["outside_per_gb"].size(), 7u);  // every name, null where unreadable
   EXPECT_EQ(pci["outside_per_gb"]["kvm_exits"].get<double>(), 5000);
   EXPECT_TRUE(pci["outside_per_gb"]["kvm_mmio_exit_kernel"].is_null());
+  EXPECT_EQ(pci["outside_per_gb"].at("vmm_cpu_ms").get<double>(), 400);
   EXPECT_EQ(pci["outside_per_gb"]["guest_irqs"].get<double>(), 2000);
-  EXPECT_EQ(pci["outside_per_gb"].begin().key(), "kvm_exits");  // kinds.h order
+  std::vector<std::string> keys;  // kinds.h order
+  for (const auto& [k, v] : pci["outside_per_gb"].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"kvm_exits", "kvm_mmio_exit_user", "kvm_mmio_exit_kernel", "kvm_halt_wakeup",
+                                            "vmm_ctxt_switches", "vmm_cpu_ms", "guest_irqs"}));
+  EXPECT_EQ(pci.at("vmm_cpu_core_pct").get<double>(), 40);
   const Json& mmio = j["iperf"][5];
   EXPECT_EQ(mmio["config"].get<std::string>(), "qemu-mmio");
   EXPECT_EQ(mmio["ratio_to_peer"].get<double>(), 0.5);
   EXPECT_EQ(mmio["outside_per_gb"]["kvm_mmio_exit_kernel"].get<double>(), 0);
   EXPECT_TRUE(mmio["outside_per_gb"]["vmm_ctxt_switches"].is_null());
+  ASSERT_TRUE(mmio["outside_per_gb"].contains("vmm_cpu_ms"));  // a record of six: null, not omitted
+  EXPECT_TRUE(mmio["outside_per_gb"].at("vmm_cpu_ms").is_null());
+  ASSERT_TRUE(mmio.contains("vmm_cpu_core_pct"));
+  EXPECT_TRUE(mmio.at("vmm_cpu_core_pct").is_null());
   EXPECT_EQ(j["iperf"][0]["ratio_to_peer"].get<double>(), 1.375);
   EXPECT_TRUE(j["iperf"][0]["outside_per_gb"].is_null());
   EXPECT_EQ(j["iperf"][2]["per_gb"]["vcpu_exits"].get<double>(), 100);
   EXPECT_EQ(j["iperf"][2]["outside_per_gb"]["kvm_exits"].get<double>(), 1000);
+  EXPECT_EQ(j["iperf"][2].at("vmm_cpu_core_pct").get<double>(), 0);
+  EXPECT_TRUE(j["iperf"][0].at("vmm_cpu_core_pct").is_null());  // host
+  EXPECT_FALSE(j["rr"][0].contains("vmm_cpu_core_pct"));  // rr carries no counters
   // rr: p50 and p99.
   const Json& rr = j["rr"][1];
   EXPECT_EQ(rr["config"].get<std::string>(), "vhost-irqfd");
@@ -399,6 +426,9 @@ TEST(NetReportJson, PeerRatiosAndOutsideRates) {
   EXPECT_EQ(ppci["config"].get<std::string>(), "qemu-pci");
   EXPECT_EQ(ppci["outside_per_mpkt"]["kvm_exits"].get<double>(), 100000);
   EXPECT_EQ(ppci["outside_per_mpkt"]["guest_irqs"].get<double>(), 12500);
+  EXPECT_EQ(ppci["outside_per_mpkt"].at("vmm_cpu_ms").get<double>(), 12500);
+  EXPECT_EQ(ppci.at("vmm_cpu_core_pct").get<double>(), 50);
+  EXPECT_TRUE(j["pps"][3].at("vmm_cpu_core_pct").is_null());
   EXPECT_EQ(j["pps"][1]["ratio_to_peer"].get<double>(), 0.5);
   EXPECT_TRUE(j["pps"][3]["outside_per_mpkt"].is_null());  // a qemu-mmio run without them
   // Without a peer: null, not omitted.
@@ -406,6 +436,8 @@ TEST(NetReportJson, PeerRatiosAndOutsideRates) {
   EXPECT_TRUE(plain["iperf"][1].contains("ratio_to_peer"));
   EXPECT_TRUE(plain["iperf"][1]["ratio_to_peer"].is_null());
   EXPECT_TRUE(plain["iperf"][1]["outside_per_gb"].is_null());
+  ASSERT_TRUE(plain["iperf"][1].contains("vmm_cpu_core_pct"));
+  EXPECT_TRUE(plain["iperf"][1].at("vmm_cpu_core_pct").is_null());
   EXPECT_TRUE(plain["rr"][1]["p99_ratio_to_peer"].is_null());
 }
 
@@ -416,6 +448,9 @@ TEST(NetReportJson, FioOutsidePerMreqAndPerGb) {
   EXPECT_TRUE(c["outside_per_mreq"]["vmm_ctxt_switches"].is_null());
   EXPECT_EQ(c["outside_per_gb"]["kvm_exits"].get<double>(), 20000);
   EXPECT_EQ(c["outside_per_gb"]["guest_irqs"].get<double>(), 60000);
+  EXPECT_EQ(c["outside_per_mreq"].at("vmm_cpu_ms").get<double>(), 87500);
+  EXPECT_EQ(c["outside_per_gb"].at("vmm_cpu_ms").get<double>(), 17500);
+  EXPECT_EQ(c.at("vmm_cpu_core_pct").get<double>(), 35);
   EXPECT_TRUE(c["ratio_to_peer"].is_null());
   EXPECT_TRUE(c["per_mreq"].is_null());
 }

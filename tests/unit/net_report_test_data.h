@@ -84,44 +84,56 @@ inline constexpr const char* kSampleFio = R"({"kind":"fio","config":"host","rw":
 //   qemu-pci:           10, 6 Gbit/s -> median 8, the peer baseline; over
 //                       1e10 bytes 50000 KVM exits, 2000 MMIO exits to user,
 //                       MMIO exits in the kernel null in one run (left out),
-//                       10000 halt wake-ups, 1000 ctxt switches, 20000 guest
-//                       irqs: per GB 5000, 200, -, 1000, 100, 2000
-//   qemu-mmio:          4 Gbit/s -> 0.5 x qemu-pci; over 2e9 bytes 400000,
+//                       10000 halt wake-ups, 1000 ctxt switches, 4000 ms of
+//                       VMM CPU, 20000 guest irqs: per GB 5000, 200, -,
+//                       1000, 100, 400, 2000; the CPU over 10 s: 40% of a core
+//   qemu-mmio:          4 Gbit/s -> 0.5 x qemu-pci; written before
+//                       vmm_cpu_ms (six counters); over 2e9 bytes 400000,
 //                       300000, 0, 2000, null, 6000: per GB 200000, 150000,
-//                       0, 1000, -, 3000
+//                       0, 1000, -, -, 3000; no % of a core
 //   vhost-irqfd-mirror: 12 Gbit/s -> 1.5 x qemu-pci, kvmmio's counters and
 //                       the outside ones; over 3e9 bytes 3000, 0, 1500, 600,
-//                       300, 9000: per GB 1000, 0, 500, 200, 100, 3000
+//                       300, 0 ms, 9000: per GB 1000, 0, 500, 200, 100, 0,
+//                       3000; 0% of a core (0, not unreadable)
 // The others against qemu-pci: host 11 / 8 = 1.375, vhost-irqfd 8.75 / 8 =
 // 1.09375, user-trap 2.5 / 8 = 0.3125.
 // rr at MTU 1500 (p50, p99 us): qemu-pci 80, 400; qemu-mmio 120, 600 ->
 // 1.5 and 1.5 x qemu-pci; host 0.5 and 0.2; vhost-irqfd 1.25 and 0.5.
 // pps at MTU 1500, 64 B, g2h: qemu-pci 40000 pkt/s (vhost-irqfd: 0.5 x);
-// over 80000 datagrams 8000, 400, 2000, 4000, 200, 1000: per Mpkt 100000,
-// 5000, 25000, 50000, 2500, 12500. qemu-mmio: 30000 pkt/s, one run of two
-// without "outside" (no outside rates).
-inline constexpr const char* kSamplePeer = R"({"kind":"iperf","config":"qemu-pci","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":6000000000,"seconds":5,"bps":10000000000,"outside":{"kvm_exits":30000,"kvm_mmio_exit_user":1000,"kvm_mmio_exit_kernel":20000,"kvm_halt_wakeup":5000,"vmm_ctxt_switches":400,"guest_irqs":10000}}
-{"kind":"iperf","config":"qemu-pci","mtu":1500,"dir":"g2h","streams":1,"rep":2,"bytes":4000000000,"seconds":5,"bps":6000000000,"outside":{"kvm_exits":20000,"kvm_mmio_exit_user":1000,"kvm_mmio_exit_kernel":null,"kvm_halt_wakeup":5000,"vmm_ctxt_switches":600,"guest_irqs":10000}}
+// over 80000 datagrams 8000, 400, 2000, 4000, 200, 1000 ms, 1000: per Mpkt
+// 100000, 5000, 25000, 50000, 2500, 12500, 12500; 1000 ms over 2 s: 50% of
+// a core. qemu-mmio: 30000 pkt/s, one run of two without "outside" (no
+// outside rates, no % of a core).
+inline constexpr const char* kSamplePeer = R"({"kind":"iperf","config":"qemu-pci","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":6000000000,"seconds":5,"bps":10000000000,"outside":{"kvm_exits":30000,"kvm_mmio_exit_user":1000,"kvm_mmio_exit_kernel":20000,"kvm_halt_wakeup":5000,"vmm_ctxt_switches":400,"vmm_cpu_ms":1500,"guest_irqs":10000}}
+{"kind":"iperf","config":"qemu-pci","mtu":1500,"dir":"g2h","streams":1,"rep":2,"bytes":4000000000,"seconds":5,"bps":6000000000,"outside":{"kvm_exits":20000,"kvm_mmio_exit_user":1000,"kvm_mmio_exit_kernel":null,"kvm_halt_wakeup":5000,"vmm_ctxt_switches":600,"vmm_cpu_ms":2500,"guest_irqs":10000}}
 {"kind":"iperf","config":"qemu-mmio","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":2000000000,"seconds":5,"bps":4000000000,"outside":{"kvm_exits":400000,"kvm_mmio_exit_user":300000,"kvm_mmio_exit_kernel":0,"kvm_halt_wakeup":2000,"vmm_ctxt_switches":null,"guest_irqs":6000}}
-{"kind":"iperf","config":"vhost-irqfd-mirror","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":3000000000,"seconds":5,"bps":12000000000,"counters":{"vcpu_exits":300,"wakeups":600,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":9000},"outside":{"kvm_exits":3000,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":1500,"kvm_halt_wakeup":600,"vmm_ctxt_switches":300,"guest_irqs":9000}}
+{"kind":"iperf","config":"vhost-irqfd-mirror","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":3000000000,"seconds":5,"bps":12000000000,"counters":{"vcpu_exits":300,"wakeups":600,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":9000},"outside":{"kvm_exits":3000,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":1500,"kvm_halt_wakeup":600,"vmm_ctxt_switches":300,"vmm_cpu_ms":0,"guest_irqs":9000}}
 {"kind":"rr","config":"qemu-pci","mtu":1500,"rep":1,"transactions":60000,"seconds":5,"tps":12500,"p50_us":80,"p90_us":100,"p99_us":400}
 {"kind":"rr","config":"qemu-mmio","mtu":1500,"rep":1,"transactions":40000,"seconds":5,"tps":8000,"p50_us":120,"p90_us":150,"p99_us":600}
-{"kind":"pps","config":"qemu-pci","mtu":1500,"payload":64,"dir":"g2h","rep":1,"sent":80000,"received":80000,"lost":0,"seconds":2,"pps":40000,"outside":{"kvm_exits":8000,"kvm_mmio_exit_user":400,"kvm_mmio_exit_kernel":2000,"kvm_halt_wakeup":4000,"vmm_ctxt_switches":200,"guest_irqs":1000}}
-{"kind":"pps","config":"qemu-mmio","mtu":1500,"payload":64,"dir":"g2h","rep":1,"sent":60000,"received":60000,"lost":0,"seconds":2,"pps":30000,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":1,"kvm_mmio_exit_kernel":1,"kvm_halt_wakeup":1,"vmm_ctxt_switches":1,"guest_irqs":1}}
+{"kind":"pps","config":"qemu-pci","mtu":1500,"payload":64,"dir":"g2h","rep":1,"sent":80000,"received":80000,"lost":0,"seconds":2,"pps":40000,"outside":{"kvm_exits":8000,"kvm_mmio_exit_user":400,"kvm_mmio_exit_kernel":2000,"kvm_halt_wakeup":4000,"vmm_ctxt_switches":200,"vmm_cpu_ms":1000,"guest_irqs":1000}}
+{"kind":"pps","config":"qemu-mmio","mtu":1500,"payload":64,"dir":"g2h","rep":1,"sent":60000,"received":60000,"lost":0,"seconds":2,"pps":30000,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":1,"kvm_mmio_exit_kernel":1,"kvm_halt_wakeup":1,"vmm_ctxt_switches":1,"vmm_cpu_ms":1,"guest_irqs":1}}
 {"kind":"pps","config":"qemu-mmio","mtu":1500,"payload":64,"dir":"g2h","rep":2,"sent":60000,"received":60000,"lost":0,"seconds":2,"pps":30000}
 )";
 
 // A guest fio run with outside counters only: over 4000 requests and 0.02
 // GB, 400 KVM exits, 0 to user, 200 in the kernel, 2000 halt wake-ups,
-// context switches null, 1200 guest irqs: per Mreq 100000, 0, 50000,
-// 500000, -, 300000; per GB 20000, 0, 10000, 100000, -, 60000.
+// context switches null, 350 ms of VMM CPU, 1200 guest irqs: per Mreq
+// 100000, 0, 50000, 500000, -, 87500, 300000; per GB 20000, 0, 10000,
+// 100000, -, 17500, 60000; 350 ms over 1 s: 35% of a core.
 inline constexpr const char* kFioOutside =
     R"({"kind":"fio","config":"blk-io_uring-mirror","rw":"randread","bs":4096,"depth":32,"rep":1,"bytes":20000000,)"
     R"("ios":4000,"seconds":1,"iops":4000,"bw_bps":16384000,"outside":{"kvm_exits":400,"kvm_mmio_exit_user":0,)"
-    R"("kvm_mmio_exit_kernel":200,"kvm_halt_wakeup":2000,"vmm_ctxt_switches":null,"guest_irqs":1200}})" "\n";
+    R"("kvm_mmio_exit_kernel":200,"kvm_halt_wakeup":2000,"vmm_ctxt_switches":null,"vmm_cpu_ms":350,)"
+    R"("guest_irqs":1200}})" "\n";
 
-// The six outside counters as a record's "outside" member, after a comma.
+// The seven outside counters as a record's "outside" member, after a comma.
 inline constexpr const char* kOutside =
+    R"(,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,"kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,)"
+    R"("vmm_ctxt_switches":5,"vmm_cpu_ms":7,"guest_irqs":6})";
+
+// The same as a raw file written before vmm_cpu_ms has it: six, read with
+// vmm_cpu_ms null.
+inline constexpr const char* kOutsideSix =
     R"(,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,"kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,)"
     R"("vmm_ctxt_switches":5,"guest_irqs":6})";
 
