@@ -344,6 +344,11 @@ if [ $main = 1 ]; then
     elif ! jq -e '[.iperf[], .pps[] | select(.config == "qemu-pci" and .runs_ok > 0 and (.outside_per_gb // .outside_per_mpkt) != null)] | length > 0' \
         "$main_report/report.json" >/dev/null; then
       main_line="main job: FAILED (no qemu-pci cell with outside counters in $main_report/report.json)"; main_status=1
+    elif ! jq -e '[.fio[] | select(.config == "blk-io_uring-mirror" and .runs_ok > 0 and .vmm_cpu_core_pct != null)] | length > 0' \
+        "$main_report/report.json" >/dev/null; then
+      # The disk's half of a storage target (MB/s at a share of one core):
+      # the VMM's CPU time read from outside it, io_uring's workers included.
+      main_line="main job: FAILED (no blk-io_uring-mirror fio cell with vmm_cpu_core_pct in $main_report/report.json)"; main_status=1
     else
       main_line="main job: passed (scripts/main.sh ${main_flags[*]}; report in $main_report)"
     fi
