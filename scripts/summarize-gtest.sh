@@ -5,8 +5,11 @@
 # given directories and prints "N passed, N failed, N skipped": each test
 # case counted once, by outcome (a disabled case counts as skipped).
 #   summarize-gtest.sh --failures DIR...: instead, one line per failed case,
-#   "FAILED Suite.Case (file.json): " and the first two lines of its first
-#   failure, so a CI log that keeps only part of the output still names it.
+#   "FAILED Suite.Case (file.json): " and the first eight lines of its
+#   first failure joined (at most 600 characters): the place, the
+#   comparison, both values and the test's own message (an ASSERT_EQ's
+#   "<< why"), so a CI log that keeps only part of the output still names
+#   it and its cause (the L1's result files are gone with CI's root).
 set -euo pipefail
 failures=0
 if [ "${1:-}" = --failures ]; then failures=1; shift; fi
@@ -20,7 +23,7 @@ if [ $failures = 1 ]; then
     jq -r --arg file "${f##*/}" '.testsuites[]? | .testsuite[]?
         | select((.failures // []) != [])
         | "FAILED \(.classname).\(.name) (\($file)): "
-          + (.failures[0].failure | split("\n")[0:2] | join(" | "))' "$f"
+          + (.failures[0].failure | split("\n")[0:8] | map(select(. != "")) | join(" | ") | .[0:600])' "$f"
   done
   exit 0
 fi
