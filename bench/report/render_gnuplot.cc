@@ -102,25 +102,38 @@ std::string data(const std::string& what, const std::vector<Cell>& cells, const 
   return out;
 }
 
-// One mode's counters per GB over all its iperf cells: each cell's per-GB
-// figure weighted by the bytes it received, i.e. total count / total GB.
+// A config's counter over all its cells where it was read: each cell's
+// rate (rate_of: Cell::rate or Cell::outside_rate) weighted by the cell's
+// amount (bytes received, requests), i.e. total count / total amount, in
+// the cells' unit; unset where no cell of the config has it.
+using RateOf = std::optional<double> (Cell::*)(const std::string&) const;
+
+std::optional<double> pooled(const std::vector<Cell>& cells, const std::string& config, const char* amount,
+                             RateOf rate_of, const std::string& name) {
+  double total = 0, weighted = 0;
+  for (const Cell& cell : cells) {
+    if (cell.config != config) continue;
+    const std::optional<double> rate = (cell.*rate_of)(name);
+    const double a = cell.sum(amount);
+    if (!rate || a == 0) continue;
+    total += a;
+    weighted += *rate * a;
+  }
+  return total > 0 ? std::optional(weighted / total) : std::nullopt;
+}
+
+// One mode's counters per GB over all its iperf cells.
 struct ModeCounters {
   std::string config;
   double vcpu_exits_per_gb = 0, vmm_irqs_per_gb = 0;
 };
 
-std::vector<ModeCounters> mode_counters(const Report& r, const std::vector<std::string>& configs) {
+std::vector<ModeCounters> mode_counters(const std::vector<Cell>& iperf, const std::vector<std::string>& configs) {
   std::vector<ModeCounters> out;
   for (const std::string& config : configs) {
-    double gb_total = 0, exits = 0, irqs = 0;
-    for (const Cell& cell : r.of_kind("iperf")) {
-      if (cell.config != config || !cell.rates || cell.sum("bytes") == 0) continue;
-      const double gb = cell.sum("bytes") / 1e9;
-      gb_total += gb;
-      exits += *cell.rate("vcpu_exits") * gb;
-      irqs += *cell.rate("vmm_irqs") * gb;
-    }
-    if (gb_total > 0) out.push_back({config, exits / gb_total, irqs / gb_total});
+    const std::optional<double> exits = pooled(iperf, config, "bytes", &Cell::rate, "vcpu_exits");
+    const std::optional<double> irqs = pooled(iperf, config, "bytes", &Cell::rate, "vmm_irqs");
+    if (exits && irqs) out.push_back({config, *exits, *irqs});
   }
   return out;
 }
@@ -135,8 +148,7 @@ std::string counters_block(const std::vector<ModeCounters>& modes) {
   return out;
 }
 
-// One disk config's counters per million requests over all its fio cells:
-// total count / total requests, as mode_counters does per GB.
+// One disk config's counters per million requests over all its fio cells.
 struct DiskCounters {
   std::string config;
   double vcpu_exits = 0, wakeups = 0, guest_irqs = 0;
@@ -145,19 +157,10 @@ struct DiskCounters {
 std::vector<DiskCounters> disk_counters(const std::vector<Cell>& fio, const std::vector<std::string>& configs) {
   std::vector<DiskCounters> out;
   for (const std::string& config : configs) {
-    double mreq_total = 0;
-    DiskCounters d{config};
-    for (const Cell& cell : fio) {
-      if (cell.config != config || !cell.rates || cell.sum("ios") == 0) continue;
-      const double mreq = cell.sum("ios") / 1e6;
-      mreq_total += mreq;
-      d.vcpu_exits += *cell.rate("vcpu_exits") * mreq;
-      d.wakeups += *cell.rate("wakeups") * mreq;
-      d.guest_irqs += *cell.rate("guest_irqs") * mreq;
-    }
-    if (mreq_total <= 0) continue;
-    d.vcpu_exits /= mreq_total, d.wakeups /= mreq_total, d.guest_irqs /= mreq_total;
-    out.push_back(d);
+    const std::optional<double> exits = pooled(fio, config, "ios", &Cell::rate, "vcpu_exits");
+    const std::optional<double> wakeups = pooled(fio, config, "ios", &Cell::rate, "wakeups");
+    const std::optional<double> irqs = pooled(fio, config, "ios", &Cell::rate, "guest_irqs");
+    if (exits && wakeups && irqs) out.push_back({config, *exits, *wakeups, *irqs});
   }
   return out;
 }
@@ -175,25 +178,17 @@ std::string disk_counters_block(const std::vector<DiskCounters>& configs) {
 }
 
 // One config's KVM exits per GB read from outside the VMM, over its iperf
-// cells where they were readable: total count / total GB, as above.
+// cells where they were readable.
 struct OutsideExits {
   std::string config;
   double kvm_exits_per_gb = 0;
 };
 
-std::vector<OutsideExits> outside_exits(const Report& r, const std::vector<std::string>& configs) {
+std::vector<OutsideExits> outside_exits(const std::vector<Cell>& iperf, const std::vector<std::string>& configs) {
   std::vector<OutsideExits> out;
-  for (const std::string& config : configs) {
-    double gb_total = 0, exits = 0;
-    for (const Cell& cell : r.of_kind("iperf")) {
-      const std::optional<double> rate = cell.outside_rate("kvm_exits");
-      if (cell.config != config || !rate || cell.sum("bytes") == 0) continue;
-      const double gb = cell.sum("bytes") / 1e9;
-      gb_total += gb;
-      exits += *rate * gb;
-    }
-    if (gb_total > 0) out.push_back({config, exits / gb_total});
-  }
+  for (const std::string& config : configs)
+    if (const std::optional<double> exits = pooled(iperf, config, "bytes", &Cell::outside_rate, "kvm_exits"))
+      out.push_back({config, *exits});
   return out;
 }
 
@@ -366,8 +361,8 @@ GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
   const std::vector<std::string> gbps_configs = bar_configs(report, iperf);
   const std::vector<std::string> pps_configs = bar_configs(report, pps);
   const std::vector<std::string> fio_configs = bar_configs(report, fio);
-  const std::vector<ModeCounters> modes = mode_counters(report, gbps_configs);
-  const std::vector<OutsideExits> outside = outside_exits(report, gbps_configs);
+  const std::vector<ModeCounters> modes = mode_counters(iperf, gbps_configs);
+  const std::vector<OutsideExits> outside = outside_exits(iperf, gbps_configs);
   const std::vector<DiskCounters> disk = disk_counters(fio, fio_configs);
   const std::string disk_block = disk.empty() ? "" : "\n\n" + disk_counters_block(disk);
   // Two blank lines end a gnuplot data block: the counters are `index 1`,
