@@ -30,9 +30,11 @@ NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-irqfd-mirror,vhost-relay,user-ioevent
 # shellcheck disable=SC2034 # as above
 NET_COMPARE_PEER_CONFIGS=qemu-pci,qemu-mmio
 # Levers measured on request, not in the default matrix or CI: the mirror
-# mode with vhost-net's busy polling (issue #25 item 3; docs/benchmarks.md).
+# mode with vhost-net's busy polling, and without VIRTIO_F_EVENT_IDX (the
+# rings' flags alone suppress interrupts and notifies) (issue #25 item 3;
+# docs/benchmarks.md).
 # shellcheck disable=SC2034 # as above
-NET_COMPARE_EXTRA_CONFIGS=vhost-irqfd-mirror-poll
+NET_COMPARE_EXTRA_CONFIGS=vhost-irqfd-mirror-poll,vhost-irqfd-mirror-noevidx
 
 # Register reads: vhost-irqfd traps them (every guest interrupt costs the
 # InterruptStatus read and the ACK as exits), vhost-irqfd-mirror serves them
@@ -45,6 +47,7 @@ net_mode_spec() {
     # 50 us: QEMU's usual poll-us, and about the gap between 64-byte
     # datagrams on the nested platform (docs/benchmarks.md)
     vhost-irqfd-mirror-poll) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,poll_us=50" ;;
+    vhost-irqfd-mirror-noevidx) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,event_idx=off" ;;
     vhost-relay) echo "vhost=on,irq=relay,notify=ioeventfd" ;;
     user-ioeventfd) echo "vhost=off,irq=irqfd,notify=ioeventfd" ;;
     user-trap) echo "vhost=off,irq=irqfd,notify=trap" ;;
@@ -68,7 +71,7 @@ net_mode_misfit() {
     # POSIX sh has no locals: names of this file only.
     nm_mode=$1 nm_t=$2 nm_p=$3 nm_i=$4 nm_r=$5 nm_g=$6 nm_fits=1
     case $nm_mode in
-    vhost-irqfd | vhost-irqfd-mirror | vhost-irqfd-mirror-poll | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
+    vhost-irqfd | vhost-irqfd-mirror | vhost-irqfd-mirror-poll | vhost-irqfd-mirror-noevidx | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
     vhost-relay) [ "$nm_t$nm_p$nm_i" = 000 ] && [ "$nm_r" -gt 0 ] || nm_fits=0 ;;
     user-ioeventfd) [ "$nm_t" = 0 ] && [ "$nm_p" -gt 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;
     user-trap) [ "$nm_t" -gt 0 ] && [ "$nm_p" = 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;

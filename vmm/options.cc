@@ -312,8 +312,8 @@ Options of `run`:
                       the guest console: the PL011 UART (ttyAMA0, default) or
                       virtio-console (hvc0), in the virtio-mmio slot after the
                       --net devices, with --net's transport keys: version=1|2,
-                      notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap;
-                      the UART stays for earlycon, input goes to hvc0.
+                      notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap,
+                      event_idx=on|off; the UART stays for earlycon, input goes to hvc0.
                       DEST is where the console goes: stdio (default),
                       file=PATH (output only, appended; created mode 0600),
                       pty (a pseudo-terminal; its /dev/pts path is printed on
@@ -324,7 +324,8 @@ Options of `run`:
                       tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
                       [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
                       [,mac=MAC][,queues=N][,mtu=N][,bridge=NAME]
-                      [,poll_us=N]; the tap is created if absent, and added
+                      [,poll_us=N][,event_idx=on|off]; the tap is created
+                      if absent, and added
                       to the existing bridge NAME; the default MAC is a
                       stable hash of the tap's name; poll_us: vhost-net
                       busy-polls each ring N microseconds (0-10000, 0: off);

@@ -19,7 +19,8 @@ constexpr uint64_t kTransportOwnedFeatures =
 
 uint64_t FeatureNegotiation::offered() const {
   uint64_t features = ctx_.device.device_features() & ~kTransportOwnedFeatures;
-  features |= feature::bit(feature::kRingIndirectDesc) | feature::bit(feature::kRingEventIdx);
+  features |= feature::bit(feature::kRingIndirectDesc);
+  if (ctx_.options.event_idx) features |= feature::bit(feature::kRingEventIdx);
   if (ctx_.options.version == kVersionLegacy) return features & 0xffffffff;  // 32 feature bits
   features |= feature::bit(feature::kVersion1);
   if (ctx_.device.supports_queue_reset()) features |= feature::bit(feature::kRingReset);

@@ -26,9 +26,13 @@ void TransportOptions::set(std::string_view key, std::string_view value) {
     if (value == "mirror") regs = RegsMode::kMirror;
     else if (value == "trap") regs = RegsMode::kTrap;
     else throw UserError("virtio-mmio option regs=" + v + ": use regs=mirror or regs=trap");
+  } else if (key == "event_idx") {
+    if (value == "on") event_idx = true;
+    else if (value == "off") event_idx = false;
+    else throw UserError("virtio-mmio option event_idx=" + v + ": use event_idx=on or event_idx=off");
   } else {
     throw UserError("unknown virtio-mmio option " + k + ": the options are version=1|2, "
-                    "notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap");
+                    "notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap, event_idx=on|off");
   }
 }
 

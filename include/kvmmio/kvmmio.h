@@ -146,7 +146,7 @@ KVMMIO_EXPORT kvmmio_status kvmmio_device_create(kvmmio_vm* vm, const kvmmio_dev
 /* The library's virtio-net device on a tap, its queues moved by vhost-net
  * (or by kvmmio's userspace backend): `spec` is the kvmmio program's --net
  * value, "tap=NAME[,vhost=on|off|auto][,queues=N][,mac=..][,mtu=N][,bridge=..]" plus
- * the transport's words (version=, notify=, irq=, regs=), which become the
+ * the transport's words (version=, notify=, irq=, regs=, event_idx=), which become the
  * defaults of its transport. The default MAC derives from the tap's name
  * (kvmmio/net/net_options.h, default_mac()); `index` is no longer used. */
 KVMMIO_EXPORT kvmmio_status kvmmio_net_create(kvmmio_vm* vm, const char* spec, uint32_t index,
@@ -202,7 +202,7 @@ KVMMIO_EXPORT uint64_t kvmmio_transport_window_size(void);
  * interrupt handler costs no vCPU exit. `options` (NULL or "": the
  * defaults, or a net device's own) is a comma list of the transport's
  * words: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay,
- * regs=mirror|trap. */
+ * regs=mirror|trap, event_idx=on|off. */
 KVMMIO_EXPORT kvmmio_status kvmmio_transport_create(kvmmio_vm* vm, kvmmio_device* device, uint64_t base,
                                                     uint32_t gsi, const char* options,
                                                     kvmmio_transport** transport);

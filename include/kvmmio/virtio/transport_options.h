@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // TransportOptions: how one virtio-mmio transport presents its device and
-// moves notifies and interrupts: the option words version=, notify=, irq=
-// and regs= of the VMM's --net and --console virtio (docs/usage.md).
+// moves notifies and interrupts: the option words version=, notify=, irq=,
+// regs= and event_idx= of the VMM's --net and --console virtio
+// (docs/usage.md).
 #pragma once
 
 #include <cstdint>
@@ -29,9 +30,13 @@ struct KVMMIO_EXPORT TransportOptions {
   NotifyMode notify = NotifyMode::kIoEventFd;
   IrqMode irq = IrqMode::kIrqFd;
   RegsMode regs = RegsMode::kMirror;
+  // Offer VIRTIO_F_EVENT_IDX (2.7.10): the driver names the ring index at
+  // which it wants its next interrupt or notify. Off, suppression is by the
+  // rings' flags alone; a lever for measuring small packets (event_idx=off).
+  bool event_idx = true;
 
   // Applies one option: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay,
-  // regs=mirror|trap.
+  // regs=mirror|trap, event_idx=on|off.
   // Throws UserError naming the accepted values.
   void set(std::string_view key, std::string_view value);
 };
