@@ -85,6 +85,10 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --dirs LIST       g2h,h2g (default both)
   --cpus N          guest vCPUs (default 1)
   --mem SIZE        guest RAM (default 512M)
+  --guest-args ARGS more guest kernel command-line words, for every guest
+                    of every VMM (e.g. "virtio_net.napi_tx=0": the guest's
+                    transmit completions without interrupts); recorded in
+                    raw.jsonl's meta as guest_args
   --tap NAME        the guest's tap (default kvmbench0)
   --micro           also run kvm_notify_bench first (the KVM-layer costs)
   --g2g-configs LIST  guest modes measured guest to guest (two guests on a
@@ -108,10 +112,12 @@ EOF
 FIO_CONFIGS=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap
 die() { echo "net-compare.sh: $*" >&2; exit 2; }
 say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
+NL='
+'
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
-tap=kvmbench0 micro=0 g2g_configs=none qemu=''
+tap=kvmbench0 micro=0 g2g_configs=none qemu='' guest_args=''
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -129,6 +135,7 @@ while [ $# -gt 0 ]; do
     --dirs) dirs=${2:?}; shift 2 ;;
     --cpus) cpus=${2:?}; shift 2 ;;
     --mem) mem=${2:?}; shift 2 ;;
+    --guest-args) guest_args=${2?--guest-args needs ARGS}; shift 2 ;;
     --tap) tap=${2:?}; shift 2 ;;
     --qemu) qemu=${2:?--qemu needs PROGRAM}; shift 2 ;;
     --micro) micro=1; shift ;;
@@ -168,6 +175,9 @@ for c in $(list "$g2g_configs"); do
     ! is_peer "$c" || die "--g2g-configs: '$c': the peer VMM is measured guest to host only"
     net_mode_spec "$c" >/dev/null || die "--g2g-configs: unknown mode '$c' ($(echo "$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS" | sed 's/^host,//; s/,/, /g'))"
 done
+# One line of words the kernel parses: kvmmio's --cmdline and QEMU's -append
+# take it as one argument; quotes would reach the kernel's parser unpaired.
+case $guest_args in *[\"\'\\]* | *"$NL"*) die "--guest-args: '$guest_args' has a quote, a backslash or a newline (give plain words: virtio_net.napi_tx=0)" ;; esac
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done
 [ "$fio_configs" != none ] || fio_configs=''
 for c in $(list "$fio_configs"); do
@@ -261,6 +271,7 @@ is_number() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
 run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus "$(nproc)" --arg repeats "$repeats" \
     --arg seconds "$seconds" --arg rr_seconds "$rr_seconds" --arg pps_seconds "$pps_seconds" --arg guest_cpus "$cpus" \
     --arg guest_mem "$mem" >"$raw"
+[ -z "$guest_args" ] || run_id meta --arg guest_args "$guest_args" >>"$raw"
 [ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" >>"$raw"
 failures=0
 # record ID FILTER SUMMARY FILE [JQ_ARGS...]: appends ID plus the results
@@ -280,8 +291,6 @@ record() {
     [ -n "$_rec" ] && [ "$_rec" != "$_out" ] || return 1
     printf '%s\n' "$_rec" >>"$raw"
 }
-NL='
-'
 # record_iperf ID FILE, record_rr ID FILE, record_pps ID FILE: a run's
 # record from iperf3 -J, tcp_rr --json or udp_pps --json output FILE.
 record_iperf() {
@@ -588,7 +597,7 @@ fi
 guest_start() {
     boot=$((boot + 1))
     base=$out/$1-boot$boot stats=$out/$1-boot$boot.stats.json
-    _cmdline="console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$gip"
+    _cmdline="console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$gip${guest_args:+ $guest_args}"
     if is_peer "$1"; then
         peer_start "$1"
     else

@@ -35,7 +35,8 @@ Usage: scripts/main.sh [options]
                    qemu-pci,qemu-mmio (the peer VMM: QEMU; qemu-pci needs
                    a GICv3) (default all, without qemu-pci on a GICv2
                    host), or these plus vhost-irqfd-mirror-poll (the
-                   mirror with poll_us=50; never in the default)
+                   mirror with poll_us=50) and vhost-irqfd-mirror-noevidx
+                   (the mirror with event_idx=off); never in the default
   --g2g-configs LIST  guest modes measured guest to guest (two guests, each
                    under its own kvmmio, taps on one bridge; at the first
                    MTU), or none (default: kvmmio's guest modes of
@@ -49,6 +50,10 @@ Usage: scripts/main.sh [options]
   --fio-depths LIST  fio iodepths (default 1,32)
   --startup-repeats N  repeats of the start-up benchmark (kvmmio against a
                    bare KVM_RUN program, bench/startup.sh; default 5)
+  --guest-args ARGS  more guest kernel command-line words for every guest
+                   of every VMM, space-separated, each of letters, digits
+                   and _.=:/- (e.g. "virtio_net.napi_tx=0"); the report's
+                   meta names them
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
                    of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s,
@@ -70,7 +75,7 @@ EOF
 repeats=3 seconds=5 pps_seconds=3 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
-fio_depths=1,32
+fio_depths=1,32 guest_args=''
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -84,6 +89,7 @@ while (($#)); do
     --fio-seconds) fio_seconds=${2:?--fio-seconds needs S}; shift 2 ;;
     --fio-depths) fio_depths=${2:?--fio-depths needs a LIST}; shift 2 ;;
     --startup-repeats) startup_repeats=${2:?--startup-repeats needs N}; shift 2 ;;
+    --guest-args) guest_args=${2?--guest-args needs ARGS}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3 quick=1
         fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
@@ -114,6 +120,12 @@ fi
 for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths" "$g2g_configs"; do
     [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
+# Nested, the words travel on L1's kernel command line joined by commas
+# (run.sh --env): no word may hold a comma or a quote.
+[[ -z $guest_args || $guest_args =~ ^[A-Za-z0-9_.=:/-]+( [A-Za-z0-9_.=:/-]+)*$ ]] || {
+    echo "main.sh: --guest-args '$guest_args': give words of letters, digits and _.=:/- separated by single spaces (e.g. 'virtio_net.napi_tx=0')" >&2
+    exit 2
+}
 if ((!build_only)); then
     out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
     out=$(mkdir -p "$out" && cd "$out" && pwd)
@@ -180,7 +192,7 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_CONFIGS="$configs" --env KVMMIO_BENCH_G2G_CONFIGS="$g2g_configs" \
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" \
         --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
-        --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" ||
+        --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" --env KVMMIO_BENCH_GUEST_ARGS="${guest_args// /,}" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
     step "KVM-layer costs and kvmmio's start-up on real KVM/ARM with a GICv2 (one more L1 boot)"
@@ -221,7 +233,7 @@ else
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
-        --streams "$streams" --mtus "$mtus" ||
+        --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64/raw.jsonl")
     step "kvmmio's start-up against its floor (bench/startup.sh)"

@@ -10,11 +10,32 @@
 # Kernels whose modules are xz-compressed (Debian's 6.12) get them unpacked
 # first: busybox's insmod would try finit_module on the .xz (the kernel logs
 # "Invalid ELF header magic" for each) before decompressing it itself.
+#
+# A module's parameters on the kernel command line (NAME.KEY=VALUE, e.g.
+# virtio_net.napi_tx=0) are given to its insmod as KEY=VALUE, as modprobe
+# does: the kernel applies them only to built-in code, and insmod reads no
+# command line. Values with spaces (quoted) are not supported.
+set -f  # the command line's words are not file patterns
+cmdline=$(cat /proc/cmdline 2>/dev/null || true)
+# params_of NAME: the command line's NAME.KEY=VALUE words, as KEY=VALUE.
+params_of() {
+    _p=''
+    for w in $cmdline; do
+        case $w in "$1".?*) _p="$_p ${w#"$1".}" ;; esac
+    done
+    echo "$_p"
+}
 status=0
 while read -r m; do
+    # The module's name: its file name without .ko[.xz], - read as _.
+    name=${m##*/} name=${name%%.ko*}
+    name=$(echo "$name" | tr - _)
+    params=$(params_of "$name")
+    [ -z "$params" ] || echo "load-modules: $name$params (from the kernel command line)"
+    # shellcheck disable=SC2086 # $params: KEY=VALUE words
     case $m in
-    *.ko.xz) xzcat "/lib/modules/$m" >/tmp/module.ko && insmod /tmp/module.ko ;;
-    *) insmod "/lib/modules/$m" ;;
+    *.ko.xz) xzcat "/lib/modules/$m" >/tmp/module.ko && insmod /tmp/module.ko $params ;;
+    *) insmod "/lib/modules/$m" $params ;;
     esac || { echo "$1 insmod $m failed"; status=1; }
     rm -f /tmp/module.ko
 done </lib/modules/load-order

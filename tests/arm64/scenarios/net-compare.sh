@@ -20,6 +20,9 @@
 #                         tools disk (run.sh --tools, KVMMIO_TOOLS_DEV)
 #   KVMMIO_BENCH_FIO_SECONDS  fio seconds per run, default 5
 #   KVMMIO_BENCH_FIO_DEPTHS   fio iodepths, default 1,32
+#   KVMMIO_BENCH_GUEST_ARGS  more guest kernel command-line words, comma-
+#                         separated (net-compare.sh --guest-args, which takes
+#                         them space-separated), e.g. virtio_net.napi_tx=0
 #   KVMMIO_BENCH_CHECK    1: a test run (make check): every run must
 #                         complete and every guest run must show counters
 #                         that fit its mode; a GoogleTest-shaped verdict
@@ -53,7 +56,8 @@ NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R"
     --configs "$configs" --g2g-configs "$g2g_configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \
-    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro $fio ||
+    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" \
+    --guest-args "$(echo "${KVMMIO_BENCH_GUEST_ARGS:-}" | tr ',' ' ')" $micro $fio ||
     status=$?
 secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
 [ "${KVMMIO_BENCH_CHECK:-0}" = 1 ] || exit $status
