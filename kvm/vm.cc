@@ -38,12 +38,25 @@ std::string fd_target(int fd) {
   return n < 0 ? std::string("no open fd: ") + std::strerror(errno) : std::string(buf, static_cast<size_t>(n));
 }
 
+// Attempts of KVM_CREATE_VM that a signal may interrupt (see Vm::Vm).
+constexpr int kCreateVmTries = 1000;
+
 }  // namespace
 
 Vm::Vm(Kvm& kvm) : kvm_(kvm) {
   require_vm_caps(kvm);
   // Machine type 0: the architecture's default (a 40-bit IPA space on arm64).
-  fd_ = UniqueFd(::ioctl(kvm.fd(), KVM_CREATE_VM, 0));
+  // KVM_CREATE_VM registers an MMU notifier, whose walk of the process's
+  // mappings gives up with EINTR while a signal is pending (the kernel's
+  // mm_take_all_locks()) and creates nothing. The signal is handled on the
+  // way out, so the call is made again; the bound only keeps a process
+  // that is flooded with signals from looping forever.
+  int fd = -1;
+  for (int tries = 0; tries < kCreateVmTries; ++tries) {
+    fd = ::ioctl(kvm.fd(), KVM_CREATE_VM, 0);
+    if (fd >= 0 || errno != EINTR) break;
+  }
+  fd_ = UniqueFd(fd);
   if (!fd_) throw_errno("KVM_CREATE_VM");
   const int nr = kvm.check_extension(KVM_CAP_NR_MEMSLOTS);
   slots_ = nr > 0 ? static_cast<uint32_t>(nr) : 32;  // KVM's minimum before the capability

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <linux/kvm.h>
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -51,6 +55,41 @@ TEST_F(KvmTest, MmioStoresWithoutIoEventFdExitOncePerStore) {
 #else
   EXPECT_EQ(m.mmio_exits(), 3u);  // 3 stores; the done report is port I/O
 #endif
+}
+
+// KVM_CREATE_VM registers an MMU notifier, which walks the process's
+// mappings and gives up with EINTR when a signal is pending (the kernel's
+// mm_take_all_locks()); nothing is created then. An embedder's process has
+// signals (kvmmio's own vCPU kick among them), so Vm retries the call: here
+// a thread signals the creating thread every 20 us while it makes VMs.
+TEST_F(KvmTest, CreatingVmsRidesOutSignals) {
+  const int signo = SIGRTMIN + 3;
+  struct sigaction quiet {}, old {};
+  quiet.sa_handler = [](int) {};
+  sigemptyset(&quiet.sa_mask);
+  ASSERT_EQ(::sigaction(signo, &quiet, &old), 0);
+  const pthread_t creator = ::pthread_self();
+  std::atomic<bool> done{false};
+  std::atomic<unsigned> sent{0};
+  std::thread storm([&] {
+    while (!done.load()) {
+      if (::pthread_kill(creator, signo) == 0) sent.fetch_add(1);
+      std::this_thread::sleep_for(20us);
+    }
+  });
+  std::string failure;
+  for (int i = 0; i < 200 && failure.empty(); ++i) {
+    try {
+      Vm vm(*kvm);
+    } catch (const std::exception& e) {
+      failure = "VM " + std::to_string(i) + ": " + e.what();
+    }
+  }
+  done = true;
+  storm.join();
+  ::sigaction(signo, &old, nullptr);
+  EXPECT_EQ(failure, "");
+  EXPECT_GT(sent.load(), 0u);
 }
 
 TEST_F(KvmTest, KickInterruptsAGuestThatNeverExits) {
