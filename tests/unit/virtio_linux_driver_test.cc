@@ -199,6 +199,24 @@ TEST(FeatureNegotiation, ModernRefusesFeaturesOkWithoutVersion1) {
   EXPECT_EQ(h.counters().guest_errors.load(), 1u);
 }
 
+// event_idx=off: the bit is not offered, and a driver that takes it anyway
+// is refused at FEATURES_OK like any feature not offered.
+TEST(FeatureNegotiation, EventIdxOffIsNotOfferedAndRefused) {
+  H::Config c;
+  c.options.event_idx = false;
+  H h(c);
+  ASSERT_TRUE(h.driver->probe());
+  const uint64_t offered = h.driver->device_features();
+  EXPECT_FALSE(offered & feature::bit(feature::kRingEventIdx));
+  EXPECT_TRUE(offered & feature::bit(feature::kRingIndirectDesc));
+  h.driver->add_status(status::kAcknowledge);
+  h.driver->add_status(status::kDriver);
+  h.driver->write_driver_features(offered | feature::bit(feature::kRingEventIdx));
+  h.driver->add_status(status::kFeaturesOk);
+  EXPECT_FALSE(h.driver->status() & status::kFeaturesOk);
+  EXPECT_EQ(h.counters().guest_errors.load(), 1u);
+}
+
 TEST(FeatureNegotiation, ModernRefusesFeaturesThatWereNotOffered) {
   H h({});
   ASSERT_TRUE(h.driver->probe());

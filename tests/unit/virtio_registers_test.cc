@@ -241,26 +241,5 @@ TEST(TransportOptions, ParsesTheDeviceOptionWords) {
   EXPECT_THROW(o.set("event_idx", "1"), UserError);
 }
 
-// event_idx=off: the bit is not offered, and a driver that takes it anyway
-// is refused at FEATURES_OK like any feature not offered.
-TEST(TransportOptions, EventIdxOffIsNotOfferedAndRefused) {
-  TransportHarness::Config c = version(kVersionModern);
-  c.options.event_idx = false;
-  TransportHarness h(c);
-  h.driver->write(reg::kDeviceFeaturesSel, 0);
-  const uint32_t low = h.reg(reg::kDeviceFeatures);
-  EXPECT_FALSE(low & feature::bit(feature::kRingEventIdx));
-  EXPECT_TRUE(low & feature::bit(feature::kRingIndirectDesc));
-  h.driver->write(reg::kStatus, status::kAcknowledge);
-  h.driver->write(reg::kStatus, status::kAcknowledge | status::kDriver);
-  h.driver->write(reg::kDriverFeaturesSel, 0);
-  h.driver->write(reg::kDriverFeatures, low | feature::bit(feature::kRingEventIdx));
-  h.driver->write(reg::kDriverFeaturesSel, 1);
-  h.driver->write(reg::kDriverFeatures, static_cast<uint32_t>(feature::bit(feature::kVersion1) >> 32));
-  h.driver->write(reg::kStatus, status::kAcknowledge | status::kDriver | status::kFeaturesOk);
-  EXPECT_FALSE(h.reg(reg::kStatus) & status::kFeaturesOk);
-  EXPECT_EQ(h.counters().guest_errors.load(), 1u);
-}
-
 }  // namespace
 }  // namespace kvmmio::virtio
