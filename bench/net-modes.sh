@@ -71,7 +71,8 @@ net_mode_misfit() {
     # POSIX sh has no locals: names of this file only.
     nm_mode=$1 nm_t=$2 nm_p=$3 nm_i=$4 nm_r=$5 nm_g=$6 nm_fits=1
     case $nm_mode in
-    vhost-irqfd | vhost-irqfd-mirror | vhost-irqfd-mirror-poll | vhost-irqfd-mirror-noevidx | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
+    # vhost-irqfd-mirror-LEVER: the mirror with one lever set; the same rule
+    vhost-irqfd | vhost-irqfd-mirror | vhost-irqfd-mirror-* | vhost-irqfd-v1) [ "$nm_t$nm_p$nm_i$nm_r" = 0000 ] && [ "$nm_g" -gt 0 ] || nm_fits=0 ;;
     vhost-relay) [ "$nm_t$nm_p$nm_i" = 000 ] && [ "$nm_r" -gt 0 ] || nm_fits=0 ;;
     user-ioeventfd) [ "$nm_t" = 0 ] && [ "$nm_p" -gt 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;
     user-trap) [ "$nm_t" -gt 0 ] && [ "$nm_p" = 0 ] && [ "$nm_i" -gt 0 ] || nm_fits=0 ;;

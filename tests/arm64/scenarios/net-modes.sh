@@ -80,7 +80,7 @@ run_mode() {
     acks=$(stats_counter "$j" interrupt_acks_in_kernel)
     echo "net $mode: regs_mirror $regs_mirror, register reads that exited $reads, ACKs taken in the kernel $acks"
     case $mode in
-    vhost-irqfd-mirror | vhost-irqfd-mirror-poll | vhost-irqfd-mirror-noevidx)
+    vhost-irqfd-mirror | vhost-irqfd-mirror-*)
         [ -n "$msg" ] || [ "$regs_mirror" = 1 ] || msg="regs=mirror not in effect (regs_mirror $regs_mirror)"
         [ -n "$msg" ] || [ "$reads" = 0 ] || msg="$reads register reads exited under regs=mirror"
         [ -n "$msg" ] || [ "${acks:-0}" -gt 0 ] || msg="no InterruptACK taken in the kernel under regs=mirror" ;;
