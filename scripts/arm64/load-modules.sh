@@ -17,20 +17,20 @@
 # command line. Values with spaces (quoted) are not supported.
 set -f  # the command line's words are not file patterns
 cmdline=$(cat /proc/cmdline 2>/dev/null || true)
-# params_of NAME: the command line's NAME.KEY=VALUE words, as KEY=VALUE.
+# params_of NAME: sets $params to the command line's NAME.KEY=VALUE words,
+# as KEY=VALUE (no subshell: this runs once per module on every boot).
 params_of() {
-    _p=''
+    params=''
     for w in $cmdline; do
-        case $w in "$1".?*) _p="$_p ${w#"$1".}" ;; esac
+        case $w in "$1".?*) params="$params ${w#"$1".}" ;; esac
     done
-    echo "$_p"
 }
 status=0
 while read -r m; do
     # The module's name: its file name without .ko[.xz], - read as _.
     name=${m##*/} name=${name%%.ko*}
-    name=$(echo "$name" | tr - _)
-    params=$(params_of "$name")
+    case $name in *-*) name=$(echo "$name" | tr - _) ;; esac
+    params_of "$name"
     [ -z "$params" ] || echo "load-modules: $name$params (from the kernel command line)"
     # shellcheck disable=SC2086 # $params: KEY=VALUE words
     case $m in
