@@ -75,6 +75,16 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --qemu PROGRAM    the peer's qemu-system-aarch64 (default: the tools
                     disk's /qemu-system-aarch64 with --tools, else PATH's)
   --repeats N       runs per cell (default 3)
+  --order ORDER     rounds (default): each round boots every config in
+                    turn, the first a different one each round, and runs
+                    one repeat of each of its cells, so that drift on the
+                    machine and one boot's luck (where L1 placed the vCPU
+                    and vhost threads) fall on every config alike;
+                    blocks: each config boots once and runs all its
+                    repeats (fewer boots: one per config instead of one
+                    per config and repeat); recorded in raw.jsonl's meta
+  --plan            print the boots in the order they would run (config
+                    and repeats) after checking the options, and exit
   --seconds S       iperf3 duration per run (default 5)
   --rr-seconds S    tcp_rr duration per run (default 3)
   --pps-seconds S   udp_pps duration per run (default 3)
@@ -117,7 +127,7 @@ NL='
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
-tap=kvmbench0 micro=0 g2g_configs=none qemu='' guest_args=''
+tap=kvmbench0 micro=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -126,6 +136,8 @@ while [ $# -gt 0 ]; do
     --initrd) initrd=${2:?--initrd needs FILE}; shift 2 ;;
     --configs) configs=${2:?}; shift 2 ;;
     --repeats) repeats=${2:?}; shift 2 ;;
+    --order) order=${2:?--order needs rounds or blocks}; shift 2 ;;
+    --plan) show_plan=1; shift ;;
     --seconds) seconds=${2:?}; shift 2 ;;
     --rr-seconds) rr_seconds=${2:?}; shift 2 ;;
     --pps-seconds) pps_seconds=${2:?}; shift 2 ;;
@@ -152,7 +164,7 @@ while [ $# -gt 0 ]; do
 done
 
 # --- checks: each names its fix ----------------------------------------------
-[ -n "$out" ] || die "--out DIR is required (see --help)"
+[ -n "$out" ] || [ "$show_plan" = 1 ] || die "--out DIR is required (see --help)"
 is_count() { case $1 in '' | *[!0-9]* | 0*) return 1 ;; esac; }
 for n in "$repeats" "$seconds" "$rr_seconds" "$pps_seconds" "$cpus" "$fio_seconds" "$fio_mib"; do
     is_count "$n" || die "not a positive whole number: '$n'"
@@ -179,6 +191,7 @@ done
 # take it as one argument; quotes would reach the kernel's parser unpaired.
 case $guest_args in *[\"\'\\]* | *"$NL"*) die "--guest-args: '$guest_args' has a quote, a backslash or a newline (give plain words: virtio_net.napi_tx=0)" ;; esac
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done
+case $order in rounds | blocks) ;; *) die "--order: '$order' is not rounds or blocks" ;; esac
 [ "$fio_configs" != none ] || fio_configs=''
 for c in $(list "$fio_configs"); do
     case $c in host | blk-io_uring-mirror | blk-io_uring-trap | blk-threads-mirror | blk-threads-trap) ;;
@@ -209,6 +222,28 @@ for p in $(list "$pps_payloads"); do
     is_count "$p" && [ "$p" -ge 16 ] && [ "$p" -le $((first_mtu - 28)) ] ||
         die "--pps-payloads: '$p' is not 16-$((first_mtu - 28)) (one UDP datagram in one packet at MTU $first_mtu)"
 done
+# plan: the boots of the network cells in the order they run (--order), a
+# word FIRST:LAST:CONFIG each: CONFIG boots once for repeats FIRST to LAST.
+plan() {
+    if [ "$order" = blocks ]; then
+        for c in $(list "$configs"); do echo "1:$repeats:$c"; done
+        return
+    fi
+    # Round r starts at the rth config, wrapping (r 1: as given).
+    list "$configs" | awk -v repeats="$repeats" '{
+        for (r = 1; r <= repeats; r++)
+            for (i = 0; i < NF; i++) print r ":" r ":" $((i + r - 1) % NF + 1) }'
+}
+if [ "$show_plan" = 1 ]; then
+    for step in $(plan); do
+        first=${step%%:*} c=${step#*:}
+        last=${c%%:*} c=${c#*:}
+        if [ "$first" = "$last" ]; then echo "$c: repeat $first"; else echo "$c: repeats $first-$last"; fi
+    done
+    [ -z "$g2g_configs" ] || echo "then guest to guest, each with all its repeats: $(list "$g2g_configs")"
+    [ -z "$tools" ] || [ -z "$fio_configs" ] || echo "then fio, each with all its repeats: $(list "$fio_configs")"
+    exit 0
+fi
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, taps, /dev/kvm)"
 need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }
 need iperf3 "install iperf3"
@@ -272,6 +307,7 @@ run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus 
     --arg seconds "$seconds" --arg rr_seconds "$rr_seconds" --arg pps_seconds "$pps_seconds" --arg guest_cpus "$cpus" \
     --arg guest_mem "$mem" >"$raw"
 [ -z "$guest_args" ] || run_id meta --arg guest_args "$guest_args" >>"$raw"
+run_id meta --arg order "$order" >>"$raw"
 [ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" >>"$raw"
 failures=0
 # record ID FILTER SUMMARY FILE [JQ_ARGS...]: appends ID plus the results
@@ -456,7 +492,8 @@ attempt() {
 }
 
 # measure SET_MTU RECOVER [G2G]: every iperf3 cell of the config, then its
-# latency and packet-rate runs at the first MTU. Two functions, called with
+# latency and packet-rate runs at the first MTU, repeats $rep_first to
+# $rep_last (all of them, or one round's: --order). Two functions, called with
 # the MTU:
 #   SET_MTU   puts both ends on it (non-zero: could not)
 #   RECOVER   after a failed run: 0 when the run should be repeated (on a
@@ -469,7 +506,7 @@ measure() {
     for mtu in $(list "$m_mtus"); do
         "$set_mtu_fn" "$mtu" || say "$cfg: could not set MTU $mtu on both ends"
         for dir in $(list "$m_dirs"); do for s in $(list "$streams"); do
-            k=1; while [ $k -le "$repeats" ]; do
+            k=$rep_first; while [ $k -le "$rep_last" ]; do
                 id=$(run_id iperf --arg config "$cfg" --argjson mtu "$mtu" --arg dir "$dir" \
                     --argjson streams "$s" --argjson rep "$k")
                 attempt "$id" "$cfg $dir ${s}x MTU $mtu, repeat $k/$repeats" iperf3_failed iperf.json \
@@ -478,9 +515,9 @@ measure() {
             done
         done; done
         [ "$mtu" = "$first_mtu" ] || continue
-        k=1; while [ $k -le "$repeats" ]; do "${m_run}rr" "$mtu" "$k"; k=$((k + 1)); done
+        k=$rep_first; while [ $k -le "$rep_last" ]; do "${m_run}rr" "$mtu" "$k"; k=$((k + 1)); done
         for p in $(list "$pps_payloads"); do for dir in $(list "$m_dirs"); do
-            k=1; while [ $k -le "$repeats" ]; do
+            k=$rep_first; while [ $k -le "$rep_last" ]; do
                 id=$(run_id pps --arg config "$cfg" --argjson mtu "$mtu" --argjson payload "$p" \
                     --arg dir "$dir" --argjson rep "$k")
                 attempt "$id" "$cfg UDP $dir $p-byte payloads, repeat $k/$repeats" udp_pps_failed pps.json \
@@ -738,12 +775,18 @@ run_guest() {
     guest_stop
 }
 
-for c in $(list "$configs"); do
-    case $c in
+run_config() {
+    case $1 in
     host) run_host ;;
-    *) run_guest "$c" ;;
+    *) run_guest "$1" ;;
     esac
+}
+for step in $(plan); do
+    rep_first=${step%%:*} c=${step#*:}
+    rep_last=${c%%:*} c=${c#*:}
+    run_config "$c"
 done
+rep_first=1 rep_last=$repeats
 
 # --- guest to guest: two guests on one bridge ---------------------------------------
 G2G_BRIDGE=kvmg2gbr0 G2G_NET=10.79.0

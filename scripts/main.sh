@@ -54,6 +54,13 @@ Usage: scripts/main.sh [options]
                    of every VMM, space-separated, each of letters, digits
                    and _.=:/- (e.g. "virtio_net.napi_tx=0"); the report's
                    meta names them
+  --order ORDER    rounds (default): with --repeats above 1, each round
+                   boots every configuration in turn (the first a
+                   different one each round) for one repeat of its cells,
+                   so that a slow spell of the machine or one boot's luck
+                   falls on every configuration alike; blocks: each
+                   configuration boots once for all its repeats (fewer
+                   boots); the report's meta names it
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
                    of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s,
@@ -75,7 +82,7 @@ EOF
 repeats=3 seconds=5 pps_seconds=3 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
-fio_depths=1,32 guest_args=''
+fio_depths=1,32 guest_args='' order=rounds
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -90,6 +97,7 @@ while (($#)); do
     --fio-depths) fio_depths=${2:?--fio-depths needs a LIST}; shift 2 ;;
     --startup-repeats) startup_repeats=${2:?--startup-repeats needs N}; shift 2 ;;
     --guest-args) guest_args=${2?--guest-args needs ARGS}; shift 2 ;;
+    --order) order=${2:?--order needs rounds or blocks}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3 quick=1
         fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
@@ -117,6 +125,7 @@ if [ -z "$g2g_configs" ]; then
     ((!quick)) || { [[ ,$configs, == *,vhost-irqfd-mirror,* ]] && g2g_configs=vhost-irqfd-mirror || g2g_configs=''; }
     g2g_configs=${g2g_configs:-none}
 fi
+[[ $order == @(rounds|blocks) ]] || { echo "main.sh: --order '$order': give rounds or blocks" >&2; exit 2; }
 for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths" "$g2g_configs"; do
     [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
@@ -192,7 +201,8 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_CONFIGS="$configs" --env KVMMIO_BENCH_G2G_CONFIGS="$g2g_configs" \
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" \
         --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
-        --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" --env KVMMIO_BENCH_GUEST_ARGS="${guest_args// /,}" ||
+        --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" --env KVMMIO_BENCH_GUEST_ARGS="${guest_args// /,}" \
+        --env KVMMIO_BENCH_ORDER="$order" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
     step "KVM-layer costs and kvmmio's start-up on real KVM/ARM with a GICv2 (one more L1 boot)"
@@ -233,7 +243,7 @@ else
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
-        --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" ||
+        --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64/raw.jsonl")
     step "kvmmio's start-up against its floor (bench/startup.sh)"

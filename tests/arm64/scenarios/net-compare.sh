@@ -23,6 +23,7 @@
 #   KVMMIO_BENCH_GUEST_ARGS  more guest kernel command-line words, comma-
 #                         separated (net-compare.sh --guest-args, which takes
 #                         them space-separated), e.g. virtio_net.napi_tx=0
+#   KVMMIO_BENCH_ORDER    rounds (default) or blocks (net-compare.sh --order)
 #   KVMMIO_BENCH_CHECK    1: a test run (make check): every run must
 #                         complete and every guest run must show counters
 #                         that fit its mode; a GoogleTest-shaped verdict
@@ -54,7 +55,7 @@ start=$(cut -d' ' -f1 /proc/uptime)
 # shellcheck disable=SC2086 # $micro and $fio: options, words without spaces
 NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" \
     --configs "$configs" --g2g-configs "$g2g_configs" \
-    --repeats "${KVMMIO_BENCH_REPEATS:-3}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
+    --repeats "${KVMMIO_BENCH_REPEATS:-3}" --order "${KVMMIO_BENCH_ORDER:-rounds}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \
     --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" \
     --guest-args "$(echo "${KVMMIO_BENCH_GUEST_ARGS:-}" | tr ',' ' ')" $micro $fio ||
