@@ -758,8 +758,9 @@ set_mtu() {  # MTU: on the tap and in the guest
 }
 
 guest_recover() {
-    # The known nested-L1 hang (docs/arm64-platform.md): once per config, a
-    # fresh guest when this one stopped answering, then the run again.
+    # The known nested-L1 hang (docs/arm64-platform.md): once per boot of
+    # a config (a round's, with --order rounds), a fresh guest when this
+    # one stopped answering, then the run again.
     guest_ctl irqs >/dev/null && return 1
     [ "$restarts" -lt 1 ] || return 1
     restarts=1
