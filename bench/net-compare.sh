@@ -234,12 +234,22 @@ plan() {
         for (r = 1; r <= repeats; r++)
             for (i = 0; i < NF; i++) print r ":" r ":" $((i + r - 1) % NF + 1) }'
 }
-if [ "$show_plan" = 1 ]; then
-    for step in $(plan); do
-        first=${step%%:*} c=${step#*:}
-        last=${c%%:*} c=${c#*:}
-        if [ "$first" = "$last" ]; then echo "$c: repeat $first"; else echo "$c: repeats $first-$last"; fi
+# for_each_boot FN: FN CONFIG for each word of the plan, with $rep_first
+# and $rep_last set to its repeats (measure's range); after it, all of them.
+for_each_boot() {
+    for _step in $(plan); do
+        rep_first=${_step%%:*} _c=${_step#*:}
+        rep_last=${_c%%:*}
+        "$1" "${_c#*:}"
     done
+    rep_first=1 rep_last=$repeats
+}
+if [ "$show_plan" = 1 ]; then
+    # shellcheck disable=SC2317 # called through for_each_boot
+    print_boot() {
+        if [ "$rep_first" = "$rep_last" ]; then echo "$1: repeat $rep_first"; else echo "$1: repeats $rep_first-$rep_last"; fi
+    }
+    for_each_boot print_boot
     [ -z "$g2g_configs" ] || echo "then guest to guest, each with all its repeats: $(list "$g2g_configs")"
     [ -z "$tools" ] || [ -z "$fio_configs" ] || echo "then fio, each with all its repeats: $(list "$fio_configs")"
     exit 0
@@ -782,12 +792,7 @@ run_config() {
     *) run_guest "$1" ;;
     esac
 }
-for step in $(plan); do
-    rep_first=${step%%:*} c=${step#*:}
-    rep_last=${c%%:*} c=${c#*:}
-    run_config "$c"
-done
-rep_first=1 rep_last=$repeats
+for_each_boot run_config
 
 # --- guest to guest: two guests on one bridge ---------------------------------------
 G2G_BRIDGE=kvmg2gbr0 G2G_NET=10.79.0
