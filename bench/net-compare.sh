@@ -71,7 +71,8 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --initrd FILE     the guest initramfs with the serve hook (L2)
   --configs LIST    comma-separated, default $NET_COMPARE_CONFIGS;
                     also $NET_COMPARE_EXTRA_CONFIGS;
-                    the peer VMM: $NET_COMPARE_PEER_CONFIGS
+                    the peer VMM: $NET_COMPARE_PEER_CONFIGS, also
+                    $NET_COMPARE_EXTRA_PEER_CONFIGS
   --qemu PROGRAM    the peer's qemu-system-aarch64 (default: the tools
                     disk's /qemu-system-aarch64 with --tools, else PATH's)
   --repeats N       runs per cell (default 3)
@@ -88,6 +89,11 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --seconds S       iperf3 duration per run (default 5)
   --rr-seconds S    tcp_rr duration per run (default 3)
   --pps-seconds S   udp_pps duration per run (default 3)
+  --pps-flows N     UDP flows per packet-rate run, 1-64 (default 1): the
+                    sender spreads its datagrams over N source ports, so
+                    a multiqueue tap or device can spread them over its
+                    queues (the -mq configs with --cpus 2); guest to
+                    guest stays one flow; recorded in raw.jsonl's meta
   --pps-payloads LIST  UDP payload bytes, comma-separated (default 64,1472;
                     each 16 to the first MTU - 28, one datagram a packet)
   --streams LIST    parallel streams, comma-separated (default 1,4)
@@ -126,7 +132,7 @@ NL='
 '
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
-repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
+repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_flows=1 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
 tap=kvmbench0 micro=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
@@ -141,6 +147,7 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=${2:?}; shift 2 ;;
     --rr-seconds) rr_seconds=${2:?}; shift 2 ;;
     --pps-seconds) pps_seconds=${2:?}; shift 2 ;;
+    --pps-flows) pps_flows=${2:?--pps-flows needs N}; shift 2 ;;
     --pps-payloads) pps_payloads=${2:?}; shift 2 ;;
     --streams) streams=${2:?}; shift 2 ;;
     --mtus) mtus=${2:?}; shift 2 ;;
@@ -169,8 +176,9 @@ is_count() { case $1 in '' | *[!0-9]* | 0*) return 1 ;; esac; }
 for n in "$repeats" "$seconds" "$rr_seconds" "$pps_seconds" "$cpus" "$fio_seconds" "$fio_mib"; do
     is_count "$n" || die "not a positive whole number: '$n'"
 done
+is_count "$pps_flows" && [ "$pps_flows" -le 64 ] || die "--pps-flows: '$pps_flows' is not 1-64"
 list() { echo "$1" | tr ',' ' '; }
-all_configs=$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS,$NET_COMPARE_PEER_CONFIGS
+all_configs=$NET_COMPARE_CONFIGS,$NET_COMPARE_EXTRA_CONFIGS,$NET_COMPARE_PEER_CONFIGS,$NET_COMPARE_EXTRA_PEER_CONFIGS
 for c in $(list "$configs"); do
     case ,$all_configs, in *,"$c",*) ;;
     *) die "--configs: unknown '$c' ($(echo "$all_configs" | sed 's/,/, /g'))" ;;
@@ -178,8 +186,8 @@ for c in $(list "$configs"); do
 done
 is_peer() { case $1 in qemu-*) ;; *) return 1 ;; esac; }
 # The peer's MSI-X needs an ITS, which only a GICv3 has.
-case ,$configs,:${KVMMIO_L1_GIC:-} in *,qemu-pci,*:2)
-    die "--configs: qemu-pci needs a GICv3 (MSI-X through its ITS); this host's is a GICv2: use qemu-mmio" ;;
+case ,$configs,:${KVMMIO_L1_GIC:-} in *,qemu-pci,*:2 | *,qemu-pci-mq,*:2)
+    die "--configs: qemu-pci and qemu-pci-mq need a GICv3 (MSI-X through its ITS); this host's is a GICv2: use qemu-mmio" ;;
 esac
 [ "$g2g_configs" != none ] || g2g_configs=''
 for c in $(list "$g2g_configs"); do
@@ -315,7 +323,7 @@ run_id() {
 is_number() { case $1 in '' | *[!0-9]*) return 1 ;; esac; }
 run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus "$(nproc)" --arg repeats "$repeats" \
     --arg seconds "$seconds" --arg rr_seconds "$rr_seconds" --arg pps_seconds "$pps_seconds" --arg guest_cpus "$cpus" \
-    --arg guest_mem "$mem" >"$raw"
+    --arg guest_mem "$mem" --arg pps_flows "$pps_flows" >"$raw"
 [ -z "$guest_args" ] || run_id meta --arg guest_args "$guest_args" >>"$raw"
 run_id meta --arg order "$order" >>"$raw"
 [ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" >>"$raw"
@@ -476,10 +484,13 @@ one_pps() {
     snap_before || return 1
     # shellcheck disable=SC2086 # $client is a command prefix, $_rev one flag
     timeout $((pps_seconds + 60)) $client udp_pps client "$server" --port 5400 --seconds "$pps_seconds" \
-        --payload "$3" $_rev --json >"$_f" 2>&1 || return 1
+        --payload "$3" --flows "$pps_flows" $_rev --json >"$_f" 2>&1 || return 1
     snap_after || return 1
     counted && record_pps "$1" "$_f" || return 1
     progress
+    # With flows, the receiver's count of their source ports: that they all
+    # arrived (the record keeps the rates only).
+    [ "$pps_flows" = 1 ] || _sum="$_sum, $(jq -r '.sources' "$_f") of $pps_flows flows arrived"
     say "$cfg UDP $4 $3-byte payloads, repeat $5/$repeats: $_sum ($_prog)"
 }
 
@@ -680,13 +691,16 @@ guest_start() {
 # counters leave out of the VMM's own context switches. The guest's console
 # goes to the file kvmmio's would.
 peer_start() {
+    _queues=''
     case $1 in
     qemu-pci) _dev=virtio-net-pci,romfile= ;;
+    # two queue pairs, each with its vectors (rx, tx), plus config and control
+    qemu-pci-mq) _dev=virtio-net-pci,romfile=,mq=on,vectors=6 _queues=,queues=2 ;;
     *) _dev=virtio-net-device ;;
     esac
     _args="-M virt,gic-version=${KVMMIO_L1_GIC:-host} -accel kvm -cpu host -smp $cpus -m $mem"
     _args="$_args -nodefaults -no-user-config -display none -no-reboot -name kvmmio-peer,debug-threads=on"
-    _args="$_args -netdev tap,id=net0,ifname=$g_tap,script=no,downscript=no,vhost=on"
+    _args="$_args -netdev tap,id=net0,ifname=$g_tap,script=no,downscript=no,vhost=on$_queues"
     _args="$_args -device $_dev,netdev=net0,host_mtu=$(max_mtu)"
     say "$1: boot the guest under QEMU ($_args)"
     # shellcheck disable=SC2086 # $_args: options, words without spaces

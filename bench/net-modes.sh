@@ -14,9 +14,11 @@
 #                              prints why the VMM's counters (notifies_*,
 #                              interrupts_*; deltas or totals) and the
 #                              guest's virtio interrupt count do not fit
-#                              MODE, nothing when they do. Modes with one
-#                              queue pair only: with queues=2 the control
-#                              queue is the VMM's in every mode.
+#                              MODE, nothing when they do. With queues=2
+#                              the control queue is the VMM's in every
+#                              mode: its totals fit modes with one queue
+#                              pair only; deltas over traffic (the driver
+#                              uses it when it loads) fit the -mq modes.
 # shellcheck shell=sh
 
 # shellcheck disable=SC2034 # read by the scripts that source this file
@@ -29,12 +31,17 @@ NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-irqfd-mirror,vhost-relay,user-ioevent
 # outside (bench/outside-counters.sh), as it has no --stats.
 # shellcheck disable=SC2034 # as above
 NET_COMPARE_PEER_CONFIGS=qemu-pci,qemu-mmio
-# Levers measured on request, not in the default matrix or CI: the mirror
-# mode with vhost-net's busy polling, and without VIRTIO_F_EVENT_IDX (the
-# rings' flags alone suppress interrupts and notifies) (issue #25 item 3;
-# docs/benchmarks.md).
+# qemu-pci with two queue pairs (mq=on, an MSI-X vector per queue): the
+# peer of vhost-irqfd-mirror-mq, on request only.
 # shellcheck disable=SC2034 # as above
-NET_COMPARE_EXTRA_CONFIGS=vhost-irqfd-mirror-poll,vhost-irqfd-mirror-noevidx
+NET_COMPARE_EXTRA_PEER_CONFIGS=qemu-pci-mq
+# Levers measured on request, not in the default matrix or CI: the mirror
+# mode with vhost-net's busy polling, without VIRTIO_F_EVENT_IDX (the
+# rings' flags alone suppress interrupts and notifies), and with two queue
+# pairs (for a guest with two vCPUs; virtio-mmio gives the device one
+# interrupt line for all its queues) (issue #25 item 3; docs/benchmarks.md).
+# shellcheck disable=SC2034 # as above
+NET_COMPARE_EXTRA_CONFIGS=vhost-irqfd-mirror-poll,vhost-irqfd-mirror-noevidx,vhost-irqfd-mirror-mq
 
 # Register reads: vhost-irqfd traps them (every guest interrupt costs the
 # InterruptStatus read and the ACK as exits), vhost-irqfd-mirror serves them
@@ -48,6 +55,7 @@ net_mode_spec() {
     # datagrams on the nested platform (docs/benchmarks.md)
     vhost-irqfd-mirror-poll) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,poll_us=50" ;;
     vhost-irqfd-mirror-noevidx) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,event_idx=off" ;;
+    vhost-irqfd-mirror-mq) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,queues=2" ;;
     vhost-relay) echo "vhost=on,irq=relay,notify=ioeventfd" ;;
     user-ioeventfd) echo "vhost=off,irq=irqfd,notify=ioeventfd" ;;
     user-trap) echo "vhost=off,irq=irqfd,notify=trap" ;;

@@ -4,7 +4,7 @@
 //
 //   udp_pps server [--port P]
 //   udp_pps client HOST [--port P] [--seconds S] [--payload BYTES]
-//                  [--rate PPS] [--batch N] [--reverse] [--json]
+//                  [--rate PPS] [--batch N] [--flows N] [--reverse] [--json]
 //
 // The client connects to the server's TCP control port, then one end sends
 // numbered UDP datagrams of BYTES payload (default 64) in sendmmsg batches

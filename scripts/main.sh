@@ -30,13 +30,19 @@ Usage: scripts/main.sh [options]
   --repeats N      runs per measurement (default 3; median and spread)
   --seconds S      iperf3 seconds per run (default 5)
   --pps-seconds S  udp_pps seconds per packet-rate run (default 3)
+  --pps-flows N    UDP flows per packet-rate run, 1-64 (default 1): for
+                   the multiqueue configs (-mq), whose tap spreads flows
+                   over its queues
+  --guest-cpus N   vCPUs of every guest, kvmmio's and QEMU's (default 1)
   --configs LIST   comma-separated subset of host,vhost-irqfd,
                    vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap,
                    qemu-pci,qemu-mmio (the peer VMM: QEMU; qemu-pci needs
                    a GICv3) (default all, without qemu-pci on a GICv2
                    host), or these plus vhost-irqfd-mirror-poll (the
-                   mirror with poll_us=50) and vhost-irqfd-mirror-noevidx
-                   (the mirror with event_idx=off); never in the default
+                   mirror with poll_us=50), vhost-irqfd-mirror-noevidx
+                   (the mirror with event_idx=off), vhost-irqfd-mirror-mq
+                   (the mirror with two queue pairs) and qemu-pci-mq
+                   (qemu-pci with two); never in the default
   --g2g-configs LIST  guest modes measured guest to guest (two guests, each
                    under its own kvmmio, taps on one bridge; at the first
                    MTU), or none (default: kvmmio's guest modes of
@@ -79,7 +85,7 @@ EOF
 
 # shellcheck source=bench/net-modes.sh
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
-repeats=3 seconds=5 pps_seconds=3 configs='' startup_repeats=5
+repeats=3 seconds=5 pps_seconds=3 pps_flows=1 guest_cpus=1 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
 fio_depths=1,32 guest_args='' order=rounds
@@ -88,6 +94,8 @@ while (($#)); do
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
     --seconds) seconds=${2:?--seconds needs S}; shift 2 ;;
     --pps-seconds) pps_seconds=${2:?--pps-seconds needs S}; shift 2 ;;
+    --pps-flows) pps_flows=${2:?--pps-flows needs N}; shift 2 ;;
+    --guest-cpus) guest_cpus=${2:?--guest-cpus needs N}; shift 2 ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
     --g2g-configs) g2g_configs=${2:?--g2g-configs needs a LIST}; shift 2 ;;
     --streams) streams=${2:?--streams needs a LIST}; shift 2 ;;
@@ -115,7 +123,7 @@ if [ -z "$configs" ]; then
         configs=${configs/,qemu-pci/}
     fi
 fi
-for n in "$repeats" "$seconds" "$pps_seconds" "$fio_seconds" "$startup_repeats"; do
+for n in "$repeats" "$seconds" "$pps_seconds" "$pps_flows" "$guest_cpus" "$fio_seconds" "$startup_repeats"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "main.sh: not a positive whole number: '$n'" >&2; exit 2; }
 done
 # Guest to guest, unless given: every guest mode of --configs (--quick:
@@ -125,6 +133,7 @@ if [ -z "$g2g_configs" ]; then
     ((!quick)) || { [[ ,$configs, == *,vhost-irqfd-mirror,* ]] && g2g_configs=vhost-irqfd-mirror || g2g_configs=''; }
     g2g_configs=${g2g_configs:-none}
 fi
+((pps_flows <= 64)) || { echo "main.sh: --pps-flows '$pps_flows': give 1-64" >&2; exit 2; }
 [[ $order == @(rounds|blocks) ]] || { echo "main.sh: --order '$order': give rounds or blocks" >&2; exit 2; }
 for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths" "$g2g_configs"; do
     [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
@@ -202,7 +211,8 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" \
         --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
         --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" --env KVMMIO_BENCH_GUEST_ARGS="${guest_args// /,}" \
-        --env KVMMIO_BENCH_ORDER="$order" ||
+        --env KVMMIO_BENCH_ORDER="$order" --env KVMMIO_BENCH_PPS_FLOWS="$pps_flows" \
+        --env KVMMIO_BENCH_CPUS="$guest_cpus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
     step "KVM-layer costs and kvmmio's start-up on real KVM/ARM with a GICv2 (one more L1 boot)"
@@ -243,7 +253,8 @@ else
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
-        --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" ||
+        --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" \
+        --pps-flows "$pps_flows" --cpus "$guest_cpus" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64/raw.jsonl")
     step "kvmmio's start-up against its floor (bench/startup.sh)"

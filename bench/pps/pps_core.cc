@@ -31,7 +31,7 @@ double rounded(double v, double scale) { return std::round(v * scale) / scale; }
 std::string usage() {
   return "usage: udp_pps server [--port P]\n"
          "       udp_pps client HOST [--port P] [--seconds S] [--payload BYTES] [--rate PPS]\n"
-         "                           [--batch N] [--reverse] [--json]\n";
+         "                           [--batch N] [--flows N] [--reverse] [--json]\n";
 }
 
 Options parse_options(const std::vector<std::string>& args) {
@@ -57,6 +57,10 @@ Options parse_options(const std::vector<std::string>& args) {
        {"--batch", "datagrams per sendmmsg/recvmmsg call, e.g. --batch 64",
         client_option([&o](const std::string& v) {
           o.batch = static_cast<unsigned>(parse_uint(v, "--batch " + v, 1, 1024));
+        })},
+       {"--flows", "UDP flows (source ports) to spread the datagrams over, e.g. --flows 2",
+        client_option([&o](const std::string& v) {
+          o.flows = static_cast<unsigned>(parse_uint(v, "--flows " + v, 1, kMaxFlows));
         })},
        {"--reverse", "", client_option([&o](const std::string&) { o.reverse = true; })},
        {"--json", "", client_option([&o](const std::string&) { o.json = true; })}},
@@ -137,6 +141,7 @@ std::string to_json(const Result& r) {
   return nlohmann::ordered_json{{"sender", r.sender},
                                 {"payload", r.payload},
                                 {"rate", r.rate},
+                                {"flows", r.flows},
                                 {"sent", r.loss.sent},
                                 {"received", r.loss.received},
                                 {"lost", r.loss.lost},
@@ -144,6 +149,7 @@ std::string to_json(const Result& r) {
                                 {"duplicates", r.duplicates},
                                 {"reordered", r.reordered},
                                 {"stray", r.stray + r.loss.beyond},
+                                {"sources", r.sources},
                                 {"seconds", rounded(r.seconds, 1000)},
                                 {"pps_sent", rounded(double(r.loss.sent) / s, 10)},
                                 {"pps_received", rounded(double(r.loss.received) / s, 10)}}

@@ -20,6 +20,7 @@ inline constexpr size_t kMaxPayload = 65507;
 // A sender stops at this many datagrams (at 5 Mpps, 200 s), so that the
 // receiver's bitmap of sequence numbers stays under 128 MiB.
 inline constexpr uint64_t kMaxSeq = uint64_t{1} << 30;
+inline constexpr unsigned kMaxFlows = 64;
 
 struct Options {
   enum class Mode { kServer, kClient };
@@ -30,6 +31,10 @@ struct Options {
   size_t payload = 64;
   uint64_t rate = 0;  // datagrams per second; 0: as fast as the sender can
   unsigned batch = 64;  // datagrams per sendmmsg / recvmmsg
+  // UDP flows the sender spreads its batches over, round robin: one socket
+  // each, so each has its own source port. A multiqueue tap or NIC hashes
+  // flows to queues; one flow always lands on one queue.
+  unsigned flows = 1;
   bool reverse = false;  // client: the server sends, the client receives
   bool json = false;
 };
@@ -81,8 +86,10 @@ struct Result {
   std::string sender;  // "client" or "server"
   size_t payload = 0;
   uint64_t rate = 0;
+  unsigned flows = 1;
   SeqTracker::Loss loss;
   uint64_t duplicates = 0, reordered = 0, stray = 0;
+  uint64_t sources = 0;  // distinct source ports the receiver saw (the flows that arrived)
   double seconds = 0;  // the sender's sending time
 };
 std::string to_json(const Result& r);   // one line

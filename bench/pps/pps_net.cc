@@ -13,6 +13,7 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/parse.h"
@@ -156,12 +157,17 @@ UniqueFd udp_receiver(Address near) {
   return fd;
 }
 
-// A UDP socket connected to `far` at `port`.
-UniqueFd udp_sender(Address far, int port) {
-  UniqueFd fd = udp_socket(far.addr.ss_family);
+// `flows` UDP sockets connected to `far` at `port`, each from its own
+// ephemeral source port.
+std::vector<UniqueFd> udp_senders(Address far, int port, unsigned flows) {
   set_port(far.addr, port);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&far.addr), far.len) != 0) throw_errno("UDP connect");
-  return fd;
+  std::vector<UniqueFd> fds;
+  for (unsigned i = 0; i < flows; ++i) {
+    UniqueFd fd = udp_socket(far.addr.ss_family);
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&far.addr), far.len) != 0) throw_errno("UDP connect");
+    fds.push_back(std::move(fd));
+  }
+  return fds;
 }
 
 struct Run {
@@ -170,6 +176,7 @@ struct Run {
   double seconds = 0;
   uint64_t rate = 0;
   unsigned batch = 0;
+  unsigned flows = 1;
 };
 
 struct Sent {
@@ -178,10 +185,10 @@ struct Sent {
 };
 
 // `batch` datagram buffers of `payload` bytes, as sendmmsg and recvmmsg
-// take them.
+// take them; for recvmmsg, each with room for its source address.
 struct Batch {
   Batch(unsigned batch, size_t payload, uint8_t fill)
-      : payload(payload), buf(size_t{batch} * payload, fill), iov(batch), msgs(batch) {
+      : payload(payload), buf(size_t{batch} * payload, fill), iov(batch), msgs(batch), from(batch) {
     for (unsigned i = 0; i < batch; ++i) {
       iov[i] = {buf.data() + size_t{i} * payload, payload};
       msgs[i].msg_hdr.msg_iov = &iov[i];
@@ -189,18 +196,47 @@ struct Batch {
     }
   }
   uint8_t* at(size_t i) { return buf.data() + i * payload; }
+  void want_sources() {
+    for (size_t i = 0; i < msgs.size(); ++i) {
+      msgs[i].msg_hdr.msg_name = &from[i];
+      msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+    }
+  }
+  // The source port of datagram i, after recvmmsg.
+  int source_port(size_t i) const {
+    return from[i].ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(from[i]).sin6_port)
+                                         : ntohs(reinterpret_cast<const sockaddr_in&>(from[i]).sin_port);
+  }
   size_t payload;
   std::vector<uint8_t> buf;
   std::vector<iovec> iov;
   std::vector<mmsghdr> msgs;
+  std::vector<sockaddr_storage> from;
 };
 
-// Sends numbered datagrams for r.seconds, in sendmmsg batches, paced to
-// r.rate when one is given. A datagram counts as sent when the kernel took
+// The source ports datagrams came from: how many flows the receiver saw.
+// Bounded: past kMaxSources distinct ports it stops adding (a stray
+// sender on the port cannot grow it).
+class Sources {
+ public:
+  static constexpr size_t kMaxSources = 1024;
+  void add(int port) {
+    if (ports_.size() < kMaxSources && std::find(ports_.begin(), ports_.end(), port) == ports_.end())
+      ports_.push_back(port);
+  }
+  uint64_t count() const { return ports_.size(); }
+
+ private:
+  std::vector<int> ports_;
+};
+
+// Sends numbered datagrams for r.seconds, in sendmmsg batches over the
+// flows' sockets in turn, paced to r.rate when one is given. A datagram counts as sent when the kernel took
 // it; one dropped later on the way (a full qdisc or tap queue) is lost.
-Sent send_datagrams(int fd, const Run& r) {
+Sent send_datagrams(const std::vector<UniqueFd>& fds, const Run& r) {
   Batch b(r.batch, r.payload, 'p');
   uint64_t seq = 0;
+  size_t flow = 0;  // the socket of the next batch: round robin
   const auto start = Clock::now();
   for (;;) {
     const double elapsed = since(start);
@@ -216,6 +252,8 @@ Sent send_datagrams(int fd, const Run& r) {
       n = std::min(n, due - seq);
     }
     for (uint64_t i = 0; i < n; ++i) write_header(b.at(i), r.id, seq + i);
+    const int fd = fds[flow].get();
+    flow = (flow + 1) % fds.size();
     const int sent = ::sendmmsg(fd, b.msgs.data(), static_cast<unsigned>(n), 0);
     if (sent < 0) {
       // ENOBUFS: the device queue is full, back off a little; ECONNREFUSED:
@@ -229,10 +267,12 @@ Sent send_datagrams(int fd, const Run& r) {
   return {seq, since(start)};
 }
 
-// Receives into `t` until the sender's count has arrived on `ctl` and the
-// socket has then been quiet for kQuietSeconds. Returns the count.
-Sent receive_datagrams(int fd, Control& ctl, SeqTracker& t, const Run& r) {
+// Receives into `t` and `sources` until the sender's count has arrived on
+// `ctl` and the socket has then been quiet for kQuietSeconds. Returns the
+// count.
+Sent receive_datagrams(int fd, Control& ctl, SeqTracker& t, Sources& sources, const Run& r) {
   Batch b(r.batch, r.payload, 0);
+  b.want_sources();
   const auto start = Clock::now();
   auto last = start;
   bool have_count = false;
@@ -245,7 +285,11 @@ Sent receive_datagrams(int fd, Control& ctl, SeqTracker& t, const Run& r) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) break;
         throw_errno("recvmmsg");
       }
-      for (int i = 0; i < n; ++i) t.add(b.at(size_t(i)), std::min<size_t>(b.msgs[i].msg_len, r.payload));
+      for (int i = 0; i < n; ++i) {
+        t.add(b.at(size_t(i)), std::min<size_t>(b.msgs[i].msg_len, r.payload));
+        sources.add(b.source_port(size_t(i)));
+        b.msgs[i].msg_hdr.msg_namelen = sizeof(b.from[size_t(i)]);
+      }
       if (n > 0) last = Clock::now();
       if (n < static_cast<int>(r.batch)) break;
     }
@@ -309,12 +353,13 @@ void serve_one(int listener) {
   r.seconds = parse_positive_decimal(value_of(kv, "seconds", line), line, 3600);
   r.rate = uint_of(kv, "rate", line, 0, 100'000'000);
   r.batch = static_cast<unsigned>(uint_of(kv, "batch", line, 1, 1024));
+  r.flows = static_cast<unsigned>(uint_of(kv, "flows", line, 1, kMaxFlows));
   const std::string_view sender = value_of(kv, "sender", line);
   if (sender == "server") {
     const int port = static_cast<int>(uint_of(kv, "port", line, 1, 65535));
-    UniqueFd udp = udp_sender(peer_of(ctl.fd()), port);
+    const std::vector<UniqueFd> udp = udp_senders(peer_of(ctl.fd()), port, r.flows);
     ctl.send_line("ready");
-    const Sent s = send_datagrams(udp.get(), r);
+    const Sent s = send_datagrams(udp, r);
     ctl.send_line("sent count=" + std::to_string(s.count) + ",seconds=" + seconds_text(s.seconds));
     return;
   }
@@ -322,11 +367,12 @@ void serve_one(int listener) {
   UniqueFd udp = udp_receiver(local_of(ctl.fd()));
   ctl.send_line("ready port=" + std::to_string(local_port(udp.get())));
   SeqTracker t(r.id);
-  const Sent s = receive_datagrams(udp.get(), ctl, t, r);
+  Sources sources;
+  const Sent s = receive_datagrams(udp.get(), ctl, t, sources, r);
   const SeqTracker::Loss l = t.account(s.count);
   ctl.send_line("counts received=" + std::to_string(l.received) + ",lost=" + std::to_string(l.lost) +
                 ",duplicates=" + std::to_string(t.duplicates()) + ",reordered=" + std::to_string(t.reordered()) +
-                ",stray=" + std::to_string(t.stray() + l.beyond));
+                ",stray=" + std::to_string(t.stray() + l.beyond) + ",sources=" + std::to_string(sources.count()));
 }
 
 Result run_client(const Options& o) {
@@ -342,13 +388,14 @@ Result run_client(const Options& o) {
   if (rc != 0) throw_errno("connect to " + o.host + " port " + service);
   Control ctl(std::move(fd));
 
-  Run r{new_run_id(), o.payload, o.seconds, o.rate, o.batch};
+  Run r{new_run_id(), o.payload, o.seconds, o.rate, o.batch, o.flows};
   Result out;
   out.payload = o.payload;
   out.rate = o.rate;
+  out.flows = o.flows;
   const std::string run = "run id=" + std::to_string(r.id) + ",payload=" + std::to_string(r.payload) +
                           ",seconds=" + seconds_text(r.seconds) + ",rate=" + std::to_string(r.rate) +
-                          ",batch=" + std::to_string(r.batch);
+                          ",batch=" + std::to_string(r.batch) + ",flows=" + std::to_string(r.flows);
   std::string line;
   if (o.reverse) {
     out.sender = "server";
@@ -356,8 +403,10 @@ Result run_client(const Options& o) {
     ctl.send_line(run + ",sender=server,port=" + std::to_string(local_port(udp.get())));
     ctl.expect("ready", line, kControlSeconds);
     SeqTracker t(r.id);
-    const Sent s = receive_datagrams(udp.get(), ctl, t, r);
+    Sources sources;
+    const Sent s = receive_datagrams(udp.get(), ctl, t, sources, r);
     out.loss = t.account(s.count);
+    out.sources = sources.count();
     out.duplicates = t.duplicates();
     out.reordered = t.reordered();
     out.stray = t.stray();
@@ -367,8 +416,9 @@ Result run_client(const Options& o) {
   out.sender = "client";
   ctl.send_line(run + ",sender=client,port=0");
   const auto ready = ctl.expect("ready", line, kControlSeconds);
-  UniqueFd udp = udp_sender(peer_of(ctl.fd()), static_cast<int>(uint_of(ready, "port", line, 1, 65535)));
-  const Sent s = send_datagrams(udp.get(), r);
+  const std::vector<UniqueFd> udp =
+      udp_senders(peer_of(ctl.fd()), static_cast<int>(uint_of(ready, "port", line, 1, 65535)), r.flows);
+  const Sent s = send_datagrams(udp, r);
   ctl.send_line("sent count=" + std::to_string(s.count) + ",seconds=" + seconds_text(s.seconds));
   const auto counts = ctl.expect("counts", line, o.seconds + kControlSeconds);
   out.loss.sent = s.count;
@@ -379,6 +429,7 @@ Result run_client(const Options& o) {
   out.duplicates = uint_of(counts, "duplicates", line, 0, UINT64_MAX);
   out.reordered = uint_of(counts, "reordered", line, 0, UINT64_MAX);
   out.stray = uint_of(counts, "stray", line, 0, UINT64_MAX);
+  out.sources = uint_of(counts, "sources", line, 0, Sources::kMaxSources);
   out.seconds = s.seconds;
   return out;
 }

@@ -2,18 +2,22 @@
 // udp_pps's two ends. A run is set up over a TCP control connection from
 // the client to the server, and the datagrams go over UDP:
 //
-//   client -> server  "run id=ID,payload=N,seconds=S,rate=R,batch=B,sender=client|server,port=P"
+//   client -> server  "run id=ID,payload=N,seconds=S,rate=R,batch=B,flows=F,sender=client|server,port=P"
 //   server -> client  "ready port=P"  (the server receives: its UDP port)
 //                     "ready"         (the server sends, to the client's port P)
 //   sender -> receiver, after its last datagram: "sent count=N,seconds=S"
-//   server -> client  "counts received=..,lost=..,duplicates=..,reordered=..,stray=.."
+//   server -> client  "counts received=..,lost=..,duplicates=..,reordered=..,stray=..,sources=.."
 //                     (only when the server received)
 //
 // The sender's count goes over TCP because UDP may lose any datagram,
 // including a final one. After the count arrives the receiver keeps
 // reading until its socket has been quiet for half a second (what was
 // queued before the count still counts), then accounts for loss by
-// sequence number (SeqTracker). The run's id in every datagram keeps a
+// sequence number (SeqTracker). With F flows the sender opens F UDP
+// sockets (F source ports) and sends its batches to them in turn; the
+// receiver's one socket takes them all, so datagrams of different flows
+// may count as reordered; the receiver counts their source ports
+// (sources=). The run's id in every datagram keeps a
 // late datagram of an earlier run out of the count.
 #pragma once
 

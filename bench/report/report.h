@@ -95,10 +95,12 @@ inline constexpr const char* kKnownConfigs[] = {"host",
                                                 "vhost-irqfd",
                                                 "vhost-irqfd-mirror",
                                                 "vhost-irqfd-mirror-poll",
+                                                "vhost-irqfd-mirror-mq",
                                                 "vhost-relay",
                                                 "user-ioeventfd",
                                                 "user-trap",
                                                 "qemu-pci",
+                                                "qemu-pci-mq",
                                                 "qemu-mmio"};
 inline constexpr const char* kHostConfig = "host";
 inline constexpr const char* kUserTrapConfig = "user-trap";

@@ -32,16 +32,18 @@ TEST(UdpPpsOptions, ClientDefaultsAndEveryOption) {
   EXPECT_EQ(d.port, kDefaultPort);
   EXPECT_EQ(d.payload, 64u);
   EXPECT_EQ(d.rate, 0u);
+  EXPECT_EQ(d.flows, 1u);
   EXPECT_FALSE(d.reverse);
   EXPECT_FALSE(d.json);
 
   const Options o = parse_options({"client", "h", "--port", "6000", "--seconds=0.5", "--payload", "1472",
-                                   "--rate", "1000", "--batch", "8", "--reverse", "--json"});
+                                   "--rate", "1000", "--batch", "8", "--flows", "4", "--reverse", "--json"});
   EXPECT_EQ(o.port, 6000);
   EXPECT_DOUBLE_EQ(o.seconds, 0.5);
   EXPECT_EQ(o.payload, 1472u);
   EXPECT_EQ(o.rate, 1000u);
   EXPECT_EQ(o.batch, 8u);
+  EXPECT_EQ(o.flows, 4u);
   EXPECT_TRUE(o.reverse);
   EXPECT_TRUE(o.json);
 
@@ -59,6 +61,9 @@ TEST(UdpPpsOptions, RefusedWithTheReason) {
   EXPECT_NE(option_error({"client", "h", "--payload", "15"}).find("--payload 15: too small"), std::string::npos);
   EXPECT_NE(option_error({"client", "h", "--payload", "65508"}).find("too large"), std::string::npos);
   EXPECT_NE(option_error({"client", "h", "--batch", "0"}).find("--batch 0"), std::string::npos);
+  EXPECT_NE(option_error({"client", "h", "--flows", "0"}).find("--flows 0"), std::string::npos);
+  EXPECT_NE(option_error({"client", "h", "--flows", "65"}).find("--flows 65"), std::string::npos);
+  EXPECT_NE(option_error({"server", "--flows", "2"}).find("only --port"), std::string::npos);
   EXPECT_NE(option_error({"client", "h", "--seconds", "-1"}).find("--seconds"), std::string::npos);
   EXPECT_NE(option_error({"client", "h", "--rate", "1e6"}).find("--rate 1e6"), std::string::npos);
   EXPECT_NE(option_error({"client", "h", "--json", "--json"}).find("given twice"), std::string::npos);
@@ -128,6 +133,8 @@ TEST(UdpPpsResult, JsonHasTheRatesAndTheCounts) {
   r.loss = {1000, 900, 100, 1};
   r.duplicates = 2;
   r.stray = 3;
+  r.flows = 2;
+  r.sources = 2;
   r.seconds = 2;
   const auto j = nlohmann::json::parse(to_json(r));
   EXPECT_EQ(j["sender"], "server");
@@ -136,13 +143,15 @@ TEST(UdpPpsResult, JsonHasTheRatesAndTheCounts) {
   EXPECT_EQ(j["lost"], 100);
   EXPECT_DOUBLE_EQ(j["loss_pct"].get<double>(), 10);
   EXPECT_EQ(j["stray"], 4);  // with the one beyond the count
+  EXPECT_EQ(j["flows"], 2);
+  EXPECT_EQ(j["sources"], 2);
   EXPECT_DOUBLE_EQ(j["pps_sent"].get<double>(), 500);
   EXPECT_DOUBLE_EQ(j["pps_received"].get<double>(), 450);
   EXPECT_NE(to_text(r).find("900 received (450 per s), 100 lost (10.00%)"), std::string::npos) << to_text(r);
 }
 
 // Both ends on 127.0.0.1: the server on a thread, one run each way.
-Result loopback(bool reverse, uint64_t rate) {
+Result loopback(bool reverse, uint64_t rate, unsigned flows = 1) {
   UniqueFd listener = listen_control(0);
   std::string server_error;
   std::thread server([&] {
@@ -156,6 +165,7 @@ Result loopback(bool reverse, uint64_t rate) {
   o.port = local_port(listener.get());
   o.reverse = reverse;
   o.rate = rate;
+  o.flows = flows;
   Result r;
   try {
     r = run_client(o);
@@ -180,7 +190,22 @@ TEST(UdpPpsLoopback, ClientSendsServerCounts) {
   EXPECT_EQ(r.loss.received + r.loss.lost, r.loss.sent);
   EXPECT_EQ(r.duplicates, 0u);
   EXPECT_EQ(r.stray, 0u);
+  EXPECT_EQ(r.flows, 1u);
+  EXPECT_EQ(r.sources, 1u);  // the server saw one flow
   EXPECT_GE(r.seconds, 0.5);
+}
+
+// Flows are sockets of their own: the receiver sees each source port, in
+// either direction.
+TEST(UdpPpsLoopback, FlowsArriveFromThatManySourcePorts) {
+  const Result sent = loopback(false, 0, 3);
+  EXPECT_EQ(sent.flows, 3u);
+  EXPECT_EQ(sent.sources, 3u);
+  EXPECT_EQ(sent.loss.received + sent.loss.lost, sent.loss.sent);
+  EXPECT_EQ(sent.duplicates, 0u);
+  const Result back = loopback(true, 4000, 5);
+  EXPECT_EQ(back.sources, 5u);
+  EXPECT_EQ(back.loss.received + back.loss.lost, back.loss.sent);
 }
 
 TEST(UdpPpsLoopback, ReverseServerSendsAtARate) {

@@ -9,6 +9,8 @@
 #   KVMMIO_BENCH_REPEATS  default 3
 #   KVMMIO_BENCH_SECONDS  iperf3 seconds per run, default 5
 #   KVMMIO_BENCH_PPS_SECONDS  udp_pps seconds per run, default 3
+#   KVMMIO_BENCH_PPS_FLOWS  UDP flows per packet-rate run, default 1
+#   KVMMIO_BENCH_CPUS     guest vCPUs, default 1
 #   KVMMIO_BENCH_STREAMS  default 1,4
 #   KVMMIO_BENCH_MTUS     default 1500,9000
 #   KVMMIO_BENCH_MICRO    1: run the KVM-layer microbenchmark too (default 1)
@@ -56,7 +58,8 @@ start=$(cut -d' ' -f1 /proc/uptime)
 NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" \
     --configs "$configs" --g2g-configs "$g2g_configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --order "${KVMMIO_BENCH_ORDER:-rounds}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
-    --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" \
+    --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" --pps-flows "${KVMMIO_BENCH_PPS_FLOWS:-1}" \
+    --cpus "${KVMMIO_BENCH_CPUS:-1}" \
     --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" \
     --guest-args "$(echo "${KVMMIO_BENCH_GUEST_ARGS:-}" | tr ',' ' ')" $micro $fio ||
     status=$?
