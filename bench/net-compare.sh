@@ -79,8 +79,9 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --order ORDER     rounds (default): each round boots every config in
                     turn, the first a different one each round, and runs
                     one repeat of each of its cells, so that drift on the
-                    machine and one boot's luck (where L1 placed the vCPU
-                    and vhost threads) fall on every config alike;
+                    machine and one boot's luck (what a boot fixes; not
+                    the threads' placement: see --pin) fall on every
+                    config alike;
                     blocks: each config boots once and runs all its
                     repeats (fewer boots: one per config instead of one
                     per config and repeat); recorded in raw.jsonl's meta
@@ -100,6 +101,12 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --mtus LIST       MTUs, comma-separated (default 1500,9000)
   --dirs LIST       g2h,h2g (default both)
   --cpus N          guest vCPUs (default 1)
+  --pin             while a guest is up, its vCPU threads run on this
+                    host's CPUs but the last, and everything else (the
+                    VMM's other threads, vhost's workers, this script and
+                    the tools it starts) on the last one: a guest core of
+                    its own, as on a tuned board; needs 2 or more CPUs and
+                    taskset; recorded in raw.jsonl's meta
   --mem SIZE        guest RAM (default 512M)
   --guest-args ARGS more guest kernel command-line words, for every guest
                     of every VMM (e.g. "virtio_net.napi_tx=0": the guest's
@@ -133,7 +140,7 @@ NL='
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_flows=1 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
-tap=kvmbench0 micro=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0
+tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -153,6 +160,7 @@ while [ $# -gt 0 ]; do
     --mtus) mtus=${2:?}; shift 2 ;;
     --dirs) dirs=${2:?}; shift 2 ;;
     --cpus) cpus=${2:?}; shift 2 ;;
+    --pin) pin=1; shift ;;
     --mem) mem=${2:?}; shift 2 ;;
     --guest-args) guest_args=${2?--guest-args needs ARGS}; shift 2 ;;
     --tap) tap=${2:?}; shift 2 ;;
@@ -230,6 +238,16 @@ for p in $(list "$pps_payloads"); do
     is_count "$p" && [ "$p" -ge 16 ] && [ "$p" -le $((first_mtu - 28)) ] ||
         die "--pps-payloads: '$p' is not 16-$((first_mtu - 28)) (one UDP datagram in one packet at MTU $first_mtu)"
 done
+# --pin's masks, in taskset's hex: the guest's CPUs (all but the last),
+# the last, and all. The count is the machine's, not this process's
+# affinity (nproc's), which --pin itself narrows.
+if [ "$pin" = 1 ]; then
+    command -v taskset >/dev/null || die "--pin needs taskset: install util-linux (or a busybox with taskset)"
+    _n=$(grep -c '^processor' /proc/cpuinfo)
+    [ "$_n" -ge 2 ] || die "--pin needs 2 or more CPUs (this host has $_n): leave it out"
+    pin_guest_mask=$(printf %x $(((1 << (_n - 1)) - 1))) pin_rest_mask=$(printf %x $((1 << (_n - 1))))
+    pin_all_mask=$(printf %x $(((1 << _n) - 1)))
+fi
 # plan: the boots of the network cells in the order they run (--order), a
 # word FIRST:LAST:CONFIG each: CONFIG boots once for repeats FIRST to LAST.
 plan() {
@@ -326,6 +344,7 @@ run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus 
     --arg guest_mem "$mem" --arg pps_flows "$pps_flows" >"$raw"
 [ -z "$guest_args" ] || run_id meta --arg guest_args "$guest_args" >>"$raw"
 run_id meta --arg order "$order" >>"$raw"
+[ "$pin" = 0 ] || run_id meta --arg pin "vcpus 0x$pin_guest_mask, rest 0x$pin_rest_mask" >>"$raw"
 [ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" >>"$raw"
 failures=0
 # record ID FILTER SUMMARY FILE [JQ_ARGS...]: appends ID plus the results
@@ -611,6 +630,30 @@ guest_stop() {
     # a seccomp kill at 159), counted even when every measurement was made.
     [ "$st" = 0 ] || { say "kvmmio exited with status $st (see $base.log)"; failures=$((failures + 1)); }
     pid=''
+    [ "$pin" = 0 ] || taskset -p "$pin_all_mask" $$ >/dev/null
+}
+# pin_guest CONFIG: --pin for the guest up now ($pid, kvmmio or QEMU): its
+# vCPU threads (kvmmio's "vcpuN", QEMU's "CPU N/KVM") on the guest's CPUs,
+# its other threads (vhost's workers among them from Linux 6.4) and the
+# vhost workers that are kernel threads of their own ("vhost-PID", before
+# 6.4) on the last CPU. Non-zero when a thread cannot be moved or no vCPU
+# thread was found.
+pin_guest() {
+    _vcpus=0 _rest=0
+    for _t in /proc/"$pid"/task/*; do
+        case $(cat "$_t/comm" 2>/dev/null) in
+        vcpu[0-9]* | "CPU "*/KVM) _m=$pin_guest_mask _vcpus=$((_vcpus + 1)) ;;
+        *) _m=$pin_rest_mask _rest=$((_rest + 1)) ;;
+        esac
+        taskset -p "$_m" "${_t##*/}" >/dev/null || return 1
+    done
+    for _p in /proc/[0-9]*; do
+        [ "$(cat "$_p/comm" 2>/dev/null)" = "vhost-$pid" ] || continue
+        taskset -p "$pin_rest_mask" "${_p##*/}" >/dev/null || return 1
+        _rest=$((_rest + 1))
+    done
+    [ "$_vcpus" -gt 0 ] || { say "$1: --pin found no vCPU thread in process $pid"; return 1; }
+    say "$1: pinned $_vcpus vCPU threads to CPUs 0x$pin_guest_mask, $_rest other threads to 0x$pin_rest_mask"
 }
 # fio_cleanup: the tools disk's mount and the backing file, once made.
 tools_dir='' fio_mounted=0 fio_made=0
@@ -656,6 +699,9 @@ guest_start() {
     boot=$((boot + 1))
     base=$out/$1-boot$boot stats=$out/$1-boot$boot.stats.json
     _cmdline="console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$gip${guest_args:+ $guest_args}"
+    # --pin: this script and what it starts from here on, the VMM included,
+    # on the last CPU; pin_guest moves the vCPUs off it once they exist.
+    [ "$pin" = 0 ] || taskset -p "$pin_rest_mask" $$ >/dev/null
     if is_peer "$1"; then
         peer_start "$1"
     else
@@ -679,6 +725,7 @@ guest_start() {
         kill -0 $pid 2>/dev/null && [ $i -lt 900 ] || { say "$1: the guest never served (see $base.console)"; return 1; }
         sleep 0.2
     done
+    [ "$pin" = 0 ] || pin_guest "$1" || return 1
     sleep 1
 }
 

@@ -34,6 +34,10 @@ Usage: scripts/main.sh [options]
                    the multiqueue configs (-mq), whose tap spreads flows
                    over its queues
   --guest-cpus N   vCPUs of every guest, kvmmio's and QEMU's (default 1)
+  --pin            while a guest is up, its vCPUs run on the CPUs but the
+                   last, everything else (the VMM's other threads, vhost's
+                   workers, the host's tools) on the last one; nested, on
+                   L1's CPUs; the report's meta says so
   --configs LIST   comma-separated subset of host,vhost-irqfd,
                    vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap,
                    qemu-pci,qemu-mmio (the peer VMM: QEMU; qemu-pci needs
@@ -88,7 +92,7 @@ EOF
 repeats=3 seconds=5 pps_seconds=3 pps_flows=1 guest_cpus=1 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
-fio_depths=1,32 guest_args='' order=rounds
+fio_depths=1,32 guest_args='' order=rounds pin=0
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -96,6 +100,7 @@ while (($#)); do
     --pps-seconds) pps_seconds=${2:?--pps-seconds needs S}; shift 2 ;;
     --pps-flows) pps_flows=${2:?--pps-flows needs N}; shift 2 ;;
     --guest-cpus) guest_cpus=${2:?--guest-cpus needs N}; shift 2 ;;
+    --pin) pin=1; shift ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
     --g2g-configs) g2g_configs=${2:?--g2g-configs needs a LIST}; shift 2 ;;
     --streams) streams=${2:?--streams needs a LIST}; shift 2 ;;
@@ -212,7 +217,7 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
         --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" --env KVMMIO_BENCH_GUEST_ARGS="${guest_args// /,}" \
         --env KVMMIO_BENCH_ORDER="$order" --env KVMMIO_BENCH_PPS_FLOWS="$pps_flows" \
-        --env KVMMIO_BENCH_CPUS="$guest_cpus" ||
+        --env KVMMIO_BENCH_CPUS="$guest_cpus" --env KVMMIO_BENCH_PIN="$pin" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
     step "KVM-layer costs and kvmmio's start-up on real KVM/ARM with a GICv2 (one more L1 boot)"
@@ -250,11 +255,12 @@ else
     # The tools disk: fio, and the peer's qemu-system-aarch64.
     fio=(--tools "$build/arm64-platform/tools.img" --fio-configs "$fio_configs"
         --fio-seconds "$fio_seconds" --fio-depths "$fio_depths")
+    pin_opt=(); ((!pin)) || pin_opt=(--pin)
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
         --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" \
-        --pps-flows "$pps_flows" --cpus "$guest_cpus" ||
+        --pps-flows "$pps_flows" --cpus "$guest_cpus" "${pin_opt[@]}" ||
         echo "main.sh: the comparison reported failures (status $?); the report shows them"
     raws+=(--raw "$out/arm64/raw.jsonl")
     step "kvmmio's start-up against its floor (bench/startup.sh)"

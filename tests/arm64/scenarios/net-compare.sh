@@ -11,6 +11,7 @@
 #   KVMMIO_BENCH_PPS_SECONDS  udp_pps seconds per run, default 3
 #   KVMMIO_BENCH_PPS_FLOWS  UDP flows per packet-rate run, default 1
 #   KVMMIO_BENCH_CPUS     guest vCPUs, default 1
+#   KVMMIO_BENCH_PIN      1: net-compare.sh --pin (default 0)
 #   KVMMIO_BENCH_STREAMS  default 1,4
 #   KVMMIO_BENCH_MTUS     default 1500,9000
 #   KVMMIO_BENCH_MICRO    1: run the KVM-layer microbenchmark too (default 1)
@@ -42,6 +43,7 @@ g2g_configs=${KVMMIO_BENCH_G2G_CONFIGS:-none}
 step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:-5} s"
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
+pin=''; [ "${KVMMIO_BENCH_PIN:-0}" = 1 ] && pin=--pin
 fio_configs=${KVMMIO_BENCH_FIO_CONFIGS:-host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap}
 # The tools disk: fio for the disk cells, QEMU for the peer's.
 fio=''
@@ -54,14 +56,14 @@ fi
 [ "$fio" != none ] || fio=''
 [ -z "${fail_early:-}" ] || { step "net-compare: $fail_early"; fio=''; }
 start=$(cut -d' ' -f1 /proc/uptime)
-# shellcheck disable=SC2086 # $micro and $fio: options, words without spaces
+# shellcheck disable=SC2086 # $micro, $pin and $fio: options, words without spaces
 NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R" --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" \
     --configs "$configs" --g2g-configs "$g2g_configs" \
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --order "${KVMMIO_BENCH_ORDER:-rounds}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" --pps-flows "${KVMMIO_BENCH_PPS_FLOWS:-1}" \
     --cpus "${KVMMIO_BENCH_CPUS:-1}" \
     --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" \
-    --guest-args "$(echo "${KVMMIO_BENCH_GUEST_ARGS:-}" | tr ',' ' ')" $micro $fio ||
+    --guest-args "$(echo "${KVMMIO_BENCH_GUEST_ARGS:-}" | tr ',' ' ')" $micro $pin $fio ||
     status=$?
 secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
 [ "${KVMMIO_BENCH_CHECK:-0}" = 1 ] || exit $status
