@@ -231,8 +231,9 @@ class Sources {
 };
 
 // Sends numbered datagrams for r.seconds, in sendmmsg batches over the
-// flows' sockets in turn, paced to r.rate when one is given. A datagram counts as sent when the kernel took
-// it; one dropped later on the way (a full qdisc or tap queue) is lost.
+// flows' sockets in turn, paced to r.rate when one is given. A datagram
+// counts as sent when the kernel took it; one dropped later on the way (a
+// full qdisc or tap queue) is lost.
 Sent send_datagrams(const std::vector<UniqueFd>& fds, const Run& r) {
   Batch b(r.batch, r.payload, 'p');
   uint64_t seq = 0;
