@@ -101,12 +101,13 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --mtus LIST       MTUs, comma-separated (default 1500,9000)
   --dirs LIST       g2h,h2g (default both)
   --cpus N          guest vCPUs (default 1)
-  --pin             while a guest is up, its vCPU threads run on this
-                    host's CPUs but the last, and everything else (the
-                    VMM's other threads, vhost's workers, this script and
-                    the tools it starts) on the last one: a guest core of
-                    its own, as on a tuned board; needs 2 or more CPUs and
-                    taskset; recorded in raw.jsonl's meta
+  --pin             while a guest is up, its vCPU threads run on the
+                    CPUs this script may use but the highest, and
+                    everything else (the VMM's other threads, vhost's
+                    workers, this script and the tools it starts) on the
+                    highest: a guest core of its own, as on a tuned
+                    board; needs 2 or more CPUs and taskset; recorded in
+                    raw.jsonl's meta
   --mem SIZE        guest RAM (default 512M)
   --guest-args ARGS more guest kernel command-line words, for every guest
                     of every VMM (e.g. "virtio_net.napi_tx=0": the guest's
@@ -238,15 +239,27 @@ for p in $(list "$pps_payloads"); do
     is_count "$p" && [ "$p" -ge 16 ] && [ "$p" -le $((first_mtu - 28)) ] ||
         die "--pps-payloads: '$p' is not 16-$((first_mtu - 28)) (one UDP datagram in one packet at MTU $first_mtu)"
 done
-# --pin's masks, in taskset's hex: the guest's CPUs (all but the last),
-# the last, and all. The count is the machine's, not this process's
-# affinity (nproc's), which --pin itself narrows.
+# --pin's masks, in taskset's hex, taken from the CPUs this script was
+# given (a user's own `taskset -c 2-5 ...` keeps --pin inside 2-5): the
+# highest of them for everything but the vCPUs, the rest for the vCPUs.
+# pin_start_mask is restored after each guest.
 if [ "$pin" = 1 ]; then
     command -v taskset >/dev/null || die "--pin needs taskset: install util-linux (or a busybox with taskset)"
-    _n=$(grep -c '^processor' /proc/cpuinfo)
-    [ "$_n" -ge 2 ] || die "--pin needs 2 or more CPUs (this host has $_n): leave it out"
-    pin_guest_mask=$(printf %x $(((1 << (_n - 1)) - 1))) pin_rest_mask=$(printf %x $((1 << (_n - 1))))
-    pin_all_mask=$(printf %x $(((1 << _n) - 1)))
+    pin_start_mask=$(taskset -p $$ | sed -n 's/.*mask: *//p')
+    case $pin_start_mask in
+    '' | *[!0-9a-fA-F]*) die "--pin: cannot read this process's CPU affinity (taskset -p $$ said '$pin_start_mask')" ;;
+    esac
+    # Shell arithmetic is 64-bit: 60 CPUs in the mask at most.
+    [ ${#pin_start_mask} -le 15 ] ||
+        die "--pin: this process may run on CPUs past the 60th (affinity 0x$pin_start_mask): start it under taskset -c with fewer"
+    _m=$((0x$pin_start_mask)) _n=0 _top=0 _b=1
+    while [ "$_b" -le "$_m" ]; do
+        [ $((_m & _b)) = 0 ] || { _n=$((_n + 1)) _top=$_b; }
+        _b=$((_b << 1))
+    done
+    [ "$_n" -ge 2 ] ||
+        die "--pin needs 2 or more CPUs to run on (this process has $_n: affinity 0x$pin_start_mask): leave it out, or widen its taskset"
+    pin_guest_mask=$(printf %x $((_m & ~_top))) pin_rest_mask=$(printf %x "$_top")
 fi
 # plan: the boots of the network cells in the order they run (--order), a
 # word FIRST:LAST:CONFIG each: CONFIG boots once for repeats FIRST to LAST.
@@ -630,21 +643,21 @@ guest_stop() {
     # a seccomp kill at 159), counted even when every measurement was made.
     [ "$st" = 0 ] || { say "kvmmio exited with status $st (see $base.log)"; failures=$((failures + 1)); }
     pid=''
-    [ "$pin" = 0 ] || taskset -p "$pin_all_mask" $$ >/dev/null
+    [ "$pin" = 0 ] || taskset -p "$pin_start_mask" $$ >/dev/null
 }
 # pin_guest CONFIG: --pin for the guest up now ($pid, kvmmio or QEMU): its
-# vCPU threads (kvmmio's "vcpuN", QEMU's "CPU N/KVM") on the guest's CPUs,
-# its other threads (vhost's workers among them from Linux 6.4) and the
-# vhost workers that are kernel threads of their own ("vhost-PID", before
-# 6.4) on the last CPU. Non-zero when a thread cannot be moved or no vCPU
-# thread was found.
+# vCPU threads (oc_role's "vcpu", bench/outside-counters.sh) on the guest's
+# CPUs, its other threads (vhost's workers among them from Linux 6.4) and
+# the vhost workers that are kernel threads of their own ("vhost-PID",
+# before 6.4) on the highest CPU. Non-zero when a thread cannot be moved or
+# no vCPU thread was found.
 pin_guest() {
     _vcpus=0 _rest=0
     for _t in /proc/"$pid"/task/*; do
-        case $(cat "$_t/comm" 2>/dev/null) in
-        vcpu[0-9]* | "CPU "*/KVM) _m=$pin_guest_mask _vcpus=$((_vcpus + 1)) ;;
-        *) _m=$pin_rest_mask _rest=$((_rest + 1)) ;;
-        esac
+        oc_role "$(cat "$_t/comm" 2>/dev/null)"
+        if [ "$oc_r" = vcpu ]; then _m=$pin_guest_mask _vcpus=$((_vcpus + 1))
+        else _m=$pin_rest_mask _rest=$((_rest + 1))
+        fi
         taskset -p "$_m" "${_t##*/}" >/dev/null || return 1
     done
     for _p in /proc/[0-9]*; do
@@ -686,6 +699,11 @@ esac
 # The outside counters read KVM's debugfs; mounted here if it is not yet.
 OUTSIDE=$(dirname "$0")/outside-counters.sh
 [ -r "$OUTSIDE" ] || die "$OUTSIDE missing (bench/outside-counters.sh belongs beside this script)"
+# Its oc_role names the VMMs' threads for --pin (and sets oc_r).
+# shellcheck disable=SC2034 # read by the sourced file
+OUTSIDE_COUNTERS_LIB=1
+# shellcheck source=bench/outside-counters.sh
+. "$OUTSIDE"
 if [ -n "$guests" ] && [ ! -e /sys/kernel/debug/kvm/exits ]; then
     mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
     [ -e /sys/kernel/debug/kvm/exits ] ||
@@ -700,7 +718,7 @@ guest_start() {
     base=$out/$1-boot$boot stats=$out/$1-boot$boot.stats.json
     _cmdline="console=ttyAMA0 quiet panic=-1 kvmmio.l2test=serve kvmmio.ip=$gip${guest_args:+ $guest_args}"
     # --pin: this script and what it starts from here on, the VMM included,
-    # on the last CPU; pin_guest moves the vCPUs off it once they exist.
+    # on the highest CPU; pin_guest moves the vCPUs off it once they exist.
     [ "$pin" = 0 ] || taskset -p "$pin_rest_mask" $$ >/dev/null
     if is_peer "$1"; then
         peer_start "$1"

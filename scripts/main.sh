@@ -35,9 +35,10 @@ Usage: scripts/main.sh [options]
                    over its queues
   --guest-cpus N   vCPUs of every guest, kvmmio's and QEMU's (default 1)
   --pin            while a guest is up, its vCPUs run on the CPUs but the
-                   last, everything else (the VMM's other threads, vhost's
-                   workers, the host's tools) on the last one; nested, on
-                   L1's CPUs; the report's meta says so
+                   highest, everything else (the VMM's other threads,
+                   vhost's workers, the host's tools) on the highest
+                   (within a taskset main.sh runs under); nested, on L1's
+                   CPUs; the report's meta says so
   --configs LIST   comma-separated subset of host,vhost-irqfd,
                    vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap,
                    qemu-pci,qemu-mmio (the peer VMM: QEMU; qemu-pci needs
