@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/report/claims.h"
 #include "bench/report/kinds.h"
 
 namespace kvmmio::report {
@@ -151,6 +152,29 @@ Json failure(const Run& f) {
           {"source", f.source.str()}};
 }
 
+// One claim (claims.h): whether it holds, and each cell's verdict.
+Json claim(const std::vector<Verdict>& v) {
+  Json cells = Json::array();
+  for (const Verdict& x : v)
+    cells.push_back({{"cell", x.cell},
+                     {"rival", x.rival},
+                     {"unit", x.unit},
+                     {"mirror_median", number(x.mirror)},
+                     {"rival_median", number(x.rival_median)},
+                     {"ahead", x.ahead},
+                     {"clear", x.clear}});
+  return {{"holds", ahead_count(v) == v.size()}, {"ahead", ahead_count(v)}, {"cells", cells}};
+}
+
+Json claims(const Report& report) {
+  const Claims c = judge_claims(report);
+  return {{"config", kMirrorConfig},
+          {"peer", c.peer.empty() ? Json(nullptr) : claim(c.peer)},
+          {"modes", c.modes.empty() ? Json(nullptr) : claim(c.modes)},
+          {"mirror_pps_wakeups", number(c.mirror_wakeups)},
+          {"mirror_pps_ctxt_switches", number(c.mirror_ctxt_switches)}};
+}
+
 }  // namespace
 
 std::string render_json(const Report& report, const std::string& title) {
@@ -166,6 +190,7 @@ std::string render_json(const Report& report, const std::string& title) {
   for (const Cell& c : report.cells) doc[c.kind].push_back(shape.at(c.kind)(c));
   for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
   for (const Run& f : report.failures) doc["failures"].push_back(failure(f));
+  doc["claims"] = claims(report);
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

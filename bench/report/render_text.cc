@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "bench/report/claims.h"
 #include "bench/report/kinds.h"
 #include "bench/report/text_table.h"
 
@@ -285,6 +286,42 @@ std::string micro(const Report& r) {
   return "KVM-layer microbenchmarks: kvm_notify_bench, median of interleaved runs\n\n" + t.render();
 }
 
+// A claim's table: each cell with both medians, their ratio (the mirror's
+// over the rival's) and the verdict.
+std::string verdicts(const std::vector<Verdict>& v, bool name_rival) {
+  TextTable t({L, R, L, R, R, L});
+  t.header({"cell", "mirror", name_rival ? "best other mode" : "", name_rival ? "its median" : "qemu-pci", "ratio",
+            "verdict"});
+  for (const Verdict& x : v) {
+    const int decimals = x.unit == "Gbit/s" ? 2 : x.unit == "us" ? 1 : 0;
+    t.row({x.cell, fixed(x.mirror, decimals) + " " + x.unit, name_rival ? x.rival : "", fixed(x.rival_median, decimals),
+           fixed(x.rival_median != 0 ? std::optional<double>(x.mirror / x.rival_median) : std::nullopt, 2),
+           std::string(x.ahead ? "ahead" : "BEHIND") + (x.clear ? ", clear" : ", within the ranges")});
+  }
+  return t.render();
+}
+
+std::string claims(const Claims& c) {
+  std::string out = "kvmmio's claims in this run (docs/benchmarks.md, \"The claims\"): medians decide; \"clear\" when both\n"
+                    "configs have " + std::to_string(kClearRuns) + " or more runs and their ranges do not overlap\n";
+  const auto headline = [](const std::vector<Verdict>& v) {
+    const unsigned n = ahead_count(v);
+    return (n == v.size() ? "HOLDS: " : "does not hold: ") + std::string("ahead in ") + std::to_string(n) + " of " +
+           std::to_string(v.size()) + " cells";
+  };
+  if (!c.peer.empty())
+    out += "\n" + std::string(kMirrorConfig) + " at or ahead of qemu-pci in every cell: " + headline(c.peer) + "\n\n" +
+           verdicts(c.peer, false);
+  if (!c.modes.empty())
+    out += "\n" + std::string(kMirrorConfig) + " at or ahead of kvmmio's other modes at 64 B and in tcp_rr p99: " +
+           headline(c.modes) + "\n\n" + verdicts(c.modes, true);
+  if (c.mirror_wakeups || c.mirror_ctxt_switches)
+    out += "\nThe mirror's VMM over its packet-rate runs: " + fixed(c.mirror_wakeups, 0) +
+           " wake-ups (kvmmio's counters: vCPU exits to userspace\nand event-loop wake-ups), " +
+           fixed(c.mirror_ctxt_switches, 0) + " context switches of its own threads (read from outside)\n";
+  return out;
+}
+
 std::string failures(const Report& r) {
   std::string out = "Failed runs (not in the medians)\n\n";
   for (const Run& f : r.failures) {
@@ -327,6 +364,7 @@ std::string render_text(const Report& report, const std::string& title) {
   }
   if (std::any_of(report.cells.begin(), report.cells.end(), [](const Cell& c) { return c.outside_rates.has_value(); }))
     out += "\n" + outside(report);
+  if (const Claims c = judge_claims(report); !c.peer.empty() || !c.modes.empty()) out += "\n" + claims(c);
   if (!report.micro.empty()) out += "\n" + micro(report);
   if (!report.failures.empty()) out += "\n" + failures(report);
   return out;
