@@ -302,8 +302,9 @@ std::string verdicts(const std::vector<Verdict>& v, bool name_rival) {
 }
 
 std::string claims(const Claims& c) {
-  std::string out = "kvmmio's claims in this run (docs/benchmarks.md, \"The claims\"): medians decide; \"clear\" when both\n"
-                    "configs have " + std::to_string(kClearRuns) + " or more runs and their ranges do not overlap\n";
+  std::string out = "kvmmio's claims in this run (docs/benchmarks.md, \"The claims\"): medians decide; ratio = the mirror's\n"
+                    "median / the rival's; \"clear\" when both configs have " + std::to_string(kClearRuns) +
+                    " or more runs and their ranges do not overlap\n";
   const auto headline = [](const std::vector<Verdict>& v) {
     const unsigned n = ahead_count(v);
     return (n == v.size() ? "HOLDS: " : "does not hold: ") + std::string("ahead in ") + std::to_string(n) + " of " +
