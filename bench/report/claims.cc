@@ -128,4 +128,8 @@ unsigned ahead_count(const std::vector<Verdict>& v) {
   return static_cast<unsigned>(std::count_if(v.begin(), v.end(), [](const Verdict& x) { return x.ahead; }));
 }
 
+unsigned clear_count(const std::vector<Verdict>& v) {
+  return static_cast<unsigned>(std::count_if(v.begin(), v.end(), [](const Verdict& x) { return x.clear; }));
+}
+
 }  // namespace kvmmio::report

@@ -46,7 +46,8 @@ struct Claims {
 
 Claims judge_claims(const Report& report);
 
-// How many of `v` are ahead.
+// How many of `v` are ahead, and how many are clear (either way).
 unsigned ahead_count(const std::vector<Verdict>& v);
+unsigned clear_count(const std::vector<Verdict>& v);
 
 }  // namespace kvmmio::report

@@ -163,7 +163,7 @@ Json claim(const std::vector<Verdict>& v) {
                      {"rival_median", number(x.rival_median)},
                      {"ahead", x.ahead},
                      {"clear", x.clear}});
-  return {{"holds", ahead_count(v) == v.size()}, {"ahead", ahead_count(v)}, {"cells", cells}};
+  return {{"holds", ahead_count(v) == v.size()}, {"ahead", ahead_count(v)}, {"clear", clear_count(v)}, {"cells", cells}};
 }
 
 Json claims(const Report& report) {

@@ -308,13 +308,13 @@ std::string claims(const Claims& c) {
   const auto headline = [](const std::vector<Verdict>& v) {
     const unsigned n = ahead_count(v);
     return (n == v.size() ? "HOLDS: " : "does not hold: ") + std::string("ahead in ") + std::to_string(n) + " of " +
-           std::to_string(v.size()) + " cells";
+           std::to_string(v.size()) + " cells; " + std::to_string(clear_count(v)) + " of the verdicts clear";
   };
   if (!c.peer.empty())
-    out += "\n" + std::string(kMirrorConfig) + " at or ahead of qemu-pci in every cell: " + headline(c.peer) + "\n\n" +
-           verdicts(c.peer, false);
+    out += "\n" + std::string(kMirrorConfig) + " at or ahead of qemu-pci in every cell:\n  " + headline(c.peer) +
+           "\n\n" + verdicts(c.peer, false);
   if (!c.modes.empty())
-    out += "\n" + std::string(kMirrorConfig) + " at or ahead of kvmmio's other modes at 64 B and in tcp_rr p99: " +
+    out += "\n" + std::string(kMirrorConfig) + " at or ahead of kvmmio's other modes at 64 B and in tcp_rr p99:\n  " +
            headline(c.modes) + "\n\n" + verdicts(c.modes, true);
   if (c.mirror_wakeups || c.mirror_ctxt_switches)
     out += "\nThe mirror's VMM over its packet-rate runs: " + fixed(c.mirror_wakeups, 0) +
