@@ -199,7 +199,7 @@ Report aggregate(const RawData& raw) {
   for (Cell& c : rep.cells) {
     const std::string headline = find_kind(c.kind)->headline;
     for (const Cell& b : rep.cells) {
-      if (b.kind != c.kind || !(b.params == c.params)) continue;
+      if (!b.same_measurement(c)) continue;
       if (b.config == kHostConfig) c.ratio_to_host = ratio(c.median(headline), b.median(headline));
       if (b.config == kUserTrapConfig) c.ratio_to_user_trap = ratio(c.median(headline), b.median(headline));
       if (b.config == kPeerConfig && c.config != kPeerConfig) {

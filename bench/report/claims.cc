@@ -62,7 +62,7 @@ const Measure kP99{"p99_us", "us", 1, false};
 // The cell of `config` with `m`'s kind and parameters, or null.
 const Cell* same_cell(const Report& r, const Cell& m, const std::string& config) {
   for (const Cell& c : r.cells)
-    if (c.kind == m.kind && c.params == m.params && c.config == config) return &c;
+    if (c.same_measurement(m) && c.config == config) return &c;
   return nullptr;
 }
 
@@ -70,8 +70,7 @@ const Cell* same_cell(const Report& r, const Cell& m, const std::string& config)
 const Cell* best_other_mode(const Report& r, const Cell& m, const Measure& measure) {
   const Cell* best = nullptr;
   for (const Cell& c : r.cells) {
-    if (c.kind != m.kind || !(c.params == m.params) || c.config == kMirrorConfig || !is_kvmmio_mode(c.config))
-      continue;
+    if (!c.same_measurement(m) || c.config == kMirrorConfig || !is_kvmmio_mode(c.config)) continue;
     const auto v = c.median(measure.value);
     if (!v) continue;
     const auto b = best ? best->median(measure.value) : std::nullopt;

@@ -290,7 +290,7 @@ std::string micro(const Report& r) {
 // over the rival's) and the verdict.
 std::string verdicts(const std::vector<Verdict>& v, bool name_rival) {
   TextTable t({L, R, L, R, R, L});
-  t.header({"cell", "mirror", name_rival ? "best other mode" : "", name_rival ? "its median" : "qemu-pci", "ratio",
+  t.header({"cell", "mirror", name_rival ? "best other mode" : "", name_rival ? "its median" : kPeerConfig, "ratio",
             "verdict"});
   for (const Verdict& x : v) {
     const int decimals = x.unit == "Gbit/s" ? 2 : x.unit == "us" ? 1 : 0;
@@ -302,17 +302,18 @@ std::string verdicts(const std::vector<Verdict>& v, bool name_rival) {
 }
 
 std::string claims(const Claims& c) {
-  std::string out = "kvmmio's claims in this run (docs/benchmarks.md, \"The claims\"): medians decide; ratio = the mirror's\n"
-                    "median / the rival's; \"clear\" when both configs have " + std::to_string(kClearRuns) +
-                    " or more runs and their ranges do not overlap\n";
+  std::string out =
+      "kvmmio's claims in this run (docs/benchmarks.md, \"The claims\"): medians decide; ratio = the mirror's\n"
+      "median / the rival's; \"clear\" when both configs have " +
+      std::to_string(kClearRuns) + " or more runs and their ranges do not overlap\n";
   const auto headline = [](const std::vector<Verdict>& v) {
     const unsigned n = ahead_count(v);
     return (n == v.size() ? "HOLDS: " : "does not hold: ") + std::string("ahead in ") + std::to_string(n) + " of " +
            std::to_string(v.size()) + " cells; " + std::to_string(clear_count(v)) + " of the verdicts clear";
   };
   if (!c.peer.empty())
-    out += "\n" + std::string(kMirrorConfig) + " at or ahead of qemu-pci in every cell:\n  " + headline(c.peer) +
-           "\n\n" + verdicts(c.peer, false);
+    out += "\n" + std::string(kMirrorConfig) + " at or ahead of " + kPeerConfig + " in every cell:\n  " +
+           headline(c.peer) + "\n\n" + verdicts(c.peer, false);
   if (!c.modes.empty())
     out += "\n" + std::string(kMirrorConfig) + " at or ahead of kvmmio's other modes at 64 B and in tcp_rr p99:\n  " +
            headline(c.modes) + "\n\n" + verdicts(c.modes, true);

@@ -69,6 +69,9 @@ struct Cell {
   std::optional<double> outside_rate(const std::string& name) const;
   std::optional<double> outside_rate2(const std::string& name) const;
   double sum(const std::string& name) const;  // 0 when no completed run has it
+  // Whether `o` measured the same thing (kind and parameters), whatever
+  // its config: the cells a ratio or a verdict compares.
+  bool same_measurement(const Cell& o) const { return kind == o.kind && params == o.params; }
 };
 
 struct MicroPlatform {
