@@ -3,6 +3,7 @@
 #include "vmm/console_setup.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/user_path.h"
 
 namespace kvmmio::vmm {
 
@@ -20,6 +22,38 @@ void ConsoleEnds::give_to(uid_t uid, gid_t gid) {
                     std::strerror(errno));
   if (relay) relay->give_to(uid, gid);
 }
+
+namespace {
+
+// Appended: a restarted VM's console follows the last one's, as a log
+// does. Opened by the rule of kvmmio/base/user_path.h: created with O_EXCL
+// (mode 0600: a guest's console can show secrets), or an existing file,
+// FIFO or terminal that root or the --user owns where other users can
+// write. O_NONBLOCK stays: a FIFO without a reader is refused at once
+// (ENXIO) rather than hanging here, and the console waits for room itself.
+UniqueFd open_console_file(const ConsoleDestination& destination, bool& created) {
+  constexpr int kFlags = O_WRONLY | O_APPEND | O_NONBLOCK;
+  const std::string shown = "--console ...," + destination.to_string();
+  PathPlace place = find_user_path(destination.path, shown);
+  UniqueFd fd = create_in_place(place, kFlags, 0600);
+  created = static_cast<bool>(fd);
+  if (!fd && errno == EEXIST) {  // there already: its owner and mode stay
+    const FoundFile found = find_in_place(std::move(place), shown);
+    const mode_t mode = found.st.st_mode;
+    if (found.exists() && !S_ISREG(mode) && !S_ISFIFO(mode) && !S_ISCHR(mode))
+      throw UserError(shown + ": " + file_kind(mode) +
+                      ", not a file, FIFO or terminal to write; give a file's path");
+    fd = open_found(found, shown, kFlags);
+  }
+  if (fd) return fd;
+  const int err = errno;
+  throw UserError(shown + ": cannot open " + destination.path + " for writing: " +
+                  std::strerror(err) +
+                  (err == ENXIO ? " (a FIFO needs its reader first)"
+                                : " (does its directory exist and may you write there?)"));
+}
+
+}  // namespace
 
 ConsoleEnds open_console(const ConsoleDestination& destination, TerminalRole stdin_role) {
   ConsoleEnds ends;
@@ -37,20 +71,7 @@ ConsoleEnds open_console(const ConsoleDestination& destination, TerminalRole std
       }
       break;
     case ConsoleDestination::Kind::kFile:
-      // Appended: a restarted VM's console follows the last one's, as a log
-      // does. O_NONBLOCK: a FIFO without a reader is refused at once (ENXIO)
-      // rather than hanging here; the console waits for room itself.
-      {
-        constexpr int kFlags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-        // Created here, or there already (then its owner and mode stay).
-        ends.file.reset(::open(destination.path.c_str(), kFlags | O_CREAT | O_EXCL, 0600));
-        ends.created_file = static_cast<bool>(ends.file);
-        if (!ends.file && errno == EEXIST) ends.file.reset(::open(destination.path.c_str(), kFlags));
-      }
-      if (!ends.file)
-        throw UserError("--console ...," + destination.to_string() + ": cannot open " +
-                        destination.path + " for writing: " + std::strerror(errno) +
-                        " (does its directory exist and may you write there?)");
+      ends.file = open_console_file(destination, ends.created_file);
       ends.out = ends.file.get();
       break;
     case ConsoleDestination::Kind::kPty:

@@ -8,7 +8,8 @@
 //           or fail with it ignored). Ctrl-A escapes where stdin is a
 //           terminal; raw mode is RawTerminal's decision.
 //   file    output appended to PATH (created mode 0600: a guest's console
-//           can show secrets); no input.
+//           can show secrets), opened by the rule of
+//           kvmmio/base/user_path.h; no input.
 //   pty     ConsoleRelay; the /dev/pts path is printed on stderr.
 //   socket  ConsoleRelay; the socket's path is printed on stderr.
 // Ctrl-A escapes are a terminal user's: a pty or socket passes Ctrl-A to

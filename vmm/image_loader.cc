@@ -13,6 +13,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/user_path.h"
 #include "vmm/gzip_file.h"
 
 namespace kvmmio::vmm {
@@ -144,15 +145,18 @@ ImageHeader parse_image_header(std::span<const uint8_t> head, uint64_t file_size
 
 BootFile::BootFile(const std::string& path, const std::string& option)
     : path_(path), option_(option) {
-  fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd_)
-    throw UserError(option + " " + path + ": cannot open: " + std::strerror(errno) +
-                    "; check the path");
+  // By the rule of kvmmio/base/user_path.h: root copies no file into the
+  // guest through another user's link, nor another user's FIFO or device.
+  const std::string shown = option + " " + path;
+  const FoundFile found = find_user_file(path, shown);
+  if (found.exists() && !S_ISREG(found.st.st_mode))
+    throw UserError(shown + ": " + file_kind(found.st.st_mode) +
+                    ", not a regular file; give the file itself");
+  fd_ = open_found(found, shown, O_RDONLY);
+  if (!fd_) throw UserError(shown + ": cannot open: " + std::strerror(errno) + "; check the path");
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0) throw_errno("fstat " + path);
-  if (!S_ISREG(st.st_mode))
-    throw UserError(option + " " + path + ": not a regular file; give the file itself");
-  if (st.st_size == 0) throw UserError(option + " " + path + ": the file is empty; check the path");
+  if (st.st_size == 0) throw UserError(shown + ": the file is empty; check the path");
   size_ = static_cast<uint64_t>(st.st_size);
 }
 

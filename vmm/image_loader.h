@@ -47,7 +47,9 @@ ImageHeader parse_image_header(std::span<const uint8_t> head, uint64_t file_size
                                const std::string& name, bool decompressed = false);
 
 // A read-only file to be copied into guest RAM, opened (and checked to be a
-// non-empty regular file) on construction.
+// non-empty regular file) on construction, by the rule of
+// kvmmio/base/user_path.h (no other user's links or files where others can
+// write).
 class BootFile {
  public:
   // `option` ("--kernel", "--initrd") names the file in messages.

@@ -334,10 +334,13 @@ Options of `run`:
                       ... in order, in the slots after --net and --console
                       virtio); SPEC is PATH[,ro=on|off][,serial=ID]
                       [,cache=writeback|none][,engine=io_uring|threads]
-                      [,queues=N] and --net's transport keys;
-                      PATH is a regular file or a block device, whole
-                      512-byte sectors, locked against other users (shared
-                      with ro=on); cache=none opens it O_DIRECT; queues=N
+                      [,queues=N][,device=on] and --net's transport keys;
+                      PATH is a regular file (a block device only with
+                      device=on), whole 512-byte sectors, locked against
+                      other users (shared with ro=on); in a directory other
+                      users can write, no symlink is followed and only
+                      root's or --user's files are taken (kvmmio(1),
+                      PATHS); cache=none opens it O_DIRECT; queues=N
                       request queues, 1-16, each with its own I/O thread
                       (default: one per vCPU, at most 16)
   --dump-dtb FILE     write the device tree the guest would get to FILE (- for

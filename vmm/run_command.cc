@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/user_path.h"
 #include "vmm/boot_layout.h"
 #include "vmm/console_setup.h"
 #include "vmm/control_server.h"
@@ -73,6 +74,17 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   // Before any thread of kvmmio's starts (thread_stacks.h says why).
   set_default_thread_stack(kThreadStackBytes);
   set_malloc_arenas(kMallocArenas);
+  // Before any file the user named is opened: the --user kvmmio becomes
+  // may own files in directories other users can write (user_path.h).
+  std::optional<uid_t> run_as_uid;
+  std::optional<gid_t> run_as_gid;
+  if (options.user) {
+    const Identity id = resolve_user(*options.user);
+    run_as_uid = id.uid;
+    run_as_gid = id.gid;
+    trust_path_owner(id.uid);
+  }
+  if (options.group) run_as_gid = resolve_group(*options.group);
   const KernelImage kernel(options.kernel);
   std::optional<BootFile> initrd;
   if (options.initrd) initrd.emplace(*options.initrd, "--initrd");
@@ -116,12 +128,8 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   config.api = api.get();
   config.seccomp = options.seccomp;
   config.startup = startup;
-  if (options.user) {
-    const Identity id = resolve_user(*options.user);
-    config.uid = id.uid;
-    config.gid = id.gid;
-  }
-  if (options.group) config.gid = resolve_group(*options.group);
+  config.uid = run_as_uid;
+  config.gid = run_as_gid;
   if (config.uid || config.gid) {
     const uid_t uid = config.uid.value_or(static_cast<uid_t>(-1));
     const gid_t gid = config.gid.value_or(static_cast<gid_t>(-1));

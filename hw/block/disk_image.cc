@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "kvmmio/base/error.h"
+#include "kvmmio/base/user_path.h"
 
 namespace kvmmio::block {
 namespace {
@@ -44,17 +45,33 @@ uint32_t dio_alignment(int fd) {
   return spec::kSectorSize;
 }
 
+// Refuses what is not an image before it is opened: a block device only
+// with device=on, nothing else but a regular file.
+void check_kind(const DiskOptions& o, const struct stat& st) {
+  const std::string p = named(o.path);
+  if (S_ISBLK(st.st_mode) && !o.block_device)
+    throw UserError(p + ": a block device; kvmmio gives the guest a host disk only when told so: add "
+                    ",device=on (--disk " + o.path + ",device=on), or give a raw image file");
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    throw UserError(p + ": " + file_kind(st.st_mode) +
+                    ", not a regular file or a block device; give a raw image file");
+}
+
+// Opened by the rule of kvmmio/base/user_path.h: root gives the guest no
+// file, and no host disk, through another user's link or file.
 UniqueFd open_checked(const DiskOptions& o) {
-  int flags = (o.read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+  const std::string p = named(o.path);
+  const FoundFile found = find_user_file(o.path, p);
+  if (found.exists()) check_kind(o, found.st);
+  int flags = o.read_only ? O_RDONLY : O_RDWR;
   if (o.cache == CacheMode::kNone) flags |= O_DIRECT;
-  UniqueFd fd(::open(o.path.c_str(), flags));
+  UniqueFd fd = open_found(found, p, flags);
   if (fd) return fd;
   const int err = errno;
-  const std::string p = named(o.path);
   if (err == ENOENT)
     throw UserError(p + ": no such file; create a raw image, e.g. truncate -s 1G " + o.path);
-  if ((err == EACCES || err == EPERM || err == EROFS) && !o.read_only &&
-      ::access(o.path.c_str(), R_OK) == 0)
+  if ((err == EACCES || err == EPERM || err == EROFS) && !o.read_only && found.exists() &&
+      ::faccessat(found.place.dir.get(), found.place.name.c_str(), R_OK, 0) == 0)
     throw UserError(p + ": the image is read-only here (" + std::strerror(err) +
                     "): give ro=on (--disk " + o.path + ",ro=on) or make it writable for this user");
   if (err == EACCES || err == EPERM)
@@ -83,10 +100,8 @@ DiskImage DiskImage::open(const DiskOptions& o) {
     if (::ioctl(d.fd(), BLKGETSIZE64, &bytes) != 0)
       throw UserError(p + ": cannot read the block device's size: " + std::strerror(errno));
     d.size_ = bytes;
-  } else if (S_ISREG(st.st_mode)) {
+  } else {  // a regular file (open_checked() took nothing else)
     d.size_ = static_cast<uint64_t>(st.st_size);
-  } else {
-    throw UserError(p + ": not a regular file or a block device; give a raw image file");
   }
   if (d.size_ == 0)
     throw UserError(p + ": the image is empty; give it a size, e.g. truncate -s 1G " + o.path);

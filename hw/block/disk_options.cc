@@ -40,6 +40,8 @@ DiskOptions DiskOptions::parse(std::string_view spec) {
   for (const auto& [key, value] : parse_key_values(rest, "--disk " + std::string(spec))) {
     if (key == "ro") {
       o.read_only = parse_on_off(key, value);
+    } else if (key == "device") {
+      o.block_device = parse_on_off(key, value);
     } else if (key == "serial") {
       if (value.empty() || value.size() > spec::kIdBytes)
         throw UserError(shown(key, value) + ": give 1 to 20 bytes (the guest reads them as the disk's serial)");
@@ -65,7 +67,7 @@ DiskOptions DiskOptions::parse(std::string_view spec) {
         o.transport.set(key, value);
       } catch (const UserError& e) {
         throw UserError(shown(key, value) + ": " + e.what() +
-                        " (the disk's own keys are ro, serial, cache, engine and queues)");
+                        " (the disk's own keys are ro, serial, cache, engine and queues, and device for a block device)");
       }
     }
   }

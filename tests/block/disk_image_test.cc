@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // --disk parsing and DiskImage::open(): every refusal names the fix; the
-// image lock refuses a second user, naming its PID.
+// image lock refuses a second user, naming its PID; the rule of
+// kvmmio/base/user_path.h keeps other users' links and files out, and a
+// block device needs device=on.
 #include "kvmmio/block/disk_image.h"
 
 #include <gtest/gtest.h>
@@ -9,12 +11,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/sysmacros.h>
+
 #include <csignal>
+#include <cstring>
+#include <optional>
 #include <string>
 
 #include "block_machine.h"
 #include "kvmmio/base/error.h"
 #include "kvmmio/block/disk_options.h"
+#include "tests/vmm/test_files.h"
 
 namespace kvmmio::block::test {
 namespace {
@@ -61,6 +68,8 @@ TEST(DiskOptionsTest, ParsesPathAndKeys) {
   EXPECT_EQ(b.cache, CacheMode::kNone);
   EXPECT_EQ(b.transport.version, 1u);
   EXPECT_EQ(b.transport.notify, virtio::NotifyMode::kTrap);
+  EXPECT_FALSE(a.block_device) << "a block device only when asked for";
+  EXPECT_TRUE(DiskOptions::parse("/dev/vdb,device=on").block_device);
 }
 
 TEST(DiskOptionsTest, RefusalsNameTheFix) {
@@ -77,7 +86,8 @@ TEST(DiskOptionsTest, RefusalsNameTheFix) {
     const std::string why = parse_error(bad);
     EXPECT_TRUE(Says(why, "from 1 to 16") && Says(why, "leave queues= out for one per vCPU")) << bad << ": " << why;
   }
-  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial, cache, engine and queues"));
+  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial, cache, engine and queues, and device"));
+  EXPECT_TRUE(Says(parse_error("d.img,device=yes"), "choose on or off"));
   EXPECT_TRUE(Says(parse_error("d.img,ro=on,ro=off"), "ro"));
 }
 
@@ -224,6 +234,87 @@ TEST_F(DiskImageTest, CacheNoneOpensDirectOrSaysWhyNot) {
   const DiskImage d = DiskImage::open(o);
   EXPECT_TRUE(d.direct());
   EXPECT_EQ(d.alignment() % 512, 0u);
+}
+
+// A block device node of root's (the loop device 7:0) in `dir`; "" where
+// this host allows no mknod.
+std::string block_node(const std::string& dir) {
+  const std::string node = dir + "/loop";
+  return ::mknod(node.c_str(), S_IFBLK | 0600, makedev(7, 0)) == 0 ? node : "";
+}
+
+TEST_F(DiskImageTest, ABlockDeviceNeedsDeviceOn) {
+  const std::string node = block_node(dir.path);
+  if (node.empty()) GTEST_SKIP() << "mknod refused here: " << std::strerror(errno);
+  const std::string why = open_error(options(node));
+  EXPECT_TRUE(Says(why, "--disk " + node + ": a block device"));
+  EXPECT_TRUE(Says(why, ",device=on"));
+  // With it the type is right; the loop device may still have no image
+  // (empty) or be unopenable here (a nodev mount): anything but the type.
+  DiskOptions o = options(node);
+  o.block_device = true;
+  const std::string past = open_error(o);
+  EXPECT_EQ(past.find("device=on"), std::string::npos) << past;
+  EXPECT_EQ(past.find("not a regular file"), std::string::npos) << past;
+}
+
+TEST_F(DiskImageTest, AFifoIsRefusedWithoutBlocking) {
+  const std::string fifo = dir.path + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(Says(open_error(options(fifo)), "a FIFO, not a regular file or a block device"));
+}
+
+// In a directory every user may write, sticky or not.
+class SharedDirDisk : public testing::TestWithParam<mode_t> {
+ protected:
+  void SetUp() override {
+    if (const char* why = vmm::test::SharedDirTraps::needs_root()) GTEST_SKIP() << why;
+    traps_.emplace(GetParam());
+  }
+  static DiskOptions options(const std::string& path) {
+    DiskOptions o;
+    o.path = path;
+    return o;
+  }
+  std::optional<vmm::test::SharedDirTraps> traps_;
+};
+
+TEST_P(SharedDirDisk, ALinkToRootsFileIsRefused) {
+  const std::string why = open_error(options(traps_->link));
+  EXPECT_TRUE(Says(why, "--disk " + traps_->link + ": link is a symbolic link in " + traps_->dir));
+  EXPECT_TRUE(Says(why, "kvmmio follows no links there: give the file's own path"));
+  EXPECT_TRUE(traps_->untouched());
+}
+
+TEST_P(SharedDirDisk, ALinkToABlockDeviceIsRefusedEvenWithDeviceOn) {
+  DiskOptions o = options(traps_->dir + "/disk");
+  ASSERT_EQ(::symlink("/dev/loop0", o.path.c_str()), 0);
+  o.block_device = true;
+  EXPECT_TRUE(Says(open_error(o), "disk is a symbolic link"));
+}
+
+TEST_P(SharedDirDisk, AnotherUsersFileIsRefused) {
+  const std::string why = open_error(options(traps_->foreign));
+  EXPECT_TRUE(Says(why, "--disk " + traps_->foreign + ": owned by uid 65534"));
+  EXPECT_TRUE(Says(why, "only when root or the --user it runs as owns them"));
+  EXPECT_TRUE(traps_->untouched());
+}
+
+TEST_P(SharedDirDisk, TheUsersOwnImageIsAccepted) {
+  const vmm::test::TrustPathOwner as_nobody(vmm::test::SharedDirTraps::kOtherUid);  // --user 65534
+  EXPECT_EQ(open_error(options(traps_->foreign)), "(opened)");
+}
+
+INSTANTIATE_TEST_SUITE_P(StickyOrNot, SharedDirDisk, testing::ValuesIn(vmm::test::kSharedDirModes));
+
+TEST(DiskImageLinks, ALinkWhereOnlyRootWritesIsFollowed) {
+  vmm::test::TrustedDir dir;
+  if (const char* why = dir.skip_reason()) GTEST_SKIP() << why;
+  vmm::test::write_file(dir.file("disk.img"), std::vector<uint8_t>(4096, 0));
+  ASSERT_EQ(::symlink("disk.img", dir.file("by-id").c_str()), 0);
+  DiskOptions o;
+  o.path = dir.file("by-id");
+  EXPECT_EQ(open_error(o), "(opened)");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // OutputFile: opened early, written (possibly many times: --stats
 // snapshots) by replacing a regular file whole, written in place to pipes,
-// and removed again when kvmmio created it but never wrote it.
+// and removed again when kvmmio created it but never wrote it; by the rule
+// of kvmmio/base/user_path.h, never through another user's link or into
+// another user's file where others can write.
 #include "vmm/output_file.h"
 
 #include <fcntl.h>
@@ -12,7 +14,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/unique_fd.h"
@@ -25,6 +29,11 @@ namespace {
 std::string read_text(const std::string& path) {
   const std::vector<uint8_t> bytes = test::read_file(path);
   return std::string(bytes.begin(), bytes.end());
+}
+
+// The names in `dir`: no temporary file is ever left behind.
+size_t entries(const std::string& dir) {
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
 }
 
 ino_t inode_of(const std::string& path) {
@@ -41,7 +50,7 @@ TEST(OutputFile, LaterWritesReplaceTheWholeContent) {
   EXPECT_EQ(read_text(path), "a long first document\n");
   out.write(std::string("short\n"));
   EXPECT_EQ(read_text(path), "short\n");  // no tail of the first one
-  EXPECT_FALSE(std::filesystem::exists(path + ".kvmmio-tmp"));
+  EXPECT_EQ(entries(dir.path()), 1u);
 }
 
 TEST(OutputFile, EachWriteIsANewFileRenamedIntoPlace) {
@@ -132,7 +141,7 @@ TEST(OutputFileDeathTest, AfterDroppingPrivilegesAFileInAStickyDirectoryIsStillW
   OutputFile out(path, "--stats");
   EXPECT_EXIT(write_as_nobody(out), testing::ExitedWithCode(0), "");
   EXPECT_EQ(read_text(path), "written by 65534\n");
-  EXPECT_FALSE(std::filesystem::exists(path + ".kvmmio-tmp"));
+  EXPECT_EQ(entries(sticky), 1u);
 }
 
 TEST(OutputFile, AFullDeviceIsAUsageErrorNamingTheOption) {
@@ -165,6 +174,80 @@ TEST(OutputFile, DashIsStandardOutput) {
   ASSERT_EQ(::dup2(saved.get(), STDOUT_FILENO), STDOUT_FILENO);
   EXPECT_EQ(read_text(path), "to stdout\n");
   EXPECT_FALSE(std::filesystem::exists("-"));  // no file named "-" in the working directory
+}
+
+// --stats and --dump-dtb in a directory every user may write, sticky or
+// not: another user's link to root's file, or another user's file.
+class SharedDirOutput : public testing::TestWithParam<std::tuple<const char*, mode_t>> {
+ protected:
+  void SetUp() override {
+    if (const char* why = test::SharedDirTraps::needs_root()) GTEST_SKIP() << why;
+    traps_.emplace(std::get<1>(GetParam()));
+  }
+  const std::string option() const { return std::get<0>(GetParam()); }
+  // The refusal, or "(written)" after a write.
+  std::string refusal(const std::string& path) {
+    try {
+      OutputFile out(path, option());
+      out.write(std::string("kvmmio's output\n"));
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "(written)";
+  }
+  std::optional<test::SharedDirTraps> traps_;
+};
+
+TEST_P(SharedDirOutput, ALinkToRootsFileIsRefused) {
+  const std::string why = refusal(traps_->link);
+  EXPECT_NE(why.find(option() + " " + traps_->link + ": link is a symbolic link in " + traps_->dir),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("kvmmio follows no links there"), std::string::npos) << why;
+  EXPECT_TRUE(traps_->untouched());
+}
+
+TEST_P(SharedDirOutput, AnotherUsersFileIsRefused) {
+  const std::string why = refusal(traps_->foreign);
+  EXPECT_NE(why.find(option() + " " + traps_->foreign + ": owned by uid 65534"), std::string::npos) << why;
+  EXPECT_NE(why.find("only when root or the --user it runs as owns them"), std::string::npos) << why;
+  EXPECT_TRUE(traps_->untouched());
+}
+
+TEST_P(SharedDirOutput, TheUsersOwnFileIsReplaced) {
+  const test::TrustPathOwner as_nobody(test::SharedDirTraps::kOtherUid);  // --user 65534
+  EXPECT_EQ(refusal(traps_->foreign), "(written)");
+  EXPECT_EQ(read_text(traps_->foreign), "kvmmio's output\n");
+  EXPECT_EQ(entries(traps_->dir), 2u) << "a temporary file left behind";
+}
+
+TEST_P(SharedDirOutput, AFifoWithoutAReaderIsRefusedAtOnce) {
+  const std::string fifo = traps_->dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string why = refusal(fifo);
+  EXPECT_NE(why.find(option() + " " + fifo + ": cannot write"), std::string::npos) << why;
+  EXPECT_NE(why.find("reader"), std::string::npos) << why;
+}
+
+INSTANTIATE_TEST_SUITE_P(StickyOrNot, SharedDirOutput,
+                         testing::Combine(testing::Values("--stats", "--dump-dtb"),
+                                          testing::ValuesIn(test::kSharedDirModes)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)[2] == 's' ? "Stats" : "DumpDtb") +
+                                  (std::get<1>(info.param) & S_ISVTX ? "Sticky" : "NotSticky");
+                         });
+
+TEST(OutputFile, ALinkWhereOnlyRootWritesIsFollowed) {
+  test::TrustedDir dir;
+  if (const char* why = dir.skip_reason()) GTEST_SKIP() << why;
+  ASSERT_EQ(::symlink("stats.json", dir.file("latest").c_str()), 0);
+  OutputFile out(dir.file("latest"), "--stats");
+  out.write(std::string("one\n"));
+  out.write(std::string("two\n"));
+  EXPECT_EQ(read_text(dir.file("stats.json")), "two\n");
+  struct stat st {};
+  ASSERT_EQ(::lstat(dir.file("latest").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link itself was replaced";
 }
 
 }  // namespace

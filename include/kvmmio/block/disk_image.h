@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// DiskImage: a raw disk image (a regular file or a block device), opened,
-// checked and locked for one virtio-blk device.
+// DiskImage: a raw disk image (a regular file, or a block device with
+// device=on), opened, checked and locked for one virtio-blk device.
+//
+// The path is opened by the rule of kvmmio/base/user_path.h: no link is
+// followed, and no other user's file used, in a directory others can
+// write, so a planted link cannot swap a host disk or another file in.
 //
 // open() checks what a user can get wrong and says how to fix it (no such
 // file, no permission, a read-only file without ro=on, a size that is not

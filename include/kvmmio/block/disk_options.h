@@ -2,10 +2,12 @@
 // DiskOptions: one `--disk` specification, parsed.
 //
 //   PATH[,ro=on|off][,serial=ID][,cache=writeback|none][,engine=io_uring|threads][,queues=N]
-//       [,TRANSPORT KEYS]
+//       [,device=on|off][,TRANSPORT KEYS]
 //
-// PATH is a raw image: a regular file or a block device. ro, serial,
-// cache, engine and queues are the device's keys; any other key is handed to
+// PATH is a raw image: a regular file, or with device=on a block device
+// (giving the guest a host disk is said out loud, never reached through a
+// link that once led to a file). ro, serial, cache, engine, queues and
+// device are the device's keys; any other key is handed to
 // TransportOptions::set() (version, notify, irq, regs), as --net does.
 // Nothing here touches the file: DiskImage::open() checks it.
 #pragma once
@@ -45,6 +47,7 @@ struct KVMMIO_EXPORT DiskOptions {
   // queues=N (1 to kMaxDiskQueues); unset, the VMM decides (kvmmio: one
   // per vCPU, at most kMaxDiskQueues), a library user's VirtioBlock has 1.
   std::optional<unsigned> queues;
+  bool block_device = false;  // device=on: PATH may be a block device
   virtio::TransportOptions transport;
 
   // Throws UserError whose message starts with "--disk" and names the key
