@@ -148,7 +148,6 @@ IoOutcome execute_request(const GuestMemory& memory, const DiskImage& disk, cons
       break;
   }
   out.status = out.error ? spec::kSIoErr : spec::kSOk;
-  write_status(memory, chain, r.status_offset, out.status);
   // 2.7.8: the used length counts the bytes written, the status byte among them.
   out.written = data_written + 1;
   return out;

@@ -7,8 +7,9 @@
 // chain_host_spans() (GuestMemory::span, the one accessor) without a copy,
 // except with O_DIRECT, where guest buffers need not be aligned: there it
 // goes through `bounce`, an aligned buffer of kBounceBytes, a piece at a
-// time. The status byte is written last, after the I/O (a FLUSH's after
-// fdatasync returned).
+// time. It does not write the status byte: the caller does, after the I/O
+// (a FLUSH's after fdatasync returned), unless a reset made the request
+// stale meanwhile.
 #pragma once
 
 #include <cstdint>

@@ -58,6 +58,8 @@ ParsedRequest parse_request(const GuestMemory& memory, const virtio::DescriptorC
       if (!in && limits.read_only) return refuse(p, spec::kSIoErr, "OUT request to a read-only disk");
       r.data_bytes = in ? writable_data : readable_data;
       if (r.data_bytes == 0) return refuse(p, spec::kSIoErr, "IN/OUT request without data");
+      if (limits.max_request_bytes && r.data_bytes > limits.max_request_bytes)
+        return refuse(p, spec::kSIoErr, "IN/OUT request larger than size_max x seg_max");
       if (r.data_bytes % limits.alignment != 0 || (r.sector * spec::kSectorSize) % limits.alignment != 0)
         return refuse(p, spec::kSIoErr, "IN/OUT request not aligned to the disk's block size");
       if (!within(r.sector, r.data_bytes / spec::kSectorSize, limits.capacity_sectors))

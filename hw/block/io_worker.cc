@@ -2,13 +2,17 @@
 // IoWorker: one queue's I/O thread (see the header).
 #include "io_worker.h"
 
+#include <cerrno>
+
 #include "kvmmio/base/thread_name.h"
 
 namespace kvmmio::block {
 
-IoWorker::IoWorker(std::string name, std::function<void()> on_start, Execute execute, Complete complete)
+IoWorker::IoWorker(std::string name, std::function<void()> on_start, Current current, Execute execute,
+                   Complete complete)
     : name_(std::move(name)),
       on_start_(std::move(on_start)),
+      current_(std::move(current)),
       execute_(std::move(execute)),
       complete_(std::move(complete)),
       thread_([this] { run(); }) {}
@@ -20,7 +24,7 @@ IoWorker::~IoWorker() {
     jobs_.clear();
   }
   changed_.notify_all();
-  thread_.join();
+  thread_.join();  // after the running job's I/O
 }
 
 void IoWorker::submit(IoJob job) {
@@ -31,10 +35,9 @@ void IoWorker::submit(IoJob job) {
   changed_.notify_all();
 }
 
-void IoWorker::cancel_and_wait() {
-  std::unique_lock guard(mutex_);
-  jobs_.clear();
-  changed_.wait(guard, [this] { return !executing_ && !completing_; });
+Dropped IoWorker::cancel() {
+  std::lock_guard guard(mutex_);
+  return drop_all(jobs_);
 }
 
 void IoWorker::run() {
@@ -48,24 +51,18 @@ void IoWorker::run() {
       if (stop_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
-      executing_ = true;
     }
     if (!started && on_start_) on_start_();
     started = true;
-    const IoOutcome outcome = execute_(job);
+    // A job whose activation was reset while it waited is not started:
+    // its completion only gives its budget back.
+    const IoOutcome outcome = current_(job) ? execute_(job) : IoOutcome{spec::kSIoErr, 0, ECANCELED};
     bool more = false;
     {
       std::lock_guard guard(mutex_);
-      executing_ = false;
-      completing_ = true;
       more = !jobs_.empty();
     }
     complete_(job, outcome, more);
-    {
-      std::lock_guard guard(mutex_);
-      completing_ = false;
-    }
-    changed_.notify_all();
   }
 }
 

@@ -5,13 +5,13 @@
 //
 // The device submits under its lock and never waits for the I/O; the
 // worker runs `execute` without any lock, then `complete` (which takes the
-// device lock itself). cancel_and_wait() (a device reset, holding the
-// device lock) drops the jobs not started and waits for the one running:
-// its I/O, and its `complete`, which the device makes give up waiting for
-// the lock it holds (DeviceLock::lock_unless) before it calls
-// cancel_and_wait(). Once that returns, the worker touches neither guest
-// memory nor the device until the next submit(): the transport may then
-// even go away, with the lock it owns.
+// device lock itself). cancel() (a device reset, holding the device lock)
+// drops the jobs not started and returns at once: the one running goes on
+// off the lock, and its completion is discarded by the device. A job of an
+// activation that was reset is never started (`current`). Serial, so a
+// job of the next activation starts only after the old one's I/O ended.
+// The destructor waits for the running job (its I/O is on guest memory,
+// which must stay mapped until it returns).
 #pragma once
 
 #include <condition_variable>
@@ -30,17 +30,16 @@ namespace kvmmio::block {
 // cannot be set up).
 class IoWorker final : public IoEngine {
  public:
-
   // `on_start` runs on the worker thread before its first job (after the
   // machine is set up: where the thread confines itself, see
   // VirtioBlock's header).
-  IoWorker(std::string name, std::function<void()> on_start, Execute execute, Complete complete);
+  IoWorker(std::string name, std::function<void()> on_start, Current current, Execute execute, Complete complete);
   ~IoWorker();
   IoWorker(const IoWorker&) = delete;
   IoWorker& operator=(const IoWorker&) = delete;
 
   void submit(IoJob job) override;
-  void cancel_and_wait() override;
+  Dropped cancel() override;
   const char* name() const override { return "threads"; }
 
  private:
@@ -48,13 +47,12 @@ class IoWorker final : public IoEngine {
 
   std::string name_;
   std::function<void()> on_start_;
+  Current current_;
   Execute execute_;
   Complete complete_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<IoJob> jobs_;
-  bool executing_ = false;   // in `execute`
-  bool completing_ = false;  // in `complete`
   bool stop_ = false;
   std::thread thread_;  // last: started once the rest exists
 };

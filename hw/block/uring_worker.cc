@@ -12,8 +12,8 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <exception>
 #include <span>
+#include <thread>
 
 #include "kvmmio/base/thread_name.h"
 
@@ -23,10 +23,10 @@ namespace kvmmio::block {
 // still to transfer.
 struct UringWorker::Op {
   IoJob job;
-  uint64_t epoch = 0;
   std::vector<iovec> iov;  // IN/OUT: the guest's spans (GuestMemory::span, through chain_host_spans)
   size_t first = 0;        // the first iovec not yet done
   uint64_t offset = 0;     // where in the image the rest goes
+  bool seen = false;       // before_io ran for it
 };
 
 namespace {
@@ -124,20 +124,14 @@ void UringWorker::submit(IoJob job) {
   wake();
 }
 
-void UringWorker::cancel_and_wait() {
-  std::unique_lock guard(mutex_);
-  ++epoch_;
-  jobs_.clear();
-  wake();
-  idle_.wait(guard, [this] { return outstanding_ == 0; });
-}
-
-void UringWorker::retire() {
+Dropped UringWorker::cancel() {
+  Dropped dropped;
   {
     std::lock_guard guard(mutex_);
-    --outstanding_;
+    dropped = drop_all(jobs_);
   }
-  idle_.notify_all();
+  wake();  // the thread drops the stale jobs it took but did not start
+  return dropped;
 }
 
 void UringWorker::arm_wake() {
@@ -166,31 +160,32 @@ bool UringWorker::start(Op& op) {
   io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
   io_uring_sqe_set_data(sqe, &op);
   ++in_kernel_;
+  kernel_generation_ = op.job.generation;
   return true;
 }
 
+bool UringWorker::stale(const Op& op) const { return !hooks_.current(op.job); }
+
 void UringWorker::finish(std::unique_ptr<Op> op, int error) {
-  bool current;
-  {
-    std::lock_guard guard(mutex_);
-    current = op->epoch == epoch_;
-  }
-  if (current) {  // else a reset dropped it: no status byte
-    const BlockRequest& r = op->job.request;
-    IoOutcome out;
-    out.error = error;
-    out.status = error ? spec::kSIoErr : spec::kSOk;
+  const BlockRequest& r = op->job.request;
+  IoOutcome out;
+  out.error = error;
+  out.status = error ? spec::kSIoErr : spec::kSOk;
+  if (!stale(*op)) {  // else a reset dropped it: no status byte, and the device discards it
     write_status(memory_, op->job.chain, r.status_offset, out.status);
     out.written = (r.type == spec::kTIn && !error ? static_cast<uint32_t>(r.data_bytes) : 0) + 1;
     hooks_.count(r, error);
-    hooks_.complete(op->job, out, !pending_.empty() || in_kernel_ > 0);
   }
-  retire();
+  hooks_.complete(op->job, out, !pending_.empty() || in_kernel_ > 0);
 }
 
 // A completion of `op` with `res` (bytes, or -errno).
 void UringWorker::handle(Op* raw, int res) {
   std::unique_ptr<Op> op(raw);
+  if (stale(*op)) {
+    finish(std::move(op), ECANCELED);  // what is left of it is not done
+    return;
+  }
   if (res == -EINTR || res == -EAGAIN) {
     pending_.push_front(std::move(op));  // again, as it was
     return;
@@ -218,30 +213,111 @@ void UringWorker::handle(Op* raw, int res) {
   pending_.push_front(std::move(op));
 }
 
+// The SQEs published but not yet taken by the kernel (between its head and
+// our tail) are ours to rewrite: without SQPOLL the kernel reads them only
+// inside io_uring_enter. Each request's becomes a read of the eventfd with
+// no buffer (it fails at once, touching nothing), and the request is
+// answered now.
+void UringWorker::answer_unsubmitted(int error) {
+  const unsigned head = io_uring_smp_load_acquire(ring_.sq.khead);
+  for (unsigned i = head; i != ring_.sq.sqe_tail; ++i) {
+    const unsigned slot = i & ring_.sq.ring_mask;
+    io_uring_sqe* sqe = &ring_.sq.sqes[ring_.sq.array ? ring_.sq.array[slot] : slot];
+    void* data = reinterpret_cast<void*>(static_cast<uintptr_t>(sqe->user_data));
+    if (data == &wake_buf_ || data == &orphan_) continue;
+    io_uring_prep_readv(sqe, 1, nullptr, 0, 0);
+    io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
+    io_uring_sqe_set_data(sqe, &orphan_);
+    --in_kernel_;
+    finish(std::unique_ptr<Op>(static_cast<Op*>(data)), error);
+  }
+}
+
+void UringWorker::submit_and_reap() {
+  int r = hooks_.submit_fault ? hooks_.submit_fault() : 0;
+  if (r == 0) r = io_uring_submit_and_wait(&ring_, 1);
+  if (r >= 0) {
+    failures_ = 0;
+  } else if (r == -EINTR || r == -EAGAIN || r == -EBUSY || r == -ENOMEM) {
+    // Short of memory, or the completion queue full: the completions below
+    // make room; back off when there are none, so a lasting shortage does
+    // not spin a CPU.
+    if (++failures_ >= kSubmitRetries) {
+      failures_ = 0;
+      if (const uint64_t n = enter_failures_.next())
+        KVMMIO_LOG_WARN("virtio-blk %s: io_uring_enter failed %u times in a row (%s); the requests it did not "
+                        "take are answered IOERR (#%llu)",
+                        disk_.path().c_str(), kSubmitRetries, std::strerror(-r), static_cast<unsigned long long>(n));
+      answer_unsubmitted(-r);
+    } else if (!io_uring_cq_ready(&ring_)) {
+      std::this_thread::sleep_for(std::min<std::chrono::microseconds>(kFirstBackoff * (1u << (failures_ - 1)),
+                                                                      kMaxBackoff));
+    }
+  } else {
+    // Not expected of a working ring. The kernel may still hold requests
+    // on guest memory: their completions are still reaped (the completion
+    // queue needs no system call); the rest run with blocking calls.
+    KVMMIO_LOG_ERROR("virtio-blk %s: io_uring_enter: %s; the ring's waiting requests fail, the rest run with "
+                     "blocking calls",
+                     disk_.path().c_str(), std::strerror(-r));
+    broken_ = true;
+    answer_unsubmitted(-r);
+  }
+  io_uring_cqe* cqe;
+  while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+    void* data = io_uring_cqe_get_data(cqe);
+    const int res = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    if (data == &wake_buf_) {
+      wake_armed_ = false;  // armed again at the top of the next turn
+      continue;
+    }
+    if (data == &orphan_) continue;  // its request was answered already
+    --in_kernel_;
+    handle(static_cast<Op*>(data), res);
+  }
+}
+
+// A broken ring: what it still holds completes by itself (reaped with a
+// short sleep between looks); otherwise the thread sleeps on the eventfd.
+void UringWorker::wait_broken() {
+  constexpr auto kPoll = std::chrono::milliseconds(1);
+  if (in_kernel_ == 0) {
+    uint64_t count;
+    ssize_t ignored = ::read(wake_fd_.get(), &count, sizeof count);
+    (void)ignored;
+    return;
+  }
+  std::this_thread::sleep_for(kPoll);
+  io_uring_cqe* cqe;
+  while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+    void* data = io_uring_cqe_get_data(cqe);
+    const int res = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    if (data == &wake_buf_ || data == &orphan_) continue;
+    --in_kernel_;
+    handle(static_cast<Op*>(data), res);
+  }
+}
+
 void UringWorker::run() {
   name_this_thread(name_);
   for (;;) {
-    arm_wake();  // before anything else can take the ring's last free entry
+    if (!broken_) arm_wake();  // before anything else can take the ring's last free entry
     bool stopping;
-    unsigned dropped = 0;
     {
       std::lock_guard guard(mutex_);
       stopping = stop_;
-      // A reset dropped what has not reached the kernel yet.
-      const size_t before = pending_.size();
-      std::erase_if(pending_, [this](const std::unique_ptr<Op>& op) { return stop_ || op->epoch != epoch_; });
-      dropped = static_cast<unsigned>(before - pending_.size());
-      outstanding_ -= dropped;
       for (; !stop_ && !jobs_.empty(); jobs_.pop_front()) {
         auto op = std::make_unique<Op>();
         op->job = std::move(jobs_.front());
-        op->epoch = epoch_;
         pending_.push_back(std::move(op));
-        ++outstanding_;
       }
     }
-    if (dropped) idle_.notify_all();
-    if (stopping && in_kernel_ == 0) return;
+    if (stopping) {
+      pending_.clear();  // never started; the device is going and waits for none
+      if (in_kernel_ == 0) return;
+    }
 
     while (!pending_.empty()) {
       Op& op = *pending_.front();
@@ -250,28 +326,27 @@ void UringWorker::run() {
         started_ = true;
         if (hooks_.on_start) hooks_.on_start();
       }
-      bool stale;
-      {
-        std::lock_guard guard(mutex_);
-        stale = stop_ || op.epoch != epoch_;
-      }
-      if (stale) {  // a reset came while this thread was busy: not started
+      if (stale(op)) {  // a reset came before it started: given back, never started
+        std::unique_ptr<Op> taken = std::move(pending_.front());
         pending_.pop_front();
-        retire();
+        finish(std::move(taken), ECANCELED);
         continue;
       }
-      const bool blocking = hooks_.refused() || type == spec::kTGetId || (is_rw(type) && disk_.direct());
+      const bool blocking = broken_ || hooks_.refused() || type == spec::kTGetId || (is_rw(type) && disk_.direct());
       // A FLUSH covers what completed: it waits for every earlier request,
-      // and so does a request run with blocking calls on this thread.
-      if ((blocking || type == spec::kTFlush) && in_kernel_ > 0) break;
+      // and so does a request run with blocking calls on this thread. A
+      // request of a newer activation waits for the older one's, so a
+      // stale write cannot land after it.
+      if ((blocking || type == spec::kTFlush || op.job.generation != kernel_generation_) && in_kernel_ > 0) break;
       if (blocking) {
         std::unique_ptr<Op> taken = std::move(pending_.front());
         pending_.pop_front();
         const IoOutcome out = hooks_.execute(taken->job);
         hooks_.complete(taken->job, out, !pending_.empty());
-        retire();
         continue;
       }
+      if (hooks_.before_io && !op.seen) hooks_.before_io(op.job.request);
+      op.seen = true;
       if (is_rw(type) && op.iov.empty()) {
         const bool in = type == spec::kTIn;
         const uint64_t chain_offset = in ? 0 : sizeof(spec::RequestHeader);
@@ -290,25 +365,10 @@ void UringWorker::run() {
       pending_.front().release();  // the kernel holds it (its user data) until its completion
       pending_.pop_front();
     }
-
-    const int r = io_uring_submit_and_wait(&ring_, 1);
-    if (r < 0 && r != -EINTR && r != -EBUSY) {
-      // Not expected with a working ring; the thread cannot go on without
-      // one, and the kernel may still hold requests on guest memory.
-      std::terminate();
-    }
-    io_uring_cqe* cqe;
-    while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
-      void* data = io_uring_cqe_get_data(cqe);
-      const int res = cqe->res;
-      io_uring_cqe_seen(&ring_, cqe);
-      if (data == &wake_buf_) {
-        wake_armed_ = false;  // armed again at the top of the next turn
-        continue;
-      }
-      --in_kernel_;
-      handle(static_cast<Op*>(data), res);
-    }
+    if (broken_)
+      wait_broken();
+    else
+      submit_and_reap();
   }
 }
 

@@ -26,14 +26,26 @@
 // eventfd; the worker thread takes jobs, fills SQEs, io_uring_enter()s
 // and handles completions: the status byte, then `complete`. It confines
 // itself (`on_start`, kvmmio's seccomp class "block-uring") before its
-// first request. cancel_and_wait() drops the jobs not started and waits
-// until the kernel gave back every request (they are not cancelled: a
-// disk request ends by itself), without writing their status bytes.
+// first request. cancel() drops the jobs not taken and returns at once;
+// requests in the kernel are not cancelled (a disk request ends by
+// itself): when they complete their status bytes are not written and the
+// device discards their completions. A request of a newer activation
+// waits until the kernel gave back every request of an older one.
+//
+// io_uring_enter failing: EINTR, EAGAIN and EBUSY (the kernel short of
+// request memory, or the completion queue full) are retried after the
+// completions are reaped, ENOMEM after a back-off; after kSubmitRetries
+// failures in a row the requests whose SQEs the kernel has not taken are
+// answered IOERR (their SQEs made into a harmless read of the eventfd,
+// so they never touch guest memory). Any other error means the ring is
+// broken: the same for the requests not taken, and from then on every
+// request runs with blocking calls (`execute`), as with a refused ring.
+// Nothing on this path ends the process.
 #pragma once
 
 #include <liburing.h>
 
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -45,6 +57,7 @@
 #include <vector>
 
 #include "io_engine.h"
+#include "kvmmio/base/log_limit.h"
 #include "kvmmio/base/unique_fd.h"
 #include "kvmmio/block/disk_image.h"
 #include "kvmmio/guest_memory.h"
@@ -60,9 +73,16 @@ class UringWorker final : public IoEngine {
     // True once on_start failed: every request goes to `execute` (which
     // answers IOERR), none to the ring.
     std::function<bool()> refused;
+    Current current;
     Execute execute;
     Count count;
     Complete complete;
+    // Tests only: runs on the thread before a request goes to the ring.
+    std::function<void(const BlockRequest&)> before_io;
+    // Tests only: runs on the thread before each io_uring_submit_and_wait;
+    // a negative errno it returns is taken as the call's result instead of
+    // making the call (0: make it).
+    std::function<int()> submit_fault;
   };
 
   // The ring for `disk`, or nullptr with `why` set.
@@ -73,11 +93,18 @@ class UringWorker final : public IoEngine {
   UringWorker& operator=(const UringWorker&) = delete;
 
   void submit(IoJob job) override;
-  void cancel_and_wait() override;
+  Dropped cancel() override;
   const char* name() const override { return "io_uring"; }
 
   // The ring's entries: the device's in-flight bound and the wake-up read.
   static constexpr unsigned kEntries = 128;
+  // io_uring_enter failures in a row before the requests the kernel has
+  // not taken are answered IOERR; the back-off between them doubles from
+  // kFirstBackoff up to kMaxBackoff (about a quarter of a second in all:
+  // a lasting shortage fails requests, it never stalls the queue).
+  static constexpr unsigned kSubmitRetries = 10;
+  static constexpr auto kFirstBackoff = std::chrono::microseconds(500);
+  static constexpr auto kMaxBackoff = std::chrono::milliseconds(100);
 
  private:
   struct Op;
@@ -88,7 +115,10 @@ class UringWorker final : public IoEngine {
   bool start(Op& op);  // false: no SQE free (the ring is full)
   void finish(std::unique_ptr<Op> op, int error);
   void handle(Op* op, int res);
-  void retire();  // one job done or dropped
+  bool stale(const Op& op) const;  // its activation was reset
+  void submit_and_reap();
+  void answer_unsubmitted(int error);  // IOERR for what the kernel has not taken
+  void wait_broken();                  // no ring: completions of what it still holds, or a wake-up
 
   std::string name_;
   const GuestMemory& memory_;
@@ -101,10 +131,7 @@ class UringWorker final : public IoEngine {
   iovec wake_iov_{&wake_buf_, sizeof wake_buf_};
 
   std::mutex mutex_;
-  std::condition_variable idle_;
   std::deque<IoJob> jobs_;   // submitted, not yet taken by the thread
-  uint64_t epoch_ = 0;       // moves at every cancel_and_wait()
-  unsigned outstanding_ = 0;  // taken and not yet completed or dropped
   bool stop_ = false;
 
   // The worker thread's own:
@@ -115,6 +142,11 @@ class UringWorker final : public IoEngine {
   // tests/check-exports.sh).
   std::list<std::unique_ptr<Op>> pending_;
   unsigned in_kernel_ = 0;                   // requests the ring holds (not the wake-up read)
+  uint64_t kernel_generation_ = 0;           // the activation of the requests in the kernel
+  unsigned failures_ = 0;                    // io_uring_enter failures in a row
+  bool broken_ = false;                      // io_uring_enter failed for good: blocking calls only
+  char orphan_ = 0;
+  LogLimit enter_failures_;                          // user data of an SQE whose request was answered
   bool started_ = false;
   bool wake_armed_ = false;  // the eventfd read is in the ring
   std::thread thread_;  // last: started once the rest exists

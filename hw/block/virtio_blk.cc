@@ -20,30 +20,48 @@ namespace {
 
 constexpr uint64_t bit(unsigned n) { return uint64_t{1} << n; }
 
+const char* request_name(uint32_t type) {
+  switch (type) {
+    case spec::kTIn: return "read";
+    case spec::kTOut: return "write";
+    case spec::kTFlush: return "flush";
+    case spec::kTDiscard: return "discard";
+    case spec::kTWriteZeroes: return "write-zeroes";
+    default: return "request";
+  }
+}
+
 }  // namespace
 
-// One request queue: its drain, its bound, its engine. The drain, the
-// counts and `resume` are under the device lock; the engine and the bounce
-// buffer are its thread's.
+// One request queue: its drain, its bounds, its engine. The drain and
+// `resume` are under the device lock; the bounce buffer is the engine
+// thread's. The held counts go up under the device lock and down on the
+// engine's thread, which takes the lock only when the drain waits for
+// them (`waiting_for_slot`) or to complete a current request.
 struct VirtioBlock::Queue {
   Queue(VirtioBlock& device, uint16_t queue_index)
       : index(queue_index), drain([&device, this] {
           ++device.counters_.budget_yields;
           if (resume) resume->schedule();
         }) {}
-  // No request of the activation in flight or waited for (activate, reset).
-  void clear() {
-    in_flight = 0;
-    in_flight_shown = 0;
-    waiting_for_slot = false;
+  // A request given back (completed, or dropped after a reset): true if
+  // the drain waits for it.
+  bool release(uint64_t cost) {
+    held_bytes -= cost;
+    --held;
+    return waiting_for_slot.load();
   }
 
   const uint16_t index;
   virtio::QueueDrain drain;
   std::unique_ptr<DeferredWork> resume;  // the drain past its budget
-  unsigned in_flight = 0;
-  std::atomic<unsigned> in_flight_shown{0};  // in_flight, for requests_in_flight()
-  bool waiting_for_slot = false;             // paused at kMaxInFlight
+  // Handed to the engine and not yet given back, of any activation.
+  std::atomic<unsigned> held{0};
+  std::atomic<uint64_t> held_bytes{0};
+  // Paused at a bound. Set before the held counts are looked at again and
+  // read after they went down (both sequentially consistent), so either
+  // the drain sees the room or the one who made it sees the flag.
+  std::atomic<bool> waiting_for_slot{false};
   std::unique_ptr<BounceBuffer> bounce;      // O_DIRECT only; the engine thread's
   std::unique_ptr<IoEngine> engine;          // last: stopped first
 };
@@ -55,6 +73,7 @@ VirtioBlock::VirtioBlock(const GuestMemory& memory, EventLoop& loop, DiskImage d
   limits_.capacity_sectors = disk_.capacity_sectors();
   limits_.alignment = disk_.alignment();
   limits_.seg_max = kSegMax;
+  limits_.max_request_bytes = kMaxRequestBytes;
   limits_.max_range_sectors = kMaxRangeSectors;
   limits_.read_only = disk_.read_only();
   limits_.discard = disk_.can_discard();
@@ -67,6 +86,8 @@ VirtioBlock::VirtioBlock(const GuestMemory& memory, EventLoop& loop, DiskImage d
   settings_.write_zeroes_offered = limits_.write_zeroes;
   settings_.queues = options_.queues;
   settings_.max_in_flight = kMaxInFlight;
+  settings_.max_in_flight_bytes = kMaxInFlightBytes;
+  settings_.max_request_bytes = kMaxRequestBytes;
   for (unsigned i = 0; i < options_.queues; ++i) {
     queues_.push_back(std::make_unique<Queue>(*this, static_cast<uint16_t>(i)));
     if (disk_.direct()) queues_.back()->bounce = std::make_unique<BounceBuffer>();
@@ -84,11 +105,14 @@ std::unique_ptr<IoEngine> VirtioBlock::make_uring_engine(Queue& q, std::string& 
   UringWorker::Hooks hooks{
       .on_start = [this] { on_io_thread_start(options_.on_uring_thread_start); },
       .refused = [this] { return confine_failed_.load(); },
+      .current = [this](const IoJob& job) { return current(job); },
       .execute = [this](const IoJob& job) { return execute(job); },
       .count = [this](const BlockRequest& r, int error) { count(r, error); },
       .complete = [this](const IoJob& job, const IoOutcome& out, bool more) {
         complete_request(job, out.written, more);
       },
+      .before_io = options_.before_io,
+      .submit_fault = options_.uring_submit_fault,
   };
   return UringWorker::create(engine_thread_name(q), memory_, disk_, std::move(hooks), why);
 }
@@ -96,7 +120,7 @@ std::unique_ptr<IoEngine> VirtioBlock::make_uring_engine(Queue& q, std::string& 
 std::unique_ptr<IoEngine> VirtioBlock::make_threads_engine(Queue& q) {
   return std::make_unique<IoWorker>(
       engine_thread_name(q), [this] { on_io_thread_start(options_.on_io_thread_start); },
-      [this](const IoJob& job) { return execute(job); },
+      [this](const IoJob& job) { return current(job); }, [this](const IoJob& job) { return execute(job); },
       [this](const IoJob& job, const IoOutcome& out, bool more) { complete_request(job, out.written, more); });
 }
 
@@ -126,31 +150,40 @@ void VirtioBlock::make_engines() {
 }
 
 IoOutcome VirtioBlock::execute(const IoJob& job) {
-  if (confine_failed_) {
-    write_status(memory_, job.chain, job.request.status_offset, spec::kSIoErr);
-    return IoOutcome{spec::kSIoErr, 1, EPERM};
+  IoOutcome out{spec::kSIoErr, 1, EPERM};
+  if (!confine_failed_) {
+    if (options_.before_io) options_.before_io(job.request);
+    out = execute_request(memory_, disk_, options_.serial, job.chain, job.request, queues_[job.queue]->bounce.get());
+    count(job.request, out.error);
   }
-  IoOutcome out = execute_request(memory_, disk_, options_.serial, job.chain, job.request,
-                                  queues_[job.queue]->bounce.get());
-  count(job.request, out.error);
+  // A reset during the I/O: the chain is no longer the device's to answer.
+  if (current(job)) write_status(memory_, job.chain, job.request.status_offset, out.status);
   return out;
 }
+
+bool VirtioBlock::current(const IoJob& job) const { return job.generation == generation_.load(); }
 
 const char* VirtioBlock::engine_name() const { return queues_.front()->engine->name(); }
 
 unsigned VirtioBlock::requests_in_flight() const {
   unsigned n = 0;
-  for (const auto& q : queues_) n += q->in_flight_shown.load(std::memory_order_acquire);
+  for (const auto& q : queues_) n += q->held.load();
   return n;
 }
 
 unsigned VirtioBlock::requests_in_flight(uint32_t queue) const {
-  return queue < queues_.size() ? queues_[queue]->in_flight_shown.load(std::memory_order_acquire) : 0;
+  return queue < queues_.size() ? queues_[queue]->held.load() : 0;
+}
+
+uint64_t VirtioBlock::bytes_in_flight(uint32_t queue) const {
+  return queue < queues_.size() ? queues_[queue]->held_bytes.load() : 0;
 }
 
 VirtioBlock::~VirtioBlock() {
   abandon_ = true;
-  // Joins every engine's thread: nothing runs for the device after this.
+  // Joins every engine's thread, after the I/O the kernel still holds (at
+  // most kMaxInFlightBytes a queue): nothing runs for the device after
+  // this. Not under the device lock (the transport, which owns it, is gone).
   for (auto& q : queues_) q->engine.reset();
 }
 
@@ -167,7 +200,7 @@ void VirtioBlock::on_io_thread_start(const std::function<void()>& confine) {
 }
 
 uint64_t VirtioBlock::device_features() const {
-  uint64_t f = bit(spec::kFSegMax) | bit(spec::kFBlkSize) | bit(spec::kFFlush);
+  uint64_t f = bit(spec::kFSizeMax) | bit(spec::kFSegMax) | bit(spec::kFBlkSize) | bit(spec::kFFlush);
   // Only with several queues: a 1-queue disk offers what it always did.
   if (queues_.size() > 1) f |= bit(spec::kFMq);
   if (limits_.read_only) f |= bit(spec::kFRo);
@@ -181,6 +214,7 @@ uint32_t VirtioBlock::config_size() const { return spec::kConfigBytes; }
 void VirtioBlock::read_config(uint32_t offset, std::span<uint8_t> data) {
   spec::BlockConfig c{};
   c.capacity = limits_.capacity_sectors;
+  c.size_max = kSizeMax;
   c.seg_max = kSegMax;
   c.blk_size = limits_.alignment;
   c.num_queues = static_cast<uint16_t>(queues_.size());
@@ -218,7 +252,7 @@ bool VirtioBlock::activate(const virtio::DeviceActivation& activation) {
   interrupt_ = activation.interrupt;
   for (auto& q : queues_) {
     q->drain.unbind();  // a queue the driver did not make ready stays unbound (its notifies do nothing)
-    q->clear();
+    q->waiting_for_slot = false;
   }
   for (const auto& a : activation.queues)
     if (a.index < queues_.size()) queues_[a.index]->drain.bind(a.ring, interrupt_);
@@ -234,15 +268,23 @@ void VirtioBlock::enable_queue(const virtio::ActiveQueue& queue) {
 }
 
 void VirtioBlock::reset() {
-  ++generation_;  // completions of the old activation are dropped
+  ++generation_;    // the engines start nothing of the old activation and discard what ends
   abandon_ = true;  // a completion waiting for our lock gives up
-  // After each returns, that engine touches nothing of ours; completions
-  // on the others give up on the lock meanwhile.
-  for (auto& q : queues_) q->engine->cancel_and_wait();
+  for (auto& q : queues_) {
+    // The jobs not started: their budget back now. Those running keep
+    // theirs until they end (release()).
+    const Dropped d = q->engine->cancel();
+    q->held_bytes -= d.bytes;
+    q->held -= d.jobs;
+  }
+  // Completions that saw abandon_ clear may still be waiting for the lock
+  // we hold: they give up within a millisecond, and then nothing touches
+  // the lock until the next activation.
+  for (unsigned n; (n = completing_.load()) != 0;) completing_.wait(n);
   for (auto& q : queues_) {
     q->resume.reset();
     q->drain.unbind();
-    q->clear();
+    q->waiting_for_slot = false;
   }
   interrupt_ = nullptr;
 }
@@ -261,11 +303,6 @@ void VirtioBlock::process(Queue& q) {
 // One chain: answered now if the checks refuse it, else handed to the
 // queue's engine.
 virtio::ChainStep VirtioBlock::take(Queue& q, const virtio::DescriptorChain& chain) {
-  if (q.in_flight >= kMaxInFlight) {
-    ++counters_.inflight_waits;
-    q.waiting_for_slot = true;
-    return virtio::ChainStep::paused();
-  }
   const ParsedRequest parsed = parse_request(memory_, chain, limits_);
   if (!parsed.request) {
     ++counters_.refused;
@@ -274,14 +311,42 @@ virtio::ChainStep VirtioBlock::take(Queue& q, const virtio::DescriptorChain& cha
     write_status(memory_, chain, *parsed.status_offset, parsed.status);
     return virtio::ChainStep::used(1);
   }
-  q.in_flight_shown = ++q.in_flight;
-  q.engine->submit(IoJob{generation_, q.index, chain, *parsed.request});
+  const BlockRequest& r = *parsed.request;
+  // Only IN/OUT move guest data; a DISCARD's range is no buffer.
+  const uint64_t cost = r.type == spec::kTIn || r.type == spec::kTOut ? r.data_bytes : 0;
+  if (!admit(q, cost)) return virtio::ChainStep::paused();
+  q.engine->submit(IoJob{generation_.load(), q.index, chain, r, cost});
   return virtio::ChainStep::kept();
+}
+
+// Room for one more request of `cost` bytes on `q`: taken (true), or the
+// drain pauses until a request is given back (false). A request never
+// costs more than kMaxRequestBytes, so an empty queue always has room.
+bool VirtioBlock::admit(Queue& q, uint64_t cost) {
+  const auto fits = [&q, cost] {
+    return q.held.load() < kMaxInFlight && q.held_bytes.load() + cost <= kMaxInFlightBytes;
+  };
+  if (!fits()) {
+    q.waiting_for_slot = true;
+    if (!fits()) {  // still full after the flag is up: the next release() sees it
+      ++counters_.inflight_waits;
+      return false;
+    }
+    q.waiting_for_slot = false;
+  }
+  ++q.held;
+  q.held_bytes += cost;
+  return true;
 }
 
 void VirtioBlock::count(const BlockRequest& r, int error) {
   if (error) {
     ++counters_.io_errors;
+    if (const uint64_t n = io_error_log_.next())
+      KVMMIO_LOG_WARN("virtio-blk %s: %s at sector %llu (%llu bytes) failed: %s; answered IOERR (#%llu)",
+                      disk_.path().c_str(), request_name(r.type), static_cast<unsigned long long>(r.sector),
+                      static_cast<unsigned long long>(r.data_bytes), std::strerror(error),
+                      static_cast<unsigned long long>(n));
     return;
   }
   switch (r.type) {
@@ -301,19 +366,29 @@ void VirtioBlock::count(const BlockRequest& r, int error) {
   }
 }
 
-// An engine's thread, after a request's I/O and status byte: the chain
-// goes back to the queue it came from.
+// An engine's thread, after a request's I/O (or its drop after a reset):
+// its budget goes back, and a current request's chain goes back to the
+// queue it came from.
 void VirtioBlock::complete_request(const IoJob& job, uint32_t written, bool more) {
-  auto guard = lock_->lock_unless(abandon_);
-  if (!guard.owns_lock() || job.generation != generation_) return;  // a reset or the destructor dropped it
   Queue& q = *queues_[job.queue];
-  q.drain.complete(job.chain.head, written);
-  q.in_flight_shown = --q.in_flight;
-  if (!more) q.drain.interrupt_if_due();
-  if (q.waiting_for_slot) {
-    q.waiting_for_slot = false;
-    process(q);
+  const bool waited_for = q.release(job.cost);
+  if (!waited_for && !current(job)) return;  // a reset's leftover: no lock needed
+  ++completing_;
+  struct Leave {
+    std::atomic<unsigned>& n;
+    ~Leave() {
+      --n;
+      n.notify_all();
+    }
+  } leave{completing_};
+  if (abandon_) return;  // reset or going: the lock may be gone
+  auto guard = lock_->lock_unless(abandon_);
+  if (!guard.owns_lock()) return;
+  if (current(job)) {
+    q.drain.complete(job.chain.head, written);
+    if (!more) q.drain.interrupt_if_due();
   }
+  if (q.waiting_for_slot.exchange(false)) process(q);
 }
 
 }  // namespace kvmmio::block

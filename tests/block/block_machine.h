@@ -12,8 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -62,6 +65,45 @@ inline std::vector<uint8_t> file_bytes(const std::string& path, uint64_t offset,
     throw std::runtime_error("cannot read " + path);
   ::close(fd);
   return out;
+}
+
+// Holds an engine's thread in a hook (e.g. BlockDeviceOptions::before_io)
+// until release(): I/O made slow for as long as a test needs, no longer.
+// Declare it before the machine and keep a releaser() after it, so a
+// failed assertion lets the thread go before the machine joins it.
+struct Latch {
+  void hold() {
+    std::unique_lock lock(mutex);
+    ++arrived;
+    changed.notify_all();
+    changed.wait(lock, [this] { return released; });
+  }
+  bool wait_arrived(unsigned n = 1) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(30), [&] { return arrived >= n; });
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    released = true;
+    changed.notify_all();
+  }
+  struct Releaser {
+    Latch& latch;
+    ~Releaser() { latch.release(); }
+  };
+  [[nodiscard]] Releaser releaser() { return Releaser{*this}; }
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  unsigned arrived = 0;
+  bool released = false;
+};
+
+// Options whose engines hold every request on `latch` just before its I/O.
+inline BlockDeviceOptions hold_io(Latch& latch) {
+  BlockDeviceOptions o;
+  o.before_io = [&latch](const BlockRequest&) { latch.hold(); };
+  return o;
 }
 
 struct BlockMachine {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <string>
 
@@ -140,6 +141,59 @@ TEST(UringEngineTest, AFlushCompletesAfterEveryWriteInFlightBeforeIt) {
     EXPECT_EQ(file_bytes(image, i * 4096, 4096), std::vector<uint8_t>(4096, static_cast<uint8_t>(i + 1))) << i;
   EXPECT_EQ(m.device->counters().writes, kWrites);
   EXPECT_EQ(m.device->counters().flushes, 1u);
+}
+
+// io_uring_enter failing as it does under memory pressure (-EAGAIN,
+// -ENOMEM, injected through the test seam): a few failures are retried and
+// the requests succeed; failures that last answer the waiting request
+// IOERR; either way the queue goes on serving, and nothing ends the
+// process.
+TEST(UringEngineTest, SubmitFailuresAreRetriedOrAnsweredAndTheQueueGoesOn) {
+  const TempDir dir;
+  const std::string image = dir.image("disk.img", kImageSize);
+  std::atomic<int> fail_left{0};
+  std::atomic<int> error{0};
+  BlockDeviceOptions o;
+  o.uring_submit_fault = [&]() -> int {
+    if (fail_left.load() <= 0) return 0;
+    --fail_left;
+    return error.load();
+  };
+  BlockMachine m(disk_at(image, EngineChoice::kIoUring), o);
+  ASSERT_STREQ(m.device->engine_name(), "io_uring");
+  m.bring_up();
+  unsigned slot = 0;
+  for (const int e : {-EAGAIN, -ENOMEM, -EBUSY, -EINTR}) {
+    error = e;
+    fail_left = 3;  // fewer than UringWorker::kSubmitRetries: retried
+    std::vector<uint8_t> bytes(4096, static_cast<uint8_t>(slot + 1));
+    m.memory.write(BlockMachine::data_at(slot), bytes.data(), bytes.size());
+    m.request(slot, spec::kTOut, slot * 8, 4096, false);
+    ASSERT_TRUE(m.used()) << e;
+    EXPECT_EQ(m.status(slot), spec::kSOk) << e;
+    EXPECT_EQ(file_bytes(image, slot * 4096, 4096), bytes) << e;
+    EXPECT_EQ(fail_left.load(), 0) << "the failures were not met";
+    ++slot;
+  }
+  // Lasting: the request is answered IOERR, the image untouched.
+  error = -ENOMEM;
+  fail_left = 1 << 30;
+  std::vector<uint8_t> bytes(4096, 0x77);
+  m.memory.write(BlockMachine::data_at(slot), bytes.data(), bytes.size());
+  m.request(slot, spec::kTOut, 100 * 8, 4096, false);
+  ASSERT_TRUE(m.used());
+  EXPECT_EQ(m.status(slot), spec::kSIoErr);
+  EXPECT_EQ(m.device->counters().io_errors, 1u);
+  EXPECT_NE(file_bytes(image, 100 * 4096, 4096), bytes);
+  ++slot;
+  // The pressure gone, the queue serves again.
+  fail_left = 0;
+  m.request(slot, spec::kTIn, 0, 4096, true);
+  ASSERT_TRUE(m.used());
+  EXPECT_EQ(m.status(slot), spec::kSOk);
+  EXPECT_EQ(m.guest(BlockMachine::data_at(slot), 4096), std::vector<uint8_t>(4096, 1));
+  EXPECT_EQ(m.device->counters().writes, 4u);
+  EXPECT_EQ(m.device->requests_in_flight(), 0u);
 }
 
 }  // namespace

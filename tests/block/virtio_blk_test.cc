@@ -10,12 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <thread>
 #include <string>
 #include <vector>
 
@@ -60,16 +57,16 @@ class VirtioBlockEngineTest : public VirtioBlockTest, public testing::WithParamI
     return o;
   }
 };
+std::string engine_param_name(const testing::TestParamInfo<EngineChoice>& info) {
+  return info.param == EngineChoice::kIoUring ? "IoUring" : "Threads";
+}
 INSTANTIATE_TEST_SUITE_P(Engines, VirtioBlockEngineTest,
-                         testing::Values(EngineChoice::kIoUring, EngineChoice::kThreads),
-                         [](const testing::TestParamInfo<EngineChoice>& info) {
-                           return info.param == EngineChoice::kIoUring ? std::string("IoUring")
-                                                                       : std::string("Threads");
-                         });
+                         testing::Values(EngineChoice::kIoUring, EngineChoice::kThreads), engine_param_name);
 
 TEST_P(VirtioBlockEngineTest, OffersItsFeaturesAndConfiguration) {
   BlockMachine m(disk());
   const uint64_t f = m.bring_up();
+  EXPECT_TRUE(f & bit(spec::kFSizeMax));
   EXPECT_TRUE(f & bit(spec::kFSegMax));
   EXPECT_TRUE(f & bit(spec::kFBlkSize));
   EXPECT_TRUE(f & bit(spec::kFFlush));
@@ -79,7 +76,11 @@ TEST_P(VirtioBlockEngineTest, OffersItsFeaturesAndConfiguration) {
   EXPECT_EQ((f & bit(spec::kFWriteZeroes)) != 0, m.device->disk().can_write_zeroes());
   EXPECT_EQ(m.driver->read_config(0, 4), kImageSize / 512);  // capacity, low half
   EXPECT_EQ(m.driver->read_config(4, 4), 0u);
+  EXPECT_EQ(m.driver->read_config(8, 4), VirtioBlock::kSizeMax);
   EXPECT_EQ(m.driver->read_config(12, 4), VirtioBlock::kSegMax);
+  // Linux never builds a request the device refuses: size_max x seg_max
+  // is within the request bound.
+  EXPECT_LE(uint64_t{VirtioBlock::kSizeMax} * VirtioBlock::kSegMax, VirtioBlock::kMaxRequestBytes);
   EXPECT_EQ(m.driver->read_config(20, 4), 512u);
   EXPECT_EQ(m.driver->status() & virtio::status::kDriverOk, virtio::status::kDriverOk);
 }
@@ -323,17 +324,16 @@ TEST_P(VirtioBlockEngineTest, StatusInADeviceReadableDescriptorGetsNothingWritte
 TEST_P(VirtioBlockEngineTest, TooManyDataSegmentsAreRefused) {
   BlockMachine m(disk());
   m.bring_up(VirtioBlock::kQueueSize);
-  // The ring allows chains as long as the queue (256); SEG_MAX is 254. With
-  // the header sharing its descriptor with the first data, a 256-long
-  // chain has 255 data segments: one too many. Indirect, so the chain
-  // takes one ring entry.
+  // With the header sharing its descriptor with the first data and
+  // SEG_MAX more data descriptors, the chain has SEG_MAX + 1 data
+  // segments: one too many. Indirect, so the chain takes one ring entry.
   const uint64_t first = BlockMachine::kData;
   const spec::RequestHeader h{spec::kTOut, 0, 0};
   m.memory.write(first, &h, sizeof h);
   std::vector<Buffer> chain{{first, 16 + 512, false}};
   for (uint32_t i = 1; i <= VirtioBlock::kSegMax; ++i) chain.push_back({first + i * 1024, 512, false});
   chain.push_back({BlockMachine::kStatus, 1, true});
-  ASSERT_EQ(chain.size(), VirtioBlock::kQueueSize);
+  ASSERT_EQ(chain.size(), VirtioBlock::kSegMax + 2);
   m.ring->add_indirect(chain, BlockMachine::kRam + 0x700000);
   m.ring->publish();
   ASSERT_TRUE(m.notify_fds.guest_notify(0));
@@ -392,37 +392,26 @@ TEST_P(VirtioBlockEngineTest, ResetWithRequestsInFlightDropsThemAndServesTheNext
 // The VMM's teardown: the transport (and the device lock it owns) goes
 // first, with requests queued and one running, then the device. The
 // worker is held inside its first request (its start hook) until the
-// teardown has begun, so the order is certain.
+// transport is gone: the reset it makes waits for none of them.
 TEST_P(VirtioBlockEngineTest, TeardownWithRequestsInFlightWaitsOnlyForTheRunningOne) {
-  std::mutex mutex;
-  std::condition_variable changed;
-  bool held = false, release = false;
+  Latch latch;
   BlockDeviceOptions hold;
-  hold.on_io_thread_start = [&] {
-    std::unique_lock lock(mutex);
-    held = true;
-    changed.notify_all();
-    changed.wait(lock, [&] { return release; });
-  };
+  hold.on_io_thread_start = [&] { latch.hold(); };
   hold.on_uring_thread_start = hold.on_io_thread_start;
   auto m = std::make_unique<BlockMachine>(disk(), hold);
+  const auto releaser = latch.releaser();
   m->bring_up();
   for (unsigned s = 0; s < 32; ++s) m->request(s, spec::kTIn, s * 8, 4096, true);
-  {
-    std::unique_lock lock(mutex);
-    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] { return held; }));
-  }
+  ASSERT_TRUE(latch.wait_arrived());
   ASSERT_TRUE(virtio::test::eventually([&] { return m->device->requests_in_flight() == 32; }));
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the reset is waiting by then, or soon
-    std::lock_guard lock(mutex);
-    release = true;
-    changed.notify_all();
-  });
-  m->transport.reset();  // resets the device: waits for the running request only
-  releaser.join();
-  EXPECT_EQ(m->device->requests_in_flight(), 0u);
-  EXPECT_LE(m->device->counters().reads, 1u) << "requests queued behind the running one were executed";
+  m->transport.reset();  // resets the device: returns with the worker still held
+  // The held request is not given back until its thread lets go of it (the
+  // io_uring engine may have taken more of them, not yet started).
+  EXPECT_GE(m->device->requests_in_flight(), 1u);
+  latch.release();
+  EXPECT_TRUE(virtio::test::eventually([&] { return m->device->requests_in_flight() == 0; }));
+  EXPECT_EQ(m->device->counters().reads, 0u) << "a request of the reset activation was started";
+  EXPECT_EQ(m->status(0), 0xee) << "the held request got a status";
   EXPECT_EQ(m->status(1), 0xee) << "a dropped request got a status";
   m.reset();  // joins the worker, which must not touch the freed transport
 }
@@ -586,7 +575,8 @@ TEST_P(VirtioBlockEngineTest, ResetWithRequestsInFlightOnSeveralQueues) {
   for (unsigned s = 0; s < 64; ++s) m.request(s, spec::kTIn, s * 8, 4096, true, s % 4);
   m.driver->reset();  // status 0 while every engine may still be reading
   EXPECT_EQ(m.driver->status(), 0u);
-  EXPECT_EQ(m.device->requests_in_flight(), 0u);
+  // Those already running end off the lock, soon.
+  EXPECT_TRUE(virtio::test::eventually([&] { return m.device->requests_in_flight() == 0; }));
   // The next driver uses two of the four queues, as Linux does with two CPUs.
   m.bring_up(128, 2);
   for (uint32_t q = 0; q < 2; ++q) m.request(70 + q, spec::kTIn, 0, 512, true, q);
@@ -606,20 +596,13 @@ TEST_P(VirtioBlockEngineTest, ResetWithRequestsInFlightOnSeveralQueues) {
 // device holds queues x kMaxInFlight; released, all complete where they
 // came from.
 TEST_P(VirtioBlockEngineTest, TheInFlightBoundIsPerQueue) {
-  std::mutex mutex;
-  std::condition_variable changed;
-  unsigned held = 0;
-  bool release = false;
+  Latch latch;
   BlockDeviceOptions hold;
   hold.queues = 2;
-  hold.on_io_thread_start = [&] {
-    std::unique_lock lock(mutex);
-    ++held;
-    changed.notify_all();
-    changed.wait(lock, [&] { return release; });
-  };
+  hold.on_io_thread_start = [&] { latch.hold(); };
   hold.on_uring_thread_start = hold.on_io_thread_start;
   BlockMachine m(disk(), hold);
+  const auto releaser = latch.releaser();
   m.bring_up();
   const unsigned n = 100;  // per queue, indirect: one ring entry each
   static_assert(n > VirtioBlock::kMaxInFlight);
@@ -648,19 +631,140 @@ TEST_P(VirtioBlockEngineTest, TheInFlightBoundIsPerQueue) {
   })) << m.device->requests_in_flight(0) << " and " << m.device->requests_in_flight(1) << " in flight, "
       << m.device->counters().inflight_waits << " pauses";
   EXPECT_EQ(m.device->requests_in_flight(), 2 * VirtioBlock::kMaxInFlight);
-  {
-    std::unique_lock lock(mutex);
-    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30), [&] { return held == 2; }))
-        << "each queue's engine thread starts on its own";
-    release = true;
-    changed.notify_all();
-  }
+  ASSERT_TRUE(latch.wait_arrived(2)) << "each queue's engine thread starts on its own";
+  latch.release();
   for (uint32_t q = 0; q < 2; ++q)
     for (unsigned i = 0; i < n; ++i) ASSERT_TRUE(m.used(q)) << q << " " << i;
   for (unsigned s = 0; s < 2 * n; ++s) EXPECT_EQ(m.status(s), spec::kSOk) << s;
   EXPECT_EQ(m.guest(BlockMachine::kData + 150 * 512, 512), file_bytes(image, 150 * 512, 512));
   EXPECT_EQ(m.device->counters().reads, 2 * n);
   EXPECT_EQ(m.device->requests_in_flight(), 0u);
+}
+
+// A reset while a request's I/O is held on the engine's thread returns at
+// once: nothing waits for guest-sized I/O under the device lock. The next
+// driver is set up while the old I/O is still held; released, the late
+// request is discarded (no status byte, nothing on the new ring) and the
+// new one is served.
+TEST_P(VirtioBlockEngineTest, ResetReturnsWhileTheIoIsHeldAndTheLateCompletionIsDiscarded) {
+  Latch latch;
+  BlockMachine m(disk(), hold_io(latch));
+  const auto releaser = latch.releaser();
+  m.bring_up();
+  for (unsigned s = 0; s < 8; ++s) m.request(s, spec::kTIn, s * 8, 4096, true);
+  ASSERT_TRUE(latch.wait_arrived());
+  const auto start = std::chrono::steady_clock::now();
+  m.driver->reset();  // the held request's I/O has not even started
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(m.driver->status(), 0u);
+  EXPECT_GE(m.device->requests_in_flight(), 1u) << "the held request counts against the bound until it ends";
+  m.bring_up();
+  m.request(20, spec::kTIn, 0, 512, true);
+  latch.release();
+  const auto e = m.used();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->id, 0u) << "the new ring's first chain";
+  EXPECT_EQ(m.status(20), spec::kSOk);
+  EXPECT_EQ(m.guest(BlockMachine::data_at(20), 512), file_bytes(image, 0, 512));
+  EXPECT_TRUE(virtio::test::eventually([&] { return m.device->requests_in_flight() == 0; }));
+  for (unsigned s = 0; s < 8; ++s) EXPECT_EQ(m.status(s), 0xee) << "a request of the reset driver got a status: " << s;
+  EXPECT_FALSE(m.ring->take_used()) << "a request of the reset driver came back on the new ring";
+  EXPECT_EQ(m.device->counters().activations, 2u);
+}
+
+class VirtioBlockBoundTest : public VirtioBlockEngineTest {
+ protected:
+  // Room for requests of the largest size.
+  static constexpr uint64_t kBigImage = 2 * VirtioBlock::kMaxRequestBytes;
+  DiskOptions big_disk() {
+    DiskOptions o = disk();
+    o.path = dir.image("big.img", kBigImage);
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Engines, VirtioBlockBoundTest,
+                         testing::Values(EngineChoice::kIoUring, EngineChoice::kThreads), engine_param_name);
+
+// A request carries at most kMaxRequestBytes of data, however it is made
+// up: one sector more is refused, and so is a chain naming one buffer many
+// times.
+TEST_P(VirtioBlockBoundTest, RequestsLargerThanTheBoundAreRefused) {
+  BlockMachine m(big_disk());
+  m.bring_up();
+  const auto bound = static_cast<uint32_t>(VirtioBlock::kMaxRequestBytes);
+  m.request(0, spec::kTIn, 0, bound, true);
+  ASSERT_TRUE(m.used());
+  EXPECT_EQ(m.status(0), spec::kSOk);
+  EXPECT_EQ(m.guest(BlockMachine::data_at(0) + bound - 4096, 4096), file_bytes(m.device->disk().path(), bound - 4096, 4096));
+  m.request(1, spec::kTIn, 0, bound + 512, true);
+  ASSERT_TRUE(m.used());
+  EXPECT_EQ(m.status(1), spec::kSIoErr);
+  EXPECT_EQ(m.device->guest_errors(), 1u);
+  // Eight descriptors naming the same 1 MiB buffer: 8 MiB.
+  const uint64_t header = BlockMachine::kHeaders + 2 * 16;
+  const spec::RequestHeader h{spec::kTIn, 0, 0};
+  m.memory.write(header, &h, sizeof h);
+  std::vector<Buffer> chain{{header, 16, false}};
+  for (int i = 0; i < 8; ++i) chain.push_back({BlockMachine::kData, 1 << 20, true});
+  chain.push_back({BlockMachine::kStatus + 2, 1, true});
+  m.submit(chain);
+  ASSERT_TRUE(m.used());
+  EXPECT_EQ(m.status(2), spec::kSIoErr);
+  EXPECT_EQ(m.device->guest_errors(), 2u);
+  EXPECT_EQ(m.device->counters().reads, 1u);
+  EXPECT_EQ(m.device->counters().refused, 2u);
+}
+
+// With the engine held in its first request, a queue takes requests of the
+// largest size only up to kMaxInFlightBytes and pauses there; released,
+// all complete.
+TEST_P(VirtioBlockBoundTest, TheBytesInFlightAreBounded) {
+  Latch latch;
+  BlockMachine m(big_disk(), hold_io(latch));
+  const auto releaser = latch.releaser();
+  m.bring_up();
+  constexpr unsigned kRequests = 6;
+  constexpr unsigned kFit = VirtioBlock::kMaxInFlightBytes / VirtioBlock::kMaxRequestBytes;
+  static_assert(kRequests > kFit);
+  for (unsigned s = 0; s < kRequests; ++s)  // their buffers overlap: the device does not mind
+    m.request(s, spec::kTIn, 0, static_cast<uint32_t>(VirtioBlock::kMaxRequestBytes), true);
+  ASSERT_TRUE(latch.wait_arrived());
+  ASSERT_TRUE(virtio::test::eventually([&] {
+    return m.device->requests_in_flight(0) == kFit && m.device->counters().inflight_waits >= 1u;
+  })) << m.device->requests_in_flight(0) << " in flight";
+  EXPECT_EQ(m.device->bytes_in_flight(0), VirtioBlock::kMaxInFlightBytes);
+  latch.release();
+  for (unsigned i = 0; i < kRequests; ++i) ASSERT_TRUE(m.used()) << i;
+  for (unsigned s = 0; s < kRequests; ++s) EXPECT_EQ(m.status(s), spec::kSOk) << s;
+  EXPECT_EQ(m.device->counters().reads, kRequests);
+  EXPECT_TRUE(virtio::test::eventually([&] { return m.device->bytes_in_flight(0) == 0; }));
+  EXPECT_EQ(m.device->requests_in_flight(), 0u);
+}
+
+// A driver resetting in a loop with the largest requests in flight: every
+// reset returns while the I/O is held, and the requests of the reset
+// drivers keep counting against the byte bound until they end, so the
+// work a queue holds never grows past it.
+TEST_P(VirtioBlockBoundTest, ResetsInALoopDoNotPileUpWork) {
+  Latch latch;
+  BlockMachine m(big_disk(), hold_io(latch));
+  const auto releaser = latch.releaser();
+  for (int round = 0; round < 5; ++round) {
+    m.bring_up();
+    for (unsigned s = 0; s < 4; ++s)
+      m.request(s, spec::kTIn, 0, static_cast<uint32_t>(VirtioBlock::kMaxRequestBytes), true);
+    ASSERT_TRUE(latch.wait_arrived());
+    ASSERT_TRUE(virtio::test::eventually([&] { return m.device->counters().inflight_waits >= 1u; }));
+    EXPECT_LE(m.device->bytes_in_flight(0), VirtioBlock::kMaxInFlightBytes) << round;
+    m.driver->reset();
+    EXPECT_LE(m.device->bytes_in_flight(0), VirtioBlock::kMaxInFlightBytes) << round;
+  }
+  latch.release();
+  EXPECT_TRUE(virtio::test::eventually([&] { return m.device->requests_in_flight() == 0; }));
+  m.bring_up();
+  m.request(10, spec::kTIn, 8, 4096, true);
+  ASSERT_TRUE(m.used());
+  EXPECT_EQ(m.status(10), spec::kSOk);
 }
 
 }  // namespace

@@ -17,8 +17,10 @@
 //  - data in the wrong direction (writable bytes beyond the status for OUT,
 //    readable bytes beyond the header for IN, ...);
 //  - IN/OUT: no data, a length that is not a whole number of sectors (or
-//    of the O_DIRECT alignment), more data segments than SEG_MAX, or
-//    sector + length beyond the capacity (checked without overflow);
+//    of the O_DIRECT alignment), more data segments than SEG_MAX, more
+//    data bytes than max_request_bytes (whatever the segments: they may
+//    all name one buffer), or sector + length beyond the capacity
+//    (checked without overflow);
 //  - OUT, DISCARD, WRITE_ZEROES on a read-only disk;
 //  - DISCARD/WRITE_ZEROES: not offered, not exactly one range (max_*_seg
 //    is 1), flags other than unmap, a range longer than offered or beyond
@@ -42,6 +44,7 @@ struct KVMMIO_EXPORT DiskLimits {
   uint64_t capacity_sectors = 0;
   uint32_t alignment = spec::kSectorSize;  // offsets and lengths of IN/OUT, in bytes
   uint32_t seg_max = 0;                    // data segments per IN/OUT request
+  uint64_t max_request_bytes = 0;          // data bytes per IN/OUT request (0: no bound)
   uint32_t max_range_sectors = 0;          // per DISCARD/WRITE_ZEROES range (the config's max_*_sectors)
   bool read_only = false;
   bool discard = false;
