@@ -35,16 +35,13 @@ ConsoleRelay::ConsoleRelay(const ConsoleDestination& destination) : kind_(destin
     open_pty();
   } else if (kind_ == ConsoleDestination::Kind::kSocket) {
     path_ = destination.path;
-    open_socket();
+    listener_.emplace(path_, shown(destination), 4);
   } else {
     throw std::logic_error("ConsoleRelay is for pty and socket consoles");
   }
 }
 
-ConsoleRelay::~ConsoleRelay() {
-  stop();
-  if (socket_bound_) ::unlink(path_.c_str());
-}
+ConsoleRelay::~ConsoleRelay() { stop(); }
 
 void ConsoleRelay::open_pty() {
   const ConsoleDestination d{ConsoleDestination::Kind::kPty, {}};
@@ -67,24 +64,21 @@ void ConsoleRelay::open_pty() {
   }
 }
 
-void ConsoleRelay::open_socket() {
-  listener_ = listen_unix_socket(path_, shown(ConsoleDestination{ConsoleDestination::Kind::kSocket, path_}), 4);
-  socket_bound_ = true;
-}
-
 void ConsoleRelay::give_to(uid_t uid, gid_t gid) {
-  // The socket itself, not a link someone put in its place.
-  const int rc = pty_slave_ ? ::fchown(pty_slave_.get(), uid, gid) : ::lchown(path_.c_str(), uid, gid);
-  if (rc != 0)
-    throw UserError("--console ..." + ConsoleDestination{kind_, path_}.to_string() + ": cannot give " +
-                    path_ + " to --user/--group: " + std::strerror(errno));
+  if (listener_) return listener_->give_to(uid, gid);
+  if (::fchown(pty_slave_.get(), uid, gid) != 0)
+    throw UserError(shown(ConsoleDestination{kind_, {}}) + ": cannot give " + path_ +
+                    " to --user/--group: " + std::strerror(errno));
 }
 
 void ConsoleRelay::start(EventLoop& loop) {
   loop_ = &loop;
   output_watch_ = loop.watch(relay_.get(), [this] { on_device_output(); });
   if (pty_master_) peer_watch_ = loop.watch(pty_master_.get(), [this] { on_peer_input(); });
-  if (listener_) listen_watch_ = loop.watch(listener_.get(), [this] { on_connection(); });
+  if (listener_) {
+    listener_->publish();
+    listen_watch_ = loop.watch(listener_->fd(), [this] { on_connection(); });
+  }
 }
 
 void ConsoleRelay::stop() {
@@ -152,8 +146,8 @@ void ConsoleRelay::on_peer_input() {
 }
 
 void ConsoleRelay::on_connection() {
-  UniqueFd c(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-  if (!c) return;  // gone already, or out of fds: the next one may do
+  UniqueFd c = listener_->accept(counters_.foreign_connections);
+  if (!c) return;
   if (client_) {
     ++counters_.refused_connections;
     static constexpr char kBusy[] = "kvmmio: this console has a client already\r\n";

@@ -23,15 +23,19 @@
 // open, and input from whoever opens it later arrives. Output written
 // meanwhile waits in the terminal's buffer (some KiB) for the next reader.
 //
-// socket: created at PATH with mode 0600 (made so before listen(), so no
-// other user ever connects); a stale socket file left by a kvmmio that died
-// is replaced, anything else at PATH is refused. One client at a time: a
-// second one is told so and closed. The file is removed at destruction.
+// socket: created as the control socket's is (unix_socket.h): mode 0600
+// from birth, in a private directory until publish() moves it to PATH; a
+// stale socket file left by a kvmmio that died is replaced only where
+// nobody else could have put it, anything else at PATH is refused. Only
+// root, kvmmio's own user and --user's may attach (SO_PEERCRED): any
+// other client is closed at once. One client at a time: a second one is
+// told so and closed. The file is removed at destruction.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kvmmio/base/counters.h"
@@ -39,6 +43,7 @@
 #include "kvmmio/base/log_limit.h"
 #include "kvmmio/base/unique_fd.h"
 #include "vmm/console_destination.h"
+#include "vmm/unix_socket.h"
 
 namespace kvmmio::vmm {
 
@@ -48,7 +53,8 @@ namespace kvmmio::vmm {
   C(input_bytes, "console input from the pty or the socket's client passed to the guest") \
   C(input_dropped, "console input dropped because the guest's side was full")              \
   C(connections, "socket clients accepted")                                                \
-  C(refused_connections, "socket clients refused because another one was connected")
+  C(refused_connections, "socket clients refused because another one was connected")       \
+  C(foreign_connections, "socket clients of another user closed at once (only root, kvmmio's and --user's)")
 struct ConsoleRelayCounters {
   KVMMIO_CONSOLE_RELAY_COUNTERS(KVMMIO_ATOMIC_COUNTER)
   KVMMIO_COUNTER_TABLE(KVMMIO_CONSOLE_RELAY_COUNTERS)
@@ -73,10 +79,18 @@ class ConsoleRelay {
   bool client_connected() const { return static_cast<bool>(client_); }
 
   // The pty's slave or the socket file to `uid`:`gid` (-1: unchanged), for
-  // --user/--group: the user kvmmio becomes may attach. UserError if not.
+  // --user/--group: the user kvmmio becomes may attach. The socket's
+  // before publish(). UserError if not.
   void give_to(uid_t uid, gid_t gid);
+  // The socket appears at PATH (UserError naming the fix if PATH was
+  // taken meanwhile); nothing for a pty. Needs the privileges that made
+  // it: before confine.
+  void publish() {
+    if (listener_) listener_->publish();
+  }
 
-  // Relays on `loop` from now on, until stop() (or destruction).
+  // Relays on `loop` from now on, until stop() (or destruction);
+  // publishes the socket first if not done yet.
   void start(EventLoop& loop);
   // Drops every watch; not from the loop's own callbacks.
   void stop();
@@ -85,7 +99,6 @@ class ConsoleRelay {
 
  private:
   void open_pty();
-  void open_socket();
   void on_device_output();
   void on_peer_input();
   void on_connection();
@@ -98,8 +111,8 @@ class ConsoleRelay {
   std::string path_;
   UniqueFd device_, relay_;  // the socket pair
   UniqueFd pty_master_, pty_slave_;
-  UniqueFd listener_, client_;
-  bool socket_bound_ = false;  // path_ is ours to remove
+  std::optional<UnixListener> listener_;  // removes the socket file
+  UniqueFd client_;
   ConsoleRelayCounters counters_;
   LogLimit output_drop_log_, input_drop_log_, refused_log_, client_log_;
   EventLoop* loop_ = nullptr;

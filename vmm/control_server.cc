@@ -4,15 +4,16 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
-#include "vmm/unix_socket.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -26,31 +27,37 @@ void tell(int fd, const std::string& line) {
   (void)ignored;
 }
 
+std::string duration_text(std::chrono::milliseconds d) {
+  return d.count() % 1000 == 0 ? std::to_string(d.count() / 1000) + " s" : std::to_string(d.count()) + " ms";
+}
+
 }  // namespace
 
-ControlServer::ControlServer(std::string path) : path_(std::move(path)) {
-  listener_ = listen_unix_socket(path_, "--api-socket " + path_, static_cast<int>(kMaxClients));
+ControlServer::ControlServer(std::string path, std::chrono::milliseconds idle_timeout)
+    : path_(std::move(path)),
+      listener_(path_, "--api-socket " + path_, static_cast<int>(kMaxClients)),
+      idle_timeout_(idle_timeout),
+      idle_timer_(::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) {
+  if (!idle_timer_) throw_errno("--api-socket " + path_ + ": timerfd_create");
 }
 
-ControlServer::~ControlServer() {
-  stop();
-  ::unlink(path_.c_str());
-}
+ControlServer::~ControlServer() { stop(); }  // the listener removes the socket file
 
-void ControlServer::give_to(uid_t uid, gid_t gid) {
-  // The socket itself, not a link someone put in its place.
-  if (::lchown(path_.c_str(), uid, gid) != 0)
-    throw UserError("--api-socket " + path_ + ": cannot give it to --user/--group: " + std::strerror(errno));
-}
+void ControlServer::give_to(uid_t uid, gid_t gid) { listener_.give_to(uid, gid); }
 
 void ControlServer::start(EventLoop& loop, VmControl& vm) {
+  publish();
   loop_ = &loop;
   vm_ = &vm;
-  listen_watch_ = loop.watch(listener_.get(), [this] { on_connection(); });
+  listen_watch_ = loop.watch(listener_.fd(), [this] { on_connection(); });
+  idle_watch_ = loop.watch(idle_timer_.get(), [this] { on_idle_timer(); });
 }
 
 void ControlServer::stop() {
+  // No timer call here: stop() runs on the main thread, whose seccomp
+  // class has none; an armed timer only finds nobody idle when it fires.
   listen_watch_ = {};
+  idle_watch_ = {};
   for (Client& c : clients_) {
     c.watch = {};
     c.fd.reset();
@@ -59,8 +66,8 @@ void ControlServer::stop() {
 }
 
 void ControlServer::on_connection() {
-  UniqueFd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-  if (!fd) return;  // gone already, or out of fds: the next one may do
+  UniqueFd fd = listener_.accept(counters_.foreign_clients);
+  if (!fd) return;
   auto free_slot = std::find_if(clients_.begin(), clients_.end(), [](const Client& c) { return !c.fd; });
   if (free_slot == clients_.end()) {
     ++counters_.refused_clients;
@@ -74,8 +81,47 @@ void ControlServer::on_connection() {
   Client& c = *free_slot;
   c.fd = std::move(fd);
   c.partial.clear();
+  c.idle_since = Clock::now();
   c.watch = loop_->watch(c.fd.get(), [this, &c] { on_client(c); });
   ++counters_.clients;
+  // An armed timer fires no later than this client's time is up: it is
+  // re-armed for the next deadline when it fires.
+  if (!idle_timer_armed_) arm_idle_timer();
+}
+
+void ControlServer::arm_idle_timer() {
+  std::optional<Clock::time_point> first;
+  for (const Client& c : clients_)
+    if (c.fd && (!first || c.idle_since < *first)) first = c.idle_since;
+  itimerspec when{};  // zero: disarmed
+  if (first) {
+    // At least 1 ns: a zero it_value would disarm the timer.
+    const auto left = std::max<Clock::duration>(*first + idle_timeout_ - Clock::now(), std::chrono::nanoseconds(1));
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    when.it_value.tv_sec = static_cast<time_t>(ns / 1000000000);
+    when.it_value.tv_nsec = static_cast<long>(ns % 1000000000);
+  }
+  // A failure leaves it unarmed: the next client tries again.
+  const bool set = ::timerfd_settime(idle_timer_.get(), 0, &when, nullptr) == 0;
+  idle_timer_armed_ = set && first.has_value();
+}
+
+void ControlServer::on_idle_timer() {
+  uint64_t expirations = 0;
+  const ssize_t ignored = ::read(idle_timer_.get(), &expirations, sizeof expirations);  // clears it
+  (void)ignored;
+  const Clock::time_point now = Clock::now();
+  for (Client& c : clients_) {
+    if (!c.fd || now - c.idle_since < idle_timeout_) continue;
+    ++counters_.idle_clients;
+    tell(c.fd.get(), control_error_line("no complete request for " + duration_text(idle_timeout_) +
+                                        ": closed; send each request as one line, at once"));
+    if (const uint64_t k = idle_log_.next())
+      KVMMIO_LOG_INFO("--api-socket %s: a client idle for %s closed (#%llu)", path_.c_str(),
+                      duration_text(idle_timeout_).c_str(), static_cast<unsigned long long>(k));
+    drop(c, nullptr);
+  }
+  arm_idle_timer();
 }
 
 // One request at most: peek, then consume up to and including the first
@@ -118,6 +164,7 @@ void ControlServer::on_client(Client& c) {
   c.partial.clear();
   line.append(buf, take - 1);
   if (!line.empty() && line.back() == '\r') line.pop_back();  // a client sending CRLF
+  c.idle_since = Clock::now();
   answer(c, line);
 }
 

@@ -269,8 +269,11 @@ RunResult Machine::Impl::run() {
     console_in_ =
         std::make_unique<ConsoleInput>(control_, config_.console_in, sink, config_.console_escapes,
                                        [this] { stop_.request(StopCause::kUserQuit, "Ctrl-A x"); });
-  if (config_.console_relay) config_.console_relay->start(control_);
-  if (config_.api) config_.api->start(control_, control_api_);
+  // The sockets appear at their paths now, while kvmmio may still create
+  // files there (before --user), but are served only once the control
+  // thread is confined: a client never talks to an unconfined kvmmio.
+  if (config_.console_relay) config_.console_relay->publish();
+  if (config_.api) config_.api->publish();
   signal_watch_ = control_.watch(signals_.fd(), [this] {
     while (auto sig = signals_.take()) {
       if (*sig == SIGUSR1) {
@@ -283,6 +286,10 @@ RunResult Machine::Impl::run() {
 
   confine();
   end_phase("confine");
+  // From the main thread, not yet confined: the watches are added here,
+  // the clients served on the control thread under its filter.
+  if (config_.console_relay) config_.console_relay->start(control_);
+  if (config_.api) config_.api->start(control_, control_api_);
   started_ = Clock::now();
   for (auto& r : runners_) {
     const bool boot_cpu = &r == &runners_.front();
@@ -395,10 +402,10 @@ MachineStats Machine::Impl::stats() const {
     s.api_socket = config_.api->path();
     append_counters(s.api, config_.api->counters());
   }
-  std::vector<HostRange> guest_ram;
-  for (const auto& region : vm_->memory().regions())
-    guest_ram.emplace_back(reinterpret_cast<uintptr_t>(region->host()),
-                           reinterpret_cast<uintptr_t>(region->host()) + region->size());
+  // Guest RAM by its memfds (the Machine's RAM is always its own memfds):
+  // their allocated size is what is taken from kvmmio's resident memory.
+  std::vector<GuestRamFile> guest_ram;
+  for (const auto& region : vm_->memory().regions()) guest_ram.push_back({region->memfd(), region->size()});
   const Footprint f = measure_footprint(guest_ram);
   s.rss_outside_guest_ram_kib = f.rss_outside_guest_ram_kib;
   s.private_outside_guest_ram_kib = f.private_outside_guest_ram_kib;

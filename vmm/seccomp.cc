@@ -8,6 +8,7 @@
 #include <linux/filter.h>
 #include <linux/kvm.h>
 #include <linux/if_tun.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <linux/sockios.h>
 #include <linux/vhost.h>
@@ -44,13 +45,14 @@ namespace {
 
 // Every thread: memory (no executable mappings), futexes, clocks, signal
 // return, exit, and the fatal-signal path (RawTerminal restores the
-// terminal, then the signal is raised again).
+// terminal, then the signal is raised again). tgkill is build()'s: to
+// this process's threads only.
 constexpr const char* kEveryThread[] = {
     "read", "write", "readv", "writev", "close", "lseek",
     "futex", "get_robust_list", "set_robust_list",
     "brk", "munmap", "mremap", "madvise",
     "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "restart_syscall", "sigaltstack",
-    "exit", "exit_group", "getpid", "gettid", "tgkill",
+    "exit", "exit_group", "getpid", "gettid",
     "clock_gettime", "clock_nanosleep", "nanosleep", "gettimeofday", "sched_yield",
     "getrandom", "fstat", "newfstatat", "statx",
 };
@@ -59,27 +61,35 @@ constexpr const char* kEveryThread[] = {
 constexpr const char* kLoop[] = {"epoll_wait", "epoll_pwait", "epoll_ctl", "fcntl", "poll", "ppoll"};
 
 // Device set-up at DRIVER_OK (a trapped register write: vCPU threads):
-// vhost-net instances, eventfds and timers, the tap monitor's netlink
-// socket, interface ioctls through a datagram socket, watches.
-constexpr const char* kDeviceSetUp[] = {"openat", "eventfd2", "timerfd_create", "timerfd_settime",
+// eventfds and timers, the tap monitor's netlink socket bound and read,
+// watches. (Opening /dev/vhost-net is an openat of an existing file, and
+// the sockets are pinned to their kinds: both in build().)
+constexpr const char* kDeviceSetUp[] = {"eventfd2", "timerfd_create", "timerfd_settime",
                                         "bind", "recvfrom", "recvmsg", "dup", "dup3"};
 
 // The tap monitor on the event loop: netlink messages, its retry timer,
 // interface ioctls through a datagram socket.
 constexpr const char* kTapMonitor[] = {"recvfrom", "recvmsg", "timerfd_settime"};
 
-// The --stats file (written whole through a temporary file and a rename).
-constexpr const char* kStatsFile[] = {"openat", "ftruncate", "rename", "renameat", "renameat2",
+// The --stats file (written whole through a temporary file and a rename;
+// in place through the fd opened at the start where the directory takes
+// no new file). openat is build()'s, with its flags restricted: a new
+// file only with O_EXCL, nothing emptied. The path-based rename and
+// unlink are x86-64's spellings of the *at calls (arm64 has none), which
+// the same libc may use; the sockets' paths are unlinked at exit too.
+constexpr const char* kStatsFile[] = {"ftruncate", "rename", "renameat", "renameat2",
                                       "unlink", "unlinkat", "fsync"};
 
 // The console relay (--console ...,pty or socket=PATH) on the control
 // loop: a client accepted, bytes sent without SIGPIPE (send is sendto).
 constexpr const char* kConsoleRelay[] = {"accept4", "accept", "sendto"};
 // The control socket (--api-socket) on the control loop: the relay's
-// calls, and a request peeked at then read (recv is recvfrom); the power
-// key's release timer; the footprint for "stats" read from /proc/self
-// (openat is the stats file's).
-constexpr const char* kControlSocket[] = {"recvfrom", "timerfd_settime"};
+// calls, and a request peeked at then read (recv is recvfrom); timers (the
+// power key's release, a client's deadline); the footprint for "stats"
+// read from /proc/self/status (an openat of an existing file). The
+// client's credentials (getsockopt SO_PEERCRED) are build()'s.
+constexpr const char* kControlSocket[] = {"recvfrom", "timerfd_create", "timerfd_settime",
+                                          "timerfd_gettime"};
 // A disk's I/O thread (hw/block/block_io.cc): the image's data calls.
 // The v2 calls too: a libc may implement preadv/pwritev with them.
 constexpr const char* kBlockIo[] = {"pread64", "preadv", "preadv2", "pwrite64", "pwritev", "pwritev2",
@@ -103,15 +113,52 @@ constexpr unsigned long kVhostIoctls[] = {
     VHOST_SET_VRING_NUM, VHOST_SET_VRING_BASE, VHOST_SET_VRING_ADDR, VHOST_SET_VRING_KICK,
     VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR, VHOST_NET_SET_BACKEND, VHOST_GET_VRING_BASE,
     VHOST_SET_VRING_BUSYLOOP_TIMEOUT};
-constexpr int kSocketDomains[] = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK};
+
+// The sockets a class creates after set-up, each pinned to its domain,
+// type and protocol: whatever else a compromised thread wanted (a TCP
+// connection out, a raw or packet socket, another netlink family) it
+// cannot make.
+struct SocketKind {
+  int domain;
+  int type;  // without SOCK_CLOEXEC and SOCK_NONBLOCK, which may be added
+  int protocol;
+};
+// Interface ioctls (SIOCGIFFLAGS, SIOCSIFFLAGS, SIOCGIFINDEX) need a
+// socket of any kind to be issued on: hw/net/tap.cc's control_socket().
+constexpr SocketKind kInterfaceIoctlSocket{AF_INET, SOCK_DGRAM, 0};
+// The tap monitor's rtnetlink socket (hw/net/tap_monitor.cc), made when a
+// vCPU activates a tap-backed net device.
+constexpr SocketKind kLinkMonitorSocket{AF_NETLINK, SOCK_RAW, NETLINK_ROUTE};
+constexpr SocketKind kVcpuSockets[] = {kInterfaceIoctlSocket, kLinkMonitorSocket};
+// The event loop re-attaches a tap that came back (its link set up) and
+// reads interface flags; the monitor's socket is the vCPU's, kept.
+constexpr SocketKind kDeviceSockets[] = {kInterfaceIoctlSocket};
 // setsockopt(SOL_SOCKET, ...): the tap monitor's classic BPF socket filter
 // (hw/net/tap_link_filter.h), attached at device activation and changed by
 // the event loop when the tap goes or comes back. No eBPF (SO_ATTACH_BPF).
 constexpr int kSocketFilterOptions[] = {SO_ATTACH_FILTER, SO_DETACH_FILTER};
 
+// What a class may open after set-up. Seccomp sees openat's flags, not
+// its path, so this bounds how a file is opened, not which:
+//   kNothing      no open at all
+//   kExisting     existing files only, never emptied: no O_CREAT, no
+//                 O_TRUNC, no O_TMPFILE (vhost-net's /dev/vhost-net
+//                 O_RDWR, an image reopened through /proc/self/fd for an
+//                 io_uring ring, what glibc reads, e.g. sysfs)
+//   kExistingOrNew  kExisting's, and a new file only with O_EXCL (the
+//                 --stats temporary: an existing file, or a symbolic link
+//                 planted in its place, cannot be taken over that way),
+//                 still never emptied (the in-place write truncates the
+//                 fd it opened at the start)
+enum class Opens { kNothing, kExisting, kExistingOrNew };
+
 struct ClassList {
   std::vector<const char*> calls;
   std::vector<unsigned long> ioctls;
+  Opens opens = Opens::kNothing;
+  std::vector<SocketKind> sockets;
+  bool socket_filters = false;  // setsockopt kSocketFilterOptions
+  bool peer_credentials = false;  // getsockopt SO_PEERCRED
 };
 
 template <typename T, size_t N>
@@ -127,6 +174,9 @@ ClassList list_for(ThreadClass c) {
     case ThreadClass::kVcpu:
       append(l.calls, kLoop);
       append(l.calls, kDeviceSetUp);
+      l.opens = Opens::kExisting;
+      append(l.sockets, kVcpuSockets);
+      l.socket_filters = true;
       append(l.ioctls, kVcpuIoctls);
       append(l.ioctls, kVmRuntimeIoctls);
       append(l.ioctls, kTapIoctls);
@@ -135,6 +185,8 @@ ClassList list_for(ThreadClass c) {
     case ThreadClass::kDevice:
       append(l.calls, kLoop);
       append(l.calls, kTapMonitor);
+      append(l.sockets, kDeviceSockets);
+      l.socket_filters = true;
       append(l.ioctls, kTapIoctls);
       l.ioctls.push_back(VHOST_NET_SET_BACKEND);  // vhost re-attached to a tap that came back
       break;
@@ -143,6 +195,8 @@ ClassList list_for(ThreadClass c) {
       append(l.calls, kStatsFile);
       append(l.calls, kConsoleRelay);
       append(l.calls, kControlSocket);
+      l.opens = Opens::kExistingOrNew;
+      l.peer_credentials = true;  // who a control or console client is
       // Console input raises the PL011's line, the power key the PL061's.
       l.ioctls.push_back(KVM_IRQ_LINE);
       break;
@@ -156,6 +210,7 @@ ClassList list_for(ThreadClass c) {
     case ThreadClass::kMain:
       append(l.calls, kLoop);
       append(l.calls, kStatsFile);
+      l.opens = Opens::kExistingOrNew;
       append(l.ioctls, kVmRuntimeIoctls);  // teardown: ioeventfds and irqfds deassigned
       // Teardown: memory slots removed (main's regs=mirror maps each virtio
       // window's register page as a read-only slot and deletes it there).
@@ -254,17 +309,60 @@ class Filter {
   scmp_filter_ctx ctx_;
 };
 
+// An int argument's 32 bits: the kernel reads no more of the register, so
+// a masked compare must not either (high bits set by a caller change
+// nothing the kernel does, and must not make a call refused or allowed).
+constexpr scmp_datum_t kIntBits = 0xffffffffu;
+
+// The open flags that make a file or empty one. O_TMPFILE is spelled with
+// O_DIRECTORY's bit, which an ordinary open may carry: only its own bit.
+constexpr scmp_datum_t kTmpFileBit = static_cast<scmp_datum_t>(O_TMPFILE & ~O_DIRECTORY);
+constexpr scmp_datum_t kMakesOrEmpties = O_CREAT | O_TRUNC | kTmpFileBit;
+
+// openat (flags in its third argument) and x86-64's open (in its second;
+// arm64 has no open, and libseccomp skips a call the architecture lacks).
+// creat always truncates and openat2's flags are behind a pointer: no
+// class has either (glibc's open and fopen are openat).
+void allow_opens(Filter& f, Opens opens) {
+  if (opens == Opens::kNothing) return;
+  f.allow_if("openat", SCMP_A2(SCMP_CMP_MASKED_EQ, kMakesOrEmpties, 0));
+  f.allow_if("open", SCMP_A1(SCMP_CMP_MASKED_EQ, kMakesOrEmpties, 0));
+  if (opens == Opens::kExisting) return;
+  // O_CREAT with O_EXCL: fails on anything at the name, a symbolic link
+  // included.
+  constexpr scmp_datum_t kMask = kMakesOrEmpties | O_EXCL;
+  constexpr scmp_datum_t kNewOnly = O_CREAT | O_EXCL;
+  f.allow_if("openat", SCMP_A2(SCMP_CMP_MASKED_EQ, kMask, kNewOnly));
+  f.allow_if("open", SCMP_A1(SCMP_CMP_MASKED_EQ, kMask, kNewOnly));
+}
+
+// socket(domain, type, protocol) for each kind, exactly; the type may
+// carry SOCK_CLOEXEC and SOCK_NONBLOCK and no other flag.
+void allow_sockets(Filter& f, const std::vector<SocketKind>& kinds) {
+  constexpr scmp_datum_t kTypeBits = kIntBits & ~static_cast<scmp_datum_t>(SOCK_CLOEXEC | SOCK_NONBLOCK);
+  for (const SocketKind& k : kinds)
+    f.allow_if("socket", SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(k.domain)),
+               SCMP_A1(SCMP_CMP_MASKED_EQ, kTypeBits, static_cast<scmp_datum_t>(k.type)),
+               SCMP_A2(SCMP_CMP_EQ, static_cast<scmp_datum_t>(k.protocol)));
+}
+
 void build(Filter& f, ThreadClass c) {
   const ClassList l = list_for(c);
   for (const char* name : l.calls) f.allow(name);
   for (unsigned long request : l.ioctls) f.allow_if("ioctl", SCMP_A1(SCMP_CMP_EQ, request));
-  if (c == ThreadClass::kVcpu || c == ThreadClass::kDevice) {
-    for (int domain : kSocketDomains)
-      f.allow_if("socket", SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(domain)));
+  allow_opens(f, l.opens);
+  allow_sockets(f, l.sockets);
+  if (l.socket_filters) {
     for (int option : kSocketFilterOptions)
       f.allow_if("setsockopt", SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(SOL_SOCKET)),
                  SCMP_A2(SCMP_CMP_EQ, static_cast<scmp_datum_t>(option)));
   }
+  if (l.peer_credentials)
+    f.allow_if("getsockopt", SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(SOL_SOCKET)),
+               SCMP_A2(SCMP_CMP_EQ, static_cast<scmp_datum_t>(SO_PEERCRED)));
+  // Signals (vCPU kicks, a fatal signal raised again, abort) go to this
+  // process's threads only: root's tgkill reaches any process.
+  f.allow_if("tgkill", SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(::getpid())));
   // Memory never becomes executable after set-up.
   f.allow_if("mmap", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   f.allow_if("mprotect", SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));

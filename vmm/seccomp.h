@@ -27,8 +27,13 @@
 // PROT_EXEC, futexes, clocks, signal return, exit) and a fatal-signal
 // path (the terminal restored, the signal raised again). ioctl is allowed
 // for the listed request numbers only; mmap and mprotect never with
-// PROT_EXEC; socket for AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK only;
-// clone, execve, ptrace, mount, bpf, ... for no thread.
+// PROT_EXEC; socket only for the (domain, type, protocol) a class makes
+// (vcpu: an AF_INET datagram socket for interface ioctls and the tap
+// monitor's NETLINK_ROUTE socket; device: the former; no other class);
+// openat only on vcpu (existing files: no O_CREAT, O_TRUNC, O_TMPFILE),
+// control and main (a new file only with O_CREAT|O_EXCL, nothing
+// truncated) threads; clone, execve, ptrace, mount, bpf, ... for no
+// thread.
 //
 // Modes (--seccomp):
 //   on   a call outside the thread's list is not made: SIGSYS, and kvmmio

@@ -149,12 +149,12 @@ TEST(ConsoleSocket, ClientsComeAndGoOneAtATime) {
   test::TempDir dir;
   const std::string path = dir.file("console.sock");
   ConsoleRelay relay(ConsoleDestination{Kind::kSocket, path});
+  EventLoop loop;
+  relay.start(loop);  // publishes it
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EventLoop loop;
-  relay.start(loop);
 
   // Nobody connected: dropped and counted, not held.
   write_all(relay.device_fd(), "lost");
@@ -218,6 +218,7 @@ TEST(ConsoleSocket, PathInUseOrNotASocketNamesTheFix) {
   test::TempDir dir;
   const std::string path = dir.file("console.sock");
   ConsoleRelay live(ConsoleDestination{Kind::kSocket, path});
+  live.publish();
   try {
     ConsoleRelay again(ConsoleDestination{Kind::kSocket, path});
     ADD_FAILURE() << "a second relay took a socket in use";
@@ -262,6 +263,7 @@ TEST(ConsoleOwner, WhatKvmmioMadeGoesToTheUserItBecomes) {
   {
     ConsoleEnds sock = open_console({Kind::kSocket, dir.file("c.sock")}, TerminalRole::kNotTerminal);
     sock.give_to(kUid, static_cast<gid_t>(-1));
+    sock.relay->publish();  // given before it appears
     EXPECT_EQ(owner(dir.file("c.sock")).first, kUid);
   }
   ConsoleEnds pty = open_console({Kind::kPty, {}}, TerminalRole::kNotTerminal);

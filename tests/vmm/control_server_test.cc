@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The control socket end to end, over a real unix socket, against a fake
 // machine (FakeVmControl): the request parser's answers, the socket's
-// mode and stale-file rules, the client and line bounds, requests split
-// over several writes or sent many at once, and `kvmmio ctl`.
+// mode and stale-file rules (more in unix_socket_test.cc), the client and
+// line bounds, requests split over several writes or sent many at once,
+// and `kvmmio ctl`.
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -220,6 +221,7 @@ TEST_F(ControlServerTest, AStaleSocketIsReplacedAndALiveOneOrAFileRefused) {
     ASSERT_EQ(::bind(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
   }
   ControlServer replaced(stale);
+  replaced.publish();
   EXPECT_TRUE(connect_unix_socket(stale));
 }
 

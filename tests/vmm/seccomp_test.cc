@@ -11,6 +11,8 @@
 #include <linux/io_uring.h>
 #include <sys/syscall.h>
 #include <linux/kvm.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <string>
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -39,6 +42,7 @@
 #include "vmm/control_server.h"
 #include "vmm/unix_socket.h"
 #include "vmm/options.h"
+#include "vmm/output_file.h"
 #include "vmm/privileges.h"
 #include "test_files.h"
 
@@ -333,6 +337,208 @@ TEST(SeccompDeathTest, ArgumentsAreFilteredToo) {
         _exit(0);
       },
       testing::KilledBySignal(SIGSYS), "the vcpu thread made system call socket");
+  // Signals to this process's threads only (signal 0: only asked whether
+  // it could be sent).
+  EXPECT_EXIT(
+      {
+        const pid_t parent = ::getppid();
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kMain);
+        if (::syscall(SYS_tgkill, ::getpid(), ::syscall(SYS_gettid), 0) != 0) _exit(10);
+        if (::write(STDERR_FILENO, "own\n", 4) != 4) _exit(11);
+        ::syscall(SYS_tgkill, parent, parent, 0);
+        _exit(0);
+      },
+      testing::KilledBySignal(SIGSYS), "own\n(.|\n)*the main thread made system call tgkill");
+}
+
+// openat's flags, per class: vCPU threads open existing files only (no
+// O_CREAT, no O_TRUNC); the control and main threads may create a file
+// only with O_EXCL and empty none; the other classes open nothing.
+// Through libc's openat, which is the openat system call on arm64 and
+// x86-64 alike.
+
+// Confined as `c`, opens `path` with `flags`; exits 0 and says "opened"
+// when the call is allowed (whatever the kernel then answers).
+[[noreturn]] void open_confined(ThreadClass c, const std::string& path, int flags) {
+  Seccomp s(SeccompMode::kOn);
+  s.confine_this_thread(c);
+  const int fd = ::openat(AT_FDCWD, path.c_str(), flags, 0600);
+  if (fd >= 0) ::close(fd);
+  if (::write(STDERR_FILENO, "opened\n", 7) != 7) _exit(12);
+  _exit(0);
+}
+
+TEST(SeccompDeathTest, AVcpuThreadOpensExistingFilesOnly) {
+  // Forked, not run again: the child's files are in this test's directory.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  test::TempDir dir;
+  const std::string existing = dir.file("existing");
+  test::write_file(existing, {1, 2, 3});
+  // As vhost-net's /dev/vhost-net, an image reopened for its ring.
+  EXPECT_EXIT(open_confined(ThreadClass::kVcpu, existing, O_RDWR | O_CLOEXEC), testing::ExitedWithCode(0),
+              "opened");
+  EXPECT_EXIT(open_confined(ThreadClass::kVcpu, existing, O_RDONLY | O_CLOEXEC | O_NONBLOCK),
+              testing::ExitedWithCode(0), "opened");
+  for (int flags : {O_WRONLY | O_CREAT, O_WRONLY | O_CREAT | O_EXCL, O_RDWR | O_TRUNC, O_RDWR | O_TMPFILE}) {
+    SCOPED_TRACE(flags);
+    EXPECT_EXIT(open_confined(ThreadClass::kVcpu, flags & O_TMPFILE ? dir.file("") : dir.file("new"), flags),
+                testing::KilledBySignal(SIGSYS), "the vcpu thread made system call openat");
+  }
+  EXPECT_EQ(test::read_file(existing).size(), 3u) << "not truncated";
+}
+
+TEST(SeccompDeathTest, TheControlAndMainThreadsCreateFilesOnlyWithOExcl) {
+  // Forked, not run again: the child's files are in this test's directory.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  test::TempDir dir;
+  const std::string existing = dir.file("existing");
+  test::write_file(existing, {1, 2, 3});
+  for (ThreadClass c : {ThreadClass::kControl, ThreadClass::kMain}) {
+    SCOPED_TRACE(to_string(c));
+    const std::string refused = std::string("the ") + to_string(c) + " thread made system call openat";
+    // The --stats temporary, as the stats file's writer creates it.
+    const std::string tmp = dir.file(std::string("stats.") + to_string(c));
+    EXPECT_EXIT(open_confined(c, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC),
+                testing::ExitedWithCode(0), "opened");
+    EXPECT_EQ(::access(tmp.c_str(), F_OK), 0) << "created";
+    // /proc/self/status for the footprint; the stats file opened in place.
+    EXPECT_EXIT(open_confined(c, "/proc/self/status", O_RDONLY | O_CLOEXEC), testing::ExitedWithCode(0), "opened");
+    EXPECT_EXIT(open_confined(c, existing, O_WRONLY | O_CLOEXEC), testing::ExitedWithCode(0), "opened");
+    // Taken over or emptied: an existing file, or a link planted at the name.
+    for (int flags : {O_WRONLY | O_CREAT, O_WRONLY | O_CREAT | O_TRUNC, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC,
+                      O_WRONLY | O_TRUNC, O_RDWR | O_TMPFILE}) {
+      SCOPED_TRACE(flags);
+      EXPECT_EXIT(open_confined(c, flags & O_TMPFILE ? dir.file("") : existing, flags),
+                  testing::KilledBySignal(SIGSYS), refused);
+    }
+  }
+  EXPECT_EQ(test::read_file(existing).size(), 3u) << "not truncated";
+}
+
+// The --stats file is written after confinement: a snapshot on the
+// control thread (SIGUSR1), the last document on the main thread, each a
+// temporary made with O_EXCL and renamed over the file; an existing file
+// (opened before) the same way.
+[[noreturn]] void write_stats_confined(ThreadClass c, const std::string& path) {
+  Seccomp s(SeccompMode::kOn);
+  OutputFile out(path, "--stats");
+  s.confine_this_thread(c);
+  try {
+    out.write(std::string("{\"first\":1}\n"));
+    out.write(std::string("{\"second\":2}\n"));
+  } catch (const std::exception&) {
+    _exit(20);
+  }
+  if (::write(STDERR_FILENO, "written\n", 8) != 8) _exit(12);
+  _exit(0);
+}
+
+TEST(SeccompDeathTest, TheStatsFileIsWrittenUnderTheControlAndMainFilters) {
+  // Forked, not run again: the child's files are in this test's directory.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  test::TempDir dir;
+  const std::string expected = "{\"second\":2}\n";
+  for (ThreadClass c : {ThreadClass::kControl, ThreadClass::kMain}) {
+    for (bool existing : {false, true}) {
+      SCOPED_TRACE(testing::Message() << to_string(c) << (existing ? ", existing file" : ", new file"));
+      const std::string path = dir.file(std::string("stats-") + to_string(c) + (existing ? "-old" : "-new"));
+      if (existing) test::write_file(path, {'o', 'l', 'd'});
+      EXPECT_EXIT(write_stats_confined(c, path), testing::ExitedWithCode(0), "written");
+      const std::vector<uint8_t> got = test::read_file(path);
+      EXPECT_EQ(std::string(got.begin(), got.end()), expected);
+    }
+  }
+}
+
+TEST(SeccompDeathTest, TheOtherClassesOpenNothing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (ThreadClass c : {ThreadClass::kDevice, ThreadClass::kBlockIo, ThreadClass::kBlockUring}) {
+    SCOPED_TRACE(to_string(c));
+    EXPECT_EXIT(open_confined(c, "/proc/self/status", O_RDONLY | O_CLOEXEC), testing::KilledBySignal(SIGSYS),
+                std::string("the ") + to_string(c) + " thread made system call openat");
+  }
+}
+
+// socket(): each class makes exactly the kinds it needs, with
+// SOCK_CLOEXEC and SOCK_NONBLOCK as it likes; any other is refused.
+
+// Confined as `c`, makes the socket; exits 0 and says "made" when the
+// call is allowed.
+[[noreturn]] void socket_confined(ThreadClass c, int domain, int type, int protocol) {
+  Seccomp s(SeccompMode::kOn);
+  s.confine_this_thread(c);
+  const int fd = ::socket(domain, type, protocol);
+  if (fd >= 0) ::close(fd);
+  if (::write(STDERR_FILENO, "made\n", 5) != 5) _exit(12);
+  _exit(0);
+}
+
+struct SocketCall {
+  int domain, type, protocol;
+};
+
+TEST(SeccompDeathTest, SocketsArePinnedToTheKindsEachClassMakes) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // Interface ioctls (hw/net/tap.cc); the tap monitor (hw/net/tap_monitor.cc).
+  constexpr SocketCall kIoctlSocket{AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0};
+  constexpr SocketCall kMonitorSocket{AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE};
+  const struct {
+    ThreadClass c;
+    std::vector<SocketCall> allowed;
+  } classes[] = {{ThreadClass::kVcpu, {kIoctlSocket, kMonitorSocket, {AF_INET, SOCK_DGRAM, 0}}},
+                 {ThreadClass::kDevice, {kIoctlSocket}},
+                 {ThreadClass::kControl, {}},
+                 {ThreadClass::kMain, {}}};
+  const std::vector<SocketCall> refused = {
+      {AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0},  // a connection out
+      {AF_INET, SOCK_STREAM, 0},
+      {AF_INET6, SOCK_DGRAM, 0},
+      {AF_INET, SOCK_RAW, IPPROTO_ICMP},
+      {AF_INET, SOCK_DGRAM, IPPROTO_UDP},  // the same socket, named otherwise: pinned all the same
+      {AF_UNIX, SOCK_STREAM, 0},
+      {AF_NETLINK, SOCK_RAW, NETLINK_KOBJECT_UEVENT},
+      {AF_NETLINK, SOCK_DGRAM, NETLINK_ROUTE},
+      {AF_INET, SOCK_DGRAM | 0x1000, 0},  // a flag beside SOCK_CLOEXEC and SOCK_NONBLOCK
+      {AF_PACKET, SOCK_RAW, 0},
+  };
+  for (const auto& [c, allowed] : classes) {
+    SCOPED_TRACE(to_string(c));
+    for (const SocketCall& k : allowed) {
+      SCOPED_TRACE(testing::Message() << k.domain << " " << k.type << " " << k.protocol);
+      EXPECT_EXIT(socket_confined(c, k.domain, k.type, k.protocol), testing::ExitedWithCode(0), "made");
+    }
+    std::vector<SocketCall> not_allowed = refused;
+    if (c != ThreadClass::kVcpu) not_allowed.push_back(kMonitorSocket);
+    if (c != ThreadClass::kVcpu && c != ThreadClass::kDevice) not_allowed.push_back(kIoctlSocket);
+    for (const SocketCall& k : not_allowed) {
+      SCOPED_TRACE(testing::Message() << k.domain << " " << k.type << " " << k.protocol);
+      EXPECT_EXIT(socket_confined(c, k.domain, k.type, k.protocol), testing::KilledBySignal(SIGSYS),
+                  std::string("the ") + to_string(c) + " thread made system call socket");
+    }
+  }
+}
+
+// The control thread asks who a client of the control socket or the
+// console relay is (SO_PEERCRED), and no other socket option.
+[[noreturn]] void getsockopt_confined(int option) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) _exit(10);
+  Seccomp s(SeccompMode::kOn);
+  s.confine_this_thread(ThreadClass::kControl);
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(pair[0], SOL_SOCKET, option, &cred, &len) != 0) _exit(11);
+  if (option == SO_PEERCRED && cred.pid != ::getpid()) _exit(12);
+  if (::write(STDERR_FILENO, "asked\n", 6) != 6) _exit(13);
+  _exit(0);
+}
+
+TEST(SeccompDeathTest, TheControlThreadReadsPeerCredentialsOnly) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(getsockopt_confined(SO_PEERCRED), testing::ExitedWithCode(0), "asked");
+  EXPECT_EXIT(getsockopt_confined(SO_TYPE), testing::KilledBySignal(SIGSYS),
+              "the control thread made system call getsockopt");
 }
 
 // Log mode: the call is made (with its real result) and named, once.
