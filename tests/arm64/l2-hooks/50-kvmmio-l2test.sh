@@ -28,11 +28,18 @@
 #           fsync, its md5 as KVMMIO-L2-DISK-WROTE, then
 #           KVMMIO-L2-DISK-SYNCED and a wait until killed (vmm-boot.sh's
 #           disk-kill case SIGKILLs kvmmio there)
-#   hostile the hostile guest of issue #13 (hostile-guest.sh is the L1
-#           side): unbinds every virtio-mmio device from its driver, then
-#           hostile_guest drives them by hand from the RAM kernel.reserved=
-#           BASE,SIZE names (below kvmmio's --mem, above L2's mem=), until
-#           killed
+#   hostile the hostile guest (hostile-guest.sh is the L1 side): unbinds
+#           every virtio-mmio device from its driver, then hostile_guest
+#           drives them by hand from the RAM kvmmio.reserved=BASE,SIZE
+#           names (below kvmmio's --mem, above L2's mem=), until killed
+#   disk-stall  the console echo against a disk flood (disk-stall.sh is
+#           the L1 side, on the virtio console: console=hvc0): unbinds the
+#           virtio-blk devices from their driver (the console stays),
+#           turns the terminal's own echo off, and runs `hostile_guest
+#           echo`: KVMMIO-L2-ECHO-READY, then each line read echoed back
+#           from CPU 0; the line KVMMIO-START-FLOOD starts its disk mode
+#           on CPU 1 (the disk's largest requests on every queue, reset
+#           over and over, from the kvmmio.reserved= RAM), until killed
 #   powerkey  the control socket's shutdown (L1: kvmmio ctl SOCKET
 #           shutdown after KVMMIO-L2-POWER-KEY-READY): busybox has no
 #           KEY_POWER handler, so this waits (60 s at most) for the
@@ -226,6 +233,19 @@ hostile)
     done
     echo "KVMMIO-L2-UNBOUND: $(ls -d "$drivers"/*.virtio 2>/dev/null | wc -l) left bound"
     hostile_guest "${reserved%,*}" "${reserved#*,}" || echo "KVMMIO-L2-ERROR: hostile_guest exited $?"
+    ;;
+disk-stall)
+    # A virtio device's parent is its virtio-mmio platform device.
+    for v in /sys/bus/virtio/devices/*; do
+        [ "$(cat "$v/device" 2>/dev/null)" = 0x0002 ] || continue
+        p=$(readlink -f "$v/..")
+        echo "${p##*/}" >/sys/bus/platform/drivers/virtio-mmio/unbind ||
+            echo "KVMMIO-L2-ERROR: cannot unbind ${p##*/}"
+    done
+    # Only hostile_guest's echo: the terminal's own would answer from L2's
+    # kernel before the program ran, and twice.
+    stty -echo || echo "KVMMIO-L2-ERROR: stty -echo failed"
+    hostile_guest echo "${reserved%,*}" "${reserved#*,}" || echo "KVMMIO-L2-ERROR: hostile_guest echo exited $?"
     ;;
 disk)
     i=0

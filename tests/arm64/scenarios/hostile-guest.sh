@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# hostile-guest: L2 as the guest of issue #13. kvmmio runs L2 (2 vCPUs,
-# --mem 384M, L2 told mem=160M) with two virtio-nets on the userspace
+# hostile-guest: L2 as a hostile guest of kvmmio's devices. kvmmio runs L2
+# (2 vCPUs, --mem 384M, L2 told mem=160M) with two virtio-nets on the userspace
 # backend (kvmh0 floods; kvmh1 storms: with vhost-net each activation
 # costs so much in this TCG-nested L1 that a guest cannot outrun the
 # token bucket here) and --console virtio.
@@ -16,7 +16,8 @@
 # While the flood runs ($KVMMIO_HOSTILE_SECONDS, default 30), L1 samples
 # kvmmio's anonymous memory (RssAnon) every second. Then SIGTERM. Checked:
 #   - RssAnon never above 32 MiB (guest RAM is shared memory, not counted;
-#     kvmmio needs well under 1 MiB; issue #13's held chains took 257 MiB);
+#     kvmmio needs well under 1 MiB; the chains this guest holds took
+#     257 MiB before kvmmio bounded them);
 #   - kvmmio stops the VM within 3 s of SIGTERM (final stats written) and
 #     exits 143 (lib.sh's sigterm_bounds);
 #   - its stderr stays rate-limited: every guest-caused message kind prints
