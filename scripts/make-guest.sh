@@ -16,9 +16,21 @@
 # and prints the kvmmio command that boots it. docs/usage.md, "Your first
 # guest", has the steps, the login and the network, with measured times.
 #
-# Owns the output directory's three files and its work directory
-# (OUT/.make-guest, removed at the end); changes nothing else on the host
-# but what apt-get installs when a tool is missing (mmdebstrap, e2fsprogs).
+# Root's password is locked (no console login) unless --root-password-file
+# (or --root-password) gives one; --ssh-key puts a public key in root's
+# authorized_keys.
+#
+# Owns the output directory's three files (and make-guest.log, when
+# mmdebstrap fails) and its work directory, OUT/.make-guest.XXXXXX
+# (mktemp -d: mode 0700, removed at the end); changes nothing else on the
+# host but what apt-get installs when a tool is missing (mmdebstrap,
+# e2fsprogs). It runs as root, so it trusts OUT only as far as root owns
+# it: OUT (made 0755 if missing) must not be a symlink, must be root's
+# and writable by nobody else, and no directory above it may be writable
+# by others without the sticky bit; everything is made in the work
+# directory, hooks included, and each result is renamed onto its name in
+# OUT at the end (rename(2) replaces whatever entry is there: a symlink
+# or hard link planted at the name is never written through).
 # The root is made by scripts/lib/debian-root.sh (mmdebstrap; on a host
 # that is not arm64 the maintainer scripts run under qemu-user, registered
 # in a private user namespace: the host's binfmt_misc is never touched).
@@ -42,9 +54,16 @@ command that boots it.
                        sizes do); default 2G. At least the root plus 15%
                        (the root is ~0.7 GiB)
   --hostname NAME      the guest's host name (default kvmmio-guest)
-  --root-password PASS root's password on the console (default: none, root
-                       logs in without one); PASS shows in ps, so
-  --root-password-file FILE  reads it from FILE's first line instead
+  --root-password-file FILE  root's password on the console: FILE's first
+                       line (/dev/stdin reads it from a pipe). Without it,
+                       or --root-password, root's password is locked ('*'
+                       in /etc/shadow): no console login
+  --root-password PASS the same from the command line (PASS shows in ps and
+                       in the shell's history: prefer the file)
+  --ssh-key FILE       public key(s) for root: FILE becomes the guest's
+                       /root/.ssh/authorized_keys (an ssh server needs
+                       --packages openssh-server too; Debian's lets root in
+                       with a key, never a password)
   --ip ADDR/LEN        eth0's static address (systemd-networkd, no DHCP),
                        default 10.0.0.2/24; none: eth0 left unconfigured
   --gateway ADDR       eth0's default route (default none)
@@ -55,20 +74,23 @@ command that boots it.
   --force              replace an existing OUT/debian.img (whatever it holds)
   -h, --help           this text
 Needs root (mmdebstrap, chroot, namespaces), ~3 GB free in OUT while it
-runs, and Debian's archive (the host's apt sources name the mirror).
+runs, and Debian's archive (the host's apt sources name the mirror). OUT
+must be root's, writable by root only, and not a symlink (a missing OUT is
+made, mode 0755).
 Installs mmdebstrap and e2fsprogs with apt-get if they are missing.
 EOF
 }
 
-out=guest size=2G hostname=kvmmio-guest password='' password_file='' ip=10.0.0.2/24 gateway='' dns=''
-packages='' force=0
+out=guest size=2G hostname=kvmmio-guest password='' password_given=0 password_file='' ssh_key_file=''
+ip=10.0.0.2/24 gateway='' dns='' packages='' force=0
 while (($#)); do
     case $1 in
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --size) size=${2:?--size needs a SIZE, e.g. 4G}; shift 2 ;;
     --hostname) hostname=${2:?--hostname needs a NAME}; shift 2 ;;
-    --root-password) password=${2?--root-password needs a PASSWORD}; shift 2 ;;
+    --root-password) password=${2?--root-password needs a PASSWORD}; password_given=1; shift 2 ;;
     --root-password-file) password_file=${2:?--root-password-file needs a FILE}; shift 2 ;;
+    --ssh-key) ssh_key_file=${2:?--ssh-key needs a FILE (a public key, e.g. ~/.ssh/id_ed25519.pub)}; shift 2 ;;
     --ip) ip=${2:?--ip needs ADDR/LEN or none}; shift 2 ;;
     --gateway) gateway=${2:?--gateway needs an ADDR}; shift 2 ;;
     --dns) dns=${2:?--dns needs an ADDR}; shift 2 ;;
@@ -100,13 +122,25 @@ fi
 [[ -z $dns || $dns =~ ^$ipv4$ ]] || die "--dns: not an IPv4 address: '$dns'"
 [[ -z $packages || $packages =~ ^[a-z0-9][a-z0-9+.-]*(,[a-z0-9][a-z0-9+.-]*)*$ ]] ||
     die "--packages: want Debian package names, comma-separated: not '$packages'"
-[[ -z $password || -z $password_file ]] || die "--root-password and --root-password-file: give one"
+((!password_given)) || [[ -z $password_file ]] || die "--root-password and --root-password-file: give one"
+((!password_given)) || [[ -n $password ]] ||
+    die "--root-password: an empty password; leave the option out for a locked root, or give one"
 if [[ -n $password_file ]]; then
     [[ -r $password_file ]] || die "--root-password-file: cannot read $password_file"
     IFS= read -r password <"$password_file" || [[ -n $password ]] ||
         die "--root-password-file: $password_file has no password on its first line"
+    [[ -n $password ]] || die "--root-password-file: $password_file's first line is empty: put the password there"
 fi
 [[ $password != *$'\n'* ]] || die "--root-password: a password of one line"
+ssh_key=''
+if [[ -n $ssh_key_file ]]; then
+    [[ -r $ssh_key_file && -f $ssh_key_file ]] || die "--ssh-key: cannot read the file $ssh_key_file"
+    ssh_key=$(<"$ssh_key_file")
+    [[ $ssh_key != *"PRIVATE KEY"* ]] ||
+        die "--ssh-key: $ssh_key_file is a private key: give the public one (e.g. ${ssh_key_file%.pub}.pub)"
+    grep -Eq '(^|[[:space:]])(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp[0-9]+|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) [A-Za-z0-9+/]+=*' <<<"$ssh_key" ||
+        die "--ssh-key: no public key in $ssh_key_file (want authorized_keys lines, e.g. 'ssh-ed25519 AAAA... user@host')"
+fi
 
 # --- the host: root, tools, space -------------------------------------------------
 [[ $EUID -eq 0 ]] || die "needs root (mmdebstrap, chroot, namespaces): run it as root or with sudo"
@@ -126,10 +160,50 @@ fi
 command -v apt-get >/dev/null || die "no apt-get: this needs a Debian (or Debian-based) host"
 why=$(debian_root_unfit) || die "$why"
 
-mkdir -p "$out" || die "cannot make the output directory $out"
-out=$(cd "$out" && pwd)
+# --- the output directory: root's, and root's alone ------------------------------
+# This runs as root and writes into OUT: an OUT (or a directory above it)
+# that someone else can write to would let them plant a symlink where a
+# result goes, or swap the directory for their own while this runs.
+# check_dirs_from DIR: DIR (a physical path) and each directory above it:
+# one that others may write to without the sticky bit (other-writable, or
+# group-writable for a group other than root's) would let them rename OUT
+# away and put their own in its place. /tmp (sticky) is fine.
+check_dirs_from() {
+    local d=$1 dperm dgid dmode
+    while :; do
+        read -r dperm dgid < <(stat -c '%a %g' -- "$d") || die "cannot stat $d"
+        dmode=$((8#$dperm))
+        if ((!(dmode & 8#1000) && ((dmode & 8#002) || ((dmode & 8#020) && dgid != 0)))); then
+            die "--out $out is inside $d, which others can write to (mode $dperm, no sticky bit): choose a directory elsewhere, or 'chmod go-w $d'"
+        fi
+        [[ $d != / ]] || break
+        d=$(dirname -- "$d")
+    done
+}
+# Trailing slashes off: "DIR/" would follow a symlink at DIR.
+[[ $out =~ ^(.*[^/])/+$ ]] && out=${BASH_REMATCH[1]}
+[[ ! -L $out ]] || die "--out $out is a symlink: give the directory it points to ($(readlink -f -- "$out" 2>/dev/null || echo '?')), or a new path"
+[[ ! -e $out || -d $out ]] || die "--out $out exists and is not a directory: choose another --out"
+if [[ ! -e $out ]]; then
+    # The nearest directory that exists, checked before anything is made.
+    p=$(dirname -- "$out")
+    while [[ ! -e $p ]]; do p=$(dirname -- "$p"); done
+    check_dirs_from "$(cd -P -- "$p" && pwd -P)"
+    { mkdir -p -- "$(dirname -- "$out")" && mkdir -m 0755 -- "$out"; } ||
+        die "cannot make the output directory $out"
+fi
+# Again after mkdir: a path made meanwhile by someone else is not ours.
+[[ ! -L $out && -d $out ]] || die "--out $out: not a directory, or a symlink: choose another --out"
+owner=$(stat -c %u -- "$out")
+[[ $owner == "$EUID" ]] ||
+    die "--out $out belongs to uid $owner ($(stat -c %U -- "$out")), not to root: choose a directory root owns (or a new path; it is made), or 'chown root: $out' if it is yours to give"
+perm=$(stat -c %a -- "$out")
+((!(8#$perm & 8#022))) ||
+    die "--out $out is writable by group or others (mode $perm): 'chmod go-w $out', or choose a directory only root can write to"
+out=$(cd -P -- "$out" && pwd -P) || die "cannot enter $out"
+check_dirs_from "$(dirname -- "$out")"
 img=$out/debian.img
-[[ ! -e $img ]] || ((force)) ||
+[[ ! -e $img && ! -L $img ]] || ((force)) ||
     die "$img exists (a guest's disk, maybe with data): remove it, choose another --out, or give --force"
 # Space: the root while it is made (its packages, ~0.3 GB, are downloaded
 # into it first) and then the image, on the same file system.
@@ -138,12 +212,23 @@ free_mib=$(df -Pm "$out" | awk 'NR == 2 { print $4 }')
 ((free_mib >= need_mib)) ||
     die "no space: $out has ${free_mib} MiB free, making the guest needs ~${need_mib} MiB (the root, then its image): free some, or choose --out elsewhere"
 
-work=$out/.make-guest
+# The work directory: fresh, root's, mode 0700 (mktemp -d), in OUT (the
+# same file system: the results are renamed, not copied, into OUT, and the
+# space checked above is the space used). Everything is made in it, the
+# customize hook and the password file included; nothing under OUT but it
+# is read or run. apt's downloads then run as root, not as _apt (which
+# cannot enter it): mmdebstrap says so in its log ("Download is performed
+# unsandboxed as root"); apt checks the packages' signatures either way.
+for stale in "$out"/.make-guest "$out"/.make-guest.??????; do
+    [[ ! -e $stale ]] ||
+        say "note: $stale is an earlier run's work directory (interrupted, or running now): 'rm -rf --one-file-system $stale' once no make-guest.sh runs on $out"
+done
+work=$(mktemp -d -- "$out/.make-guest.XXXXXX") || die "cannot make a work directory in $out"
 keep_log=0
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
     if ((keep_log)) && [[ -s $work/root.log ]]; then
-        cp "$work/root.log" "$out/make-guest.log"
+        mv -f -T -- "$work/root.log" "$out/make-guest.log"
         say "mmdebstrap's log: $out/make-guest.log"
     fi
     [[ ! -e $work ]] || rm -rf --one-file-system "$work"
@@ -151,7 +236,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-[[ ! -e $work ]] || rm -rf --one-file-system "$work"
 mkdir -p "$work/hook/overlay"
 root=$work/root
 export DEBIAN_ROOT_QEMU_USER=$work/qemu-user
@@ -228,6 +312,7 @@ else
     echo "# no name server (scripts/make-guest.sh --dns ADDR sets one)" >"$o/etc/resolv.conf"
 fi
 [[ -z $password ]] || (umask 077 && printf 'root:%s\n' "$password" >"$work/hook/password")
+[[ -z $ssh_key ]] || (umask 077 && printf '%s\n' "$ssh_key" >"$work/hook/authorized_keys")
 cat >"$work/hook/customize" <<'EOF'
 #!/bin/sh
 # make-guest.sh's customize hook (mmdebstrap): $1 is the guest's root.
@@ -237,12 +322,18 @@ cp -a "$d/overlay/." "$1/"
 if [ -e "$1/etc/systemd/network/20-eth0.network" ]; then
     chroot "$1" systemctl enable --quiet systemd-networkd.service
 fi
-# Root's login on the console: the password given, or none at all (an
-# empty password field: Debian's PAM takes it, nullok).
+# Root's password: the one given, else locked: '*' in /etc/shadow, which
+# no password hashes to (no console login). '*' rather than passwd -l's
+# '!': an sshd without PAM takes a '!' for a locked account and refuses
+# root's key too.
 if [ -s "$d/password" ]; then
     chroot "$1" chpasswd <"$d/password"
 else
-    chroot "$1" passwd --quiet --delete root
+    chroot "$1" usermod --password '*' root
+fi
+if [ -s "$d/authorized_keys" ]; then
+    install -d -o 0 -g 0 -m 0700 "$1/root/.ssh"
+    install -o 0 -g 0 -m 0600 "$d/authorized_keys" "$1/root/.ssh/authorized_keys"
 fi
 EOF
 chmod +x "$work/hook/customize"
@@ -272,17 +363,23 @@ min_mib=$((used_mib * 115 / 100 + 64))
 keep_log=0
 
 # --- the output -----------------------------------------------------------------
-# The kernel and initramfs stay in the image's /boot as well (the guest's
-# own apt updates them there).
-cp "$root/boot/vmlinuz-$kver" "$out/Image"
-cp "$root/boot/initrd.img-$kver" "$out/initrd.img"
-cmp -s -n 4 -i 56:0 "$out/Image" <(printf 'ARM\x64') ||
+# Made in the work directory, then each renamed onto its name in OUT
+# (mv -T: rename(2), which replaces the entry there, a symlink included,
+# never writing through it). The kernel and initramfs stay in the image's
+# /boot as well (the guest's own apt updates them there).
+cp "$root/boot/vmlinuz-$kver" "$work/Image"
+cp "$root/boot/initrd.img-$kver" "$work/initrd.img"
+cmp -s -n 4 -i 56:0 "$work/Image" <(printf 'ARM\x64') ||
     die "$root/boot/vmlinuz-$kver is not an uncompressed arm64 Image (no ARM\\x64 magic at byte 56)"
-rm -f "$img"
 # mkfs.ext4 -d copies the root into the new file system: no loop mount; the
 # file is sparse (only what the root fills is written).
-mkfs.ext4 -q -F -L debian -d "$root" "$img" "${size_mib}M" >/dev/null ||
-    die "mkfs.ext4 -d could not make $img (space: $(df -Ph "$out" | awk 'NR == 2 { print $4 }') free)"
+mkfs.ext4 -q -F -L debian -d "$root" "$work/debian.img" "${size_mib}M" >/dev/null ||
+    die "mkfs.ext4 -d could not make debian.img (space: $(df -Ph "$out" | awk 'NR == 2 { print $4 }') free)"
+[[ ! -e $img && ! -L $img ]] || ((force)) ||
+    die "$img appeared while the guest was made: remove it, or give --force, and run again"
+for f in Image initrd.img debian.img; do
+    mv -f -T -- "$work/$f" "$out/$f" || die "cannot move $f into $out"
+done
 secs=$((SECONDS - start))
 
 human() { numfmt --to=iec-i --suffix=B "$1"; }
@@ -290,7 +387,14 @@ say "done in $((secs / 60)) min $((secs % 60)) s (the root $((root_secs / 60)) m
 say "  $out/Image       $(human "$(stat -c %s "$out/Image")")"
 say "  $out/initrd.img  $(human "$(stat -c %s "$out/initrd.img")")"
 say "  $out/debian.img  $(human "$(stat -c %s "$img")") ($(human $(($(stat -c %b "$img") * 512))) on disk; the root ${used_mib} MiB)"
-if [[ -z $password ]]; then login="root, no password"; else login="root, the password given"; fi
+if [[ -n $password ]]; then
+    login="Log in on the console as root, with the password given."
+else
+    login="Root's password is locked: no console login (make it again with --root-password-file FILE for one)."
+fi
+if [[ -n $ssh_key ]]; then
+    login+=" Root's ssh key is in /root/.ssh/authorized_keys (an ssh server needs --packages openssh-server)."
+fi
 net='' eth0=''
 if [[ $ip != none ]]; then
     # The host's end of the tap: the guest's network with .1 (or .2 where
@@ -318,7 +422,7 @@ terminal, Ctrl-A x stops the VM):
       --disk $out/debian.img --cpus 2 --mem 1G \\
       --cmdline "root=/dev/vda rw console=ttyAMA0"$net
 
-Log in on the console as $login.$eth0
+$login$eth0
 With --console virtio the console is hvc0: --cmdline "root=/dev/vda rw console=hvc0".
 docs/usage.md, "Your first guest", says more.
 EOF

@@ -266,7 +266,10 @@ if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
     echo "test.sh: the guest of \"Your first guest\" (scripts/make-guest.sh): in the background, log $guest_make_log"
     # Made afresh: a guest left by an earlier run may be another commit's.
     rm -rf "$guest_dir"
-    setsid "$src/scripts/make-guest.sh" --out "$guest_dir" >"$guest_make_log" 2>&1 &
+    # Root's password: the test password guest-disk-test.sh logs in with
+    # (make-guest.sh locks root without one), through a pipe, not argv.
+    printf '%s\n' "${KVMMIO_GUEST_PASSWORD:-kvmmio-guest-test}" |
+      setsid "$src/scripts/make-guest.sh" --out "$guest_dir" --root-password-file /dev/stdin >"$guest_make_log" 2>&1 &
     guest_make_pid=$!
   fi
 fi

@@ -4,10 +4,10 @@
 # a nested L1 on vGICv<GIC> (3 or 2), the body of guest-disk-gicv3.test and
 # guest-disk-gicv2.test. The guest scripts/make-guest.sh makes (Debian 12,
 # systemd) boots under kvmmio from its --disk to a login prompt, root logs
-# in, its network answers, iperf3 and fio run in it, it writes a file,
-# syncs and reboots (kvmmio exits 3); then, here on the host, e2fsck -fn
-# finds its disk clean and the file holding what the guest wrote
-# (docs/usage.md, "Your first guest").
+# in with its password, its network answers, iperf3 and fio run in it, it
+# writes a file, syncs and reboots (kvmmio exits 3); then, here on the
+# host, e2fsck -fn finds its disk clean and the file holding what the
+# guest wrote (docs/usage.md, "Your first guest").
 # Not one of make check's tests: making the guest needs root and Debian's
 # archive, and takes minutes. scripts/test.sh (the README's test command,
 # so CI) runs both as a step of its own, after make check; by hand, run
@@ -16,7 +16,13 @@
 # tests/arm64/guest-disk-gicv2.test"`.
 # The guest is KVMMIO_GUEST (a make-guest.sh output directory), default
 # BUILDDIR/guest, made there first if it has no debian.img (under a lock:
-# two tests started at once make it once). L1 gets two more disks
+# two tests started at once make it once), with root's password
+# KVMMIO_GUEST_PASSWORD, default kvmmio-guest-test (make-guest.sh locks
+# root without one; a fixed test password, no secret: the guest runs
+# nested, on its tap alone), given through a pipe (--root-password-file
+# /dev/stdin), and the scenario logs in with it: a guest made beforehand
+# (scripts/test.sh makes it with the same default) must have that
+# password. L1 gets two more disks
 # (scripts/arm64/run.sh --disk): a tar of Image and initrd.img, and a copy
 # of debian.img (the guest writes to its disk; the made one stays as it
 # was). KVMMIO_ARM64_TIMEOUT bounds the L1 boot (default 1800 s);
@@ -34,15 +40,18 @@ if [ -e "$platform/unavailable" ] || [ ! -s "$platform/l1-initramfs.cpio.gz" ]; 
   exec "$test" guest-disk "$gic"
 fi
 guest=${KVMMIO_GUEST:-$KVMMIO_BUILDDIR/guest}
+KVMMIO_GUEST_PASSWORD=${KVMMIO_GUEST_PASSWORD:-kvmmio-guest-test}
 if [ ! -s "$guest/debian.img" ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "SKIP: no guest in $guest, and making one (scripts/make-guest.sh) needs root"
     exit 77
   fi
-  mkdir -p "$guest"
+  # make-guest.sh takes an output directory only root can write to.
+  (umask 022 && mkdir -p "$guest")
   # One make at a time; the second test finds the guest the first made.
   # shellcheck disable=SC2016 # the inner sh expands them
-  flock "$guest/.make-lock" sh -c '[ -s "$1/debian.img" ] || "$2/scripts/make-guest.sh" --out "$1"' \
+  printf '%s\n' "$KVMMIO_GUEST_PASSWORD" | flock "$guest/.make-lock" sh -c \
+    '[ -s "$1/debian.img" ] || "$2/scripts/make-guest.sh" --out "$1" --root-password-file /dev/stdin' \
     sh "$guest" "$KVMMIO_SRCDIR" || exit 99
 fi
 work=$KVMMIO_BUILDDIR/tests/arm64/guest-disk-gicv$gic-disks

@@ -6,8 +6,9 @@
 # kvmmio run --kernel Image --initrd initrd.img --disk debian.img --cpus 2
 # --mem 1G --cmdline "root=/dev/vda rw console=ttyAMA0" --net tap=kvmtap0.
 # Then, on the console, as a user would: root logs in at the login prompt
-# (no password), systemd reports the system running (not degraded), eth0
-# has 10.0.0.2/24 and L1 pings it, iperf3 and fio run in the guest; the
+# with KVMMIO_GUEST_PASSWORD (make-guest.sh locks root without a password;
+# guest-disk-test.sh makes the guest with one and sets it), systemd
+# reports the system running (not degraded), eth0 has 10.0.0.2/24 and L1 pings it, iperf3 and fio run in the guest; the
 # guest writes 4 MiB of random bytes to /root/kvmmio-cycle, syncs, prints
 # their md5 (cycle.md5 in the results), and `reboot`s: systemd unmounts,
 # the kernel asks for a reset, and kvmmio exits 3 with the stop reason
@@ -18,7 +19,9 @@
 # reason poweroff; no cycle).
 # KVMMIO_GUEST_CONSOLE=virtio boots it on --console virtio instead
 # (console=hvc0: the login prompt on hvc0); KVMMIO_GUEST_PASSWORD=PASS
-# logs in with that password (a guest made with --root-password PASS);
+# logs in with that password (a guest made with --root-password-file of
+# it); unset, root logs in without one (a guest made before make-guest.sh
+# locked root by default);
 # KVMMIO_GUEST_CPUS and KVMMIO_GUEST_MEM replace --cpus 2 and --mem 1G.
 # Not in make check (the guest takes minutes to make, as root, from
 # Debian's archive): tests/arm64/guest-disk-gicv3.test makes it and boots
@@ -124,11 +127,19 @@ case $issue in *" $tty") ;; *) stop; fail "the getty is not on $tty: '$issue'" ;
 sleep 2
 echo root >&3
 if [ -n "${KVMMIO_GUEST_PASSWORD:-}" ]; then
-    wait_console 'Password:' 120 || { stop; fail "no password prompt after root"; }
+    wait_console 'Password:' 120 || { stop; fail "no password prompt after root (a guest with no password at all, made before make-guest.sh locked root? make it again)"; }
     sleep 1
     echo "$KVMMIO_GUEST_PASSWORD" >&3
 fi
-wait_console 'root@kvmmio-guest:~#' 120 || { stop; fail "no shell prompt after logging in as root"; }
+if ! wait_console 'root@kvmmio-guest:~#' 120; then
+    stop
+    if grep -aq 'Login incorrect' "$con"; then
+        fail "Login incorrect as root: KVMMIO_GUEST_PASSWORD is not the password the guest was made with (make-guest.sh --root-password-file)"
+    elif [ -z "${KVMMIO_GUEST_PASSWORD:-}" ] && grep -aq 'Password:' "$con"; then
+        fail "the guest asks for root's password and KVMMIO_GUEST_PASSWORD is unset (make-guest.sh locks root unless --root-password-file gives one)"
+    fi
+    fail "no shell prompt after logging in as root"
+fi
 if [ -n "${KVMMIO_GUEST_PASSWORD:-}" ]; then step "root logged in with its password"; else step "root logged in without a password"; fi
 # One helper, then one line at a time.
 # shellcheck disable=SC2016 # expanded by the guest's shell
