@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// aggregate(): groups the runs of every kind into cells, takes medians over
+// aggregate(): groups the runs of every kind into cells (a retried run by
+// its last attempt, the earlier ones kept as retries), takes medians over
 // the runs that completed, and relates each cell to its host and user-trap
 // baselines and to the peer VMM (qemu-pci). What differs between kinds is
 // data (kinds.h).
@@ -104,6 +105,38 @@ std::optional<double> core_pct(const std::vector<const Run*>& ok) {
   return ms / (seconds * 1000) * 100;
 }
 
+// A run as its last attempt, with the earlier ones (the reader made sure
+// they failed), by attempt.
+struct Judged {
+  const Run* last;
+  std::vector<const Run*> earlier;
+};
+
+// Every run as its last attempt, in that attempt's input order: a run
+// tried again counts once, by how its last attempt went, so a failure that
+// a retry made good is not a failed run.
+std::vector<Judged> last_attempts(const RawData& raw) {
+  using Id = std::tuple<std::string, std::string, decltype(Params().key()), unsigned>;
+  const auto id = [](const Run& r) { return Id{r.kind, r.config, r.params.key(), r.rep}; };
+  std::map<Id, const Run*> last;
+  for (const Run& r : raw.runs) {
+    const Run*& l = last[id(r)];
+    if (!l || r.attempt > l->attempt) l = &r;
+  }
+  std::vector<Judged> out;
+  std::map<const Run*, size_t> index;
+  for (const Run& r : raw.runs)
+    if (last.at(id(r)) == &r) {
+      index[&r] = out.size();
+      out.push_back({&r, {}});
+    }
+  for (const Run& r : raw.runs)
+    if (const Run* l = last.at(id(r)); l != &r) out[index.at(l)].earlier.push_back(&r);
+  for (Judged& j : out)
+    std::sort(j.earlier.begin(), j.earlier.end(), [](const Run* a, const Run* b) { return a->attempt < b->attempt; });
+  return out;
+}
+
 Cell make_cell(const std::vector<const Run*>& runs) {
   const Run& first = *runs.front();
   const KindSpec& kind = *find_kind(first.kind);
@@ -114,6 +147,7 @@ Cell make_cell(const std::vector<const Run*>& runs) {
   std::vector<const Run*> ok;
   std::map<std::string, std::vector<double>> values;
   for (const Run* r : runs) {
+    if (r->attempt > 1) ++c.retries;
     if (r->failed) {
       ++c.runs_failed;
       continue;
@@ -174,6 +208,10 @@ std::optional<double> Cell::outside_rate2(const std::string& name) const {
   return it == outside_rates2->end() ? std::nullopt : std::optional<double>(it->second);
 }
 
+bool Cell::same_measurement(const Cell& o) const {
+  return kind == o.kind && params == o.params && guest_to_guest(config) == guest_to_guest(o.config);
+}
+
 std::vector<Cell> Report::of_kind(std::string_view kind) const {
   std::vector<Cell> out;
   for (const Cell& c : cells)
@@ -191,9 +229,11 @@ Report aggregate(const RawData& raw) {
       rep.configs.push_back(c);
 
   using Key = std::tuple<size_t, decltype(Params().key()), ptrdiff_t>;
+  const auto cell_key = [&](const Run& r) { return Key{kind_rank(r.kind), r.params.key(), rank(r.config)}; };
+  const std::vector<Judged> judged = last_attempts(raw);
   std::map<Key, std::vector<const Run*>> groups;
-  for (const Run& r : raw.runs)
-    if (complete(r)) groups[{kind_rank(r.kind), r.params.key(), rank(r.config)}].push_back(&r);
+  for (const Judged& j : judged)
+    if (complete(*j.last)) groups[cell_key(*j.last)].push_back(j.last);
   for (const auto& [key, runs] : groups) rep.cells.push_back(make_cell(runs));
 
   for (Cell& c : rep.cells) {
@@ -208,10 +248,18 @@ Report aggregate(const RawData& raw) {
       }
     }
   }
-  for (const Run& r : raw.runs)
-    if (r.failed) rep.failures.push_back(r);
+  for (const Judged& j : judged)
+    if (j.last->failed) rep.failures.push_back(*j.last);
   std::stable_sort(rep.failures.begin(), rep.failures.end(),
                    [](const Run& a, const Run& b) { return kind_rank(a.kind) < kind_rank(b.kind); });
+  for (const Judged& j : judged) {
+    if (j.last->attempt == 1) continue;
+    Retried& t = rep.retried.emplace_back(Retried{*j.last, {}});
+    for (const Run* e : j.earlier) t.earlier.push_back(*e);
+  }
+  // Beside the cells they count in, so that a cell's retries read together.
+  std::stable_sort(rep.retried.begin(), rep.retried.end(),
+                   [&](const Retried& a, const Retried& b) { return cell_key(a.run) < cell_key(b.run); });
   for (const MicroResult& m : raw.micro) {
     const auto us = [&](const char* name) -> std::optional<double> {
       for (const auto& [k, v] : m.us)

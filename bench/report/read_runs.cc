@@ -138,9 +138,44 @@ std::map<std::string, std::optional<double>> read_outside(Record& rec) {
   return out;
 }
 
-// A run's identity; two runs with the same one are the same run given twice.
+// A run's identity but for the attempt: the records of a run tried more
+// than once share it, one record per attempt.
 bool same_run(const Run& a, const Run& b) {
   return a.kind == b.kind && a.config == b.config && a.params == b.params && a.rep == b.rep;
+}
+
+// "attempt" and "outcome" come together (net-compare.sh writes both on
+// every record of a retried run), and the outcome must agree with
+// "failed": a record saying both "ok" and why it failed is a broken writer.
+// Returns whether the record has them.
+bool read_attempt(Record& rec, Run& r) {
+  if (!rec.has("attempt") && !rec.has("outcome")) return false;
+  if (!rec.has("outcome")) rec.fail("\"attempt\" without \"outcome\"");
+  if (!rec.has("attempt")) rec.fail("\"outcome\" without \"attempt\"");
+  r.attempt = rec.count("attempt");
+  const std::string outcome = rec.text("outcome");
+  if (outcome != "ok" && outcome != "failed") rec.fail("\"outcome\" is \"" + outcome + "\", not ok or failed");
+  if (outcome == "failed" && !r.failed) rec.fail("\"outcome\" is \"failed\" but \"failed\" gives no reason");
+  if (outcome == "ok" && r.failed) rec.fail("\"outcome\" is \"ok\" but the record has \"failed\"");
+  return true;
+}
+
+// The run's other records (attempts) read so far: none the same attempt,
+// and every attempt below the highest failed, since a run is tried again
+// only after a failure and is judged by its last attempt.
+void check_attempts(const Record& rec, const Run& r, bool attempted, const RawData& into) {
+  for (const Run& o : into.runs) {
+    if (!same_run(o, r)) continue;
+    if (o.attempt == r.attempt)
+      rec.fail((attempted ? "attempt " + std::to_string(r.attempt) + " of this " : std::string()) + r.kind +
+               " run already given at " + o.source.str());
+    if (o.attempt < r.attempt && !o.failed)
+      rec.fail("attempt " + std::to_string(r.attempt) + " of a run whose attempt " + std::to_string(o.attempt) +
+               " at " + o.source.str() + " did not fail (only the last attempt may succeed)");
+    if (o.attempt > r.attempt && !r.failed)
+      rec.fail("attempt " + std::to_string(r.attempt) + " did not fail, but the run has attempt " +
+               std::to_string(o.attempt) + " at " + o.source.str() + " (only the last attempt may succeed)");
+  }
 }
 
 void add_run(const KindSpec& kind, Record& rec, RawData& into) {
@@ -149,6 +184,7 @@ void add_run(const KindSpec& kind, Record& rec, RawData& into) {
   r.kind = kind.name;
   r.config = rec.text("config");
   if (rec.has("failed")) r.failed = rec.text("failed");
+  const bool attempted = read_attempt(rec, r);
   if (!r.failed || rec.has("rep")) r.rep = rec.count("rep");
   for (const char* p : kind.params)
     if (!r.failed || rec.has(p)) read_param(rec, p, r.params);
@@ -166,8 +202,7 @@ void add_run(const KindSpec& kind, Record& rec, RawData& into) {
     if (r.values["received"] + r.values["lost"] != r.values["sent"]) rec.fail("received + lost is not sent");
     if (r.values["sent"] > 0) r.values["loss_pct"] = 100 * r.values["lost"] / r.values["sent"];
   }
-  for (const Run& o : into.runs)
-    if (same_run(o, r)) rec.fail(r.kind + " run already given at " + o.source.str());
+  check_attempts(rec, r, attempted, into);
   into.runs.push_back(std::move(r));
 }
 

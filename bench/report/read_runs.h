@@ -15,8 +15,11 @@
 //   {"kind":"micro", "platform":NAME, "file":PATH}
 //
 // A measuring run with "failed":REASON did not complete: its results are
-// not needed, nor are parameters it never reached. The report it feeds is
-// documented in docs/benchmarks.md.
+// not needed, nor are parameters it never reached. A run tried more than
+// once has a record per attempt, each with "attempt":N (from 1) and
+// "outcome":"ok"|"failed" ("failed" exactly when "failed" is given); one
+// without them is attempt 1. The report it feeds is documented in
+// docs/benchmarks.md.
 #pragma once
 
 #include <string>
@@ -29,9 +32,11 @@ namespace kvmmio::report {
 // Appends the records in `text` to `into`. `name` names the file in errors;
 // a relative micro "file" is taken from `base_dir`. Throws InputError
 // ("NAME:LINE: what is wrong") for a line that is not a JSON object, an
-// unknown kind, a missing, mistyped or unknown member, a run given twice
-// (across files too), a meta key that contradicts an earlier one, or a micro
-// file that cannot be read or is not a kvm_notify_bench result.
+// unknown kind, a missing, mistyped or unknown member, "attempt" without
+// "outcome" (or the reverse) or an outcome that contradicts "failed", a run's
+// attempt given twice (across files too), an attempt below the run's
+// highest that did not fail, a meta key that contradicts an earlier one, or
+// a micro file that cannot be read or is not a kvm_notify_bench result.
 void parse_runs(std::string_view text, const std::string& name, const std::string& base_dir, RawData& into);
 
 // Reads the file at `path` and parses it, relative micro paths being taken

@@ -49,6 +49,10 @@ struct Run {
   std::string config;
   Params params;
   unsigned rep = 0;
+  // Which attempt at the run this record is (1 when the record does not
+  // say): net-compare.sh tries a failed run again on a fresh guest and
+  // records every attempt; the highest one judges the run.
+  unsigned attempt = 1;
   std::optional<std::string> failed;    // the reason; then `values` is empty
   std::map<std::string, double> values;  // the kind's results (kinds.h)
   // The VMM's counters over the run (deltas of kvmmio --stats), by name;

@@ -53,6 +53,9 @@ Json head(const Cell& c) {
   if (c.params.depth) out["depth"] = *c.params.depth;
   out["runs_ok"] = c.runs_ok;
   out["runs_failed"] = c.runs_failed;
+  // Only where a run was retried, so that a report of runs each tried once
+  // reads as it did before retries were recorded.
+  if (c.retries) out["retries"] = c.retries;
   return out;
 }
 
@@ -137,7 +140,9 @@ Json micro(const MicroPlatform& p) {
           {"irq_line_relay_per_irqfd", number(p.irq_line_relay_per_irqfd)}};
 }
 
-Json failure(const Run& f) {
+// Which run: kind, config, every parameter (null where it has none) and
+// the repeat, as failures[] and retried[] begin.
+Json run_id(const Run& f) {
   return {{"kind", f.kind},
           {"config", f.config},
           {"mtu", optional(f.params.mtu)},
@@ -147,30 +152,69 @@ Json failure(const Run& f) {
           {"rw", optional(f.params.rw)},
           {"bs", optional(f.params.bs)},
           {"depth", optional(f.params.depth)},
-          {"rep", f.rep ? Json(f.rep) : Json(nullptr)},
-          {"reason", *f.failed},
-          {"source", f.source.str()}};
+          {"rep", f.rep ? Json(f.rep) : Json(nullptr)}};
 }
 
-// One claim (claims.h): whether it holds, and each cell's verdict.
-Json claim(const std::vector<Verdict>& v) {
-  Json cells = Json::array();
-  for (const Verdict& x : v)
-    cells.push_back({{"cell", x.cell},
-                     {"rival", x.rival},
-                     {"unit", x.unit},
-                     {"mirror_median", number(x.mirror)},
-                     {"rival_median", number(x.rival_median)},
-                     {"ahead", x.ahead},
-                     {"clear", x.clear}});
-  return {{"holds", ahead_count(v) == v.size()}, {"ahead", ahead_count(v)}, {"clear", clear_count(v)}, {"cells", cells}};
+Json failure(const Run& f) {
+  Json out = run_id(f);
+  out["reason"] = *f.failed;
+  out["source"] = f.source.str();
+  return out;
+}
+
+// A run tried more than once: its last attempt (what the cell counts) and
+// the earlier, failed ones with their reasons.
+Json retried(const Retried& t) {
+  Json out = run_id(t.run);
+  out["attempt"] = t.run.attempt;
+  out["outcome"] = t.run.failed ? "failed" : "ok";
+  out["reason"] = optional(t.run.failed);
+  out["source"] = t.run.source.str();
+  Json earlier = Json::array();
+  for (const Run& e : t.earlier)
+    earlier.push_back({{"attempt", e.attempt}, {"reason", optional(e.failed)}, {"source", e.source.str()}});
+  out["earlier"] = earlier;
+  return out;
+}
+
+// One side of a verdict: its median, range and run count, named `prefix`_.
+void add_side(Json& cell, const std::string& prefix, const Side& s) {
+  cell[prefix + "_median"] = number(s.median);
+  cell[prefix + "_min"] = number(s.min);
+  cell[prefix + "_max"] = number(s.max);
+  cell[prefix + "_runs"] = s.runs;
+}
+
+Json verdict(const Verdict& x) {
+  Json cell = {{"cell", x.cell}, {"rival", x.rival}, {"unit", x.unit}};
+  add_side(cell, "mirror", x.mirror);
+  add_side(cell, "rival", x.other);
+  cell["ahead"] = x.ahead;
+  cell["clear"] = x.clear();
+  return cell;
+}
+
+// One claim (claims.h): its outcome, each verdict, and what keeps it from
+// holding: the cells missing on a side and the verdicts that are not clear.
+Json claim(const Claim& c) {
+  Json cells = Json::array(), missing = Json::array(), not_clear = Json::array();
+  for (const Verdict& x : c.verdicts) {
+    cells.push_back(verdict(x));
+    if (!x.clear()) not_clear.push_back({{"cell", x.cell}, {"rival", x.rival}, {"why", why_not_clear(x)}});
+  }
+  for (const Missing& m : c.missing) missing.push_back({{"cell", m.cell}, {"rival", m.rival}, {"without", m.without}});
+  const Outcome o = c.outcome();
+  return {{"outcome", outcome_name(o)},       {"holds", o == Outcome::kHolds},
+          {"ahead", ahead_count(c.verdicts)}, {"clear", clear_count(c.verdicts)},
+          {"cells", cells},                   {"missing", missing},
+          {"not_clear", not_clear}};
 }
 
 Json claims(const Report& report) {
   const Claims c = judge_claims(report);
   return {{"config", kMirrorConfig},
-          {"peer", c.peer.empty() ? Json(nullptr) : claim(c.peer)},
-          {"modes", c.modes.empty() ? Json(nullptr) : claim(c.modes)},
+          {"peer", c.peer.judged() ? claim(c.peer) : Json(nullptr)},
+          {"modes", c.modes.judged() ? claim(c.modes) : Json(nullptr)},
           {"mirror_pps_wakeups", number(c.mirror_wakeups)},
           {"mirror_pps_ctxt_switches", number(c.mirror_ctxt_switches)}};
 }
@@ -190,6 +234,10 @@ std::string render_json(const Report& report, const std::string& title) {
   for (const Cell& c : report.cells) doc[c.kind].push_back(shape.at(c.kind)(c));
   for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
   for (const Run& f : report.failures) doc["failures"].push_back(failure(f));
+  if (!report.retried.empty()) {
+    doc["retried"] = Json::array();
+    for (const Retried& t : report.retried) doc["retried"].push_back(retried(t));
+  }
   doc["claims"] = claims(report);
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -3,6 +3,7 @@
 #include "bench/report/render_text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "bench/report/claims.h"
@@ -286,37 +287,81 @@ std::string micro(const Report& r) {
   return "KVM-layer microbenchmarks: kvm_notify_bench, median of interleaved runs\n\n" + t.render();
 }
 
-// A claim's table: each cell with both medians, their ratio (the mirror's
-// over the rival's) and the verdict.
+// A side of a verdict: its range, lowest..highest.
+std::string span(const Side& s, int decimals) { return fixed(s.min, decimals) + ".." + fixed(s.max, decimals); }
+
+std::string verdict_text(const Verdict& x) {
+  const std::string why = why_not_clear(x);
+  return std::string(x.ahead ? "ahead" : "BEHIND") + ", " + (why.empty() ? "clear" : why);
+}
+
+// A claim's table: each verdict with both medians, ranges and run counts,
+// their ratio (the mirror's median over the rival's) and the verdict. The
+// peer claim has one rival, named in the header; the modes claim names
+// each verdict's.
 std::string verdicts(const std::vector<Verdict>& v, bool name_rival) {
-  TextTable t({L, R, L, R, R, L});
-  t.header({"cell", "mirror", name_rival ? "best other mode" : "", name_rival ? "its median" : kPeerConfig, "ratio",
-            "verdict"});
+  std::vector<Align> align{L, R, R, R, R, R, R, R, L};
+  std::vector<std::string> head{"cell", "mirror", "range", "n", kPeerConfig, "range", "n", "ratio", "verdict"};
+  if (name_rival) {
+    align.insert(align.begin() + 4, L);
+    head[4] = "its median";
+    head.insert(head.begin() + 4, "other mode");
+  }
+  TextTable t(align);
+  t.header(head);
   for (const Verdict& x : v) {
     const int decimals = x.unit == "Gbit/s" ? 2 : x.unit == "us" ? 1 : 0;
-    t.row({x.cell, fixed(x.mirror, decimals) + " " + x.unit, name_rival ? x.rival : "", fixed(x.rival_median, decimals),
-           fixed(x.rival_median != 0 ? std::optional<double>(x.mirror / x.rival_median) : std::nullopt, 2),
-           std::string(x.ahead ? "ahead" : "BEHIND") + (x.clear ? ", clear" : ", within the ranges")});
+    std::vector<std::string> row{
+        x.cell,
+        fixed(x.mirror.median, decimals) + " " + x.unit,
+        span(x.mirror, decimals),
+        std::to_string(x.mirror.runs),
+        fixed(x.other.median, decimals),
+        span(x.other, decimals),
+        std::to_string(x.other.runs),
+        fixed(x.other.median != 0 ? std::optional<double>(x.mirror.median / x.other.median) : std::nullopt, 2),
+        verdict_text(x)};
+    if (name_rival) row.insert(row.begin() + 4, x.rival);
+    t.row(row);
   }
   return t.render();
 }
 
+// The outcome and its counts, then each cell the claim names that a side
+// has no median in.
+std::string headline(const Claim& c) {
+  const Outcome o = c.outcome();
+  std::string name = outcome_name(o);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::toupper(ch); });
+  std::string out = "  " + name + ": ahead in " + std::to_string(ahead_count(c.verdicts)) + " of " +
+                    std::to_string(c.verdicts.size()) + " verdicts; " + std::to_string(clear_count(c.verdicts)) +
+                    " of the verdicts clear; " + std::to_string(c.missing.size()) + " missing\n";
+  for (const Missing& m : c.missing) {
+    std::string without;
+    for (const std::string& w : m.without) without += (without.empty() ? "" : ", ") + w;
+    out += "  missing: " + m.cell + " against " + m.rival + " (no median: " + without + ")\n";
+  }
+  return out;
+}
+
+std::string claim(const std::string& title, const Claim& c, bool name_rival) {
+  return "\n" + title + ":\n" + headline(c) + (c.verdicts.empty() ? "" : "\n" + verdicts(c.verdicts, name_rival));
+}
+
 std::string claims(const Claims& c) {
   std::string out =
-      "kvmmio's claims in this run (docs/benchmarks.md, \"The claims\"): medians decide; ratio = the mirror's\n"
-      "median / the rival's; \"clear\" when both configs have " +
-      std::to_string(kClearRuns) + " or more runs and their ranges do not overlap\n";
-  const auto headline = [](const std::vector<Verdict>& v) {
-    const unsigned n = ahead_count(v);
-    return (n == v.size() ? "HOLDS: " : "does not hold: ") + std::string("ahead in ") + std::to_string(n) + " of " +
-           std::to_string(v.size()) + " cells; " + std::to_string(clear_count(v)) + " of the verdicts clear";
-  };
-  if (!c.peer.empty())
-    out += "\n" + std::string(kMirrorConfig) + " at or ahead of " + kPeerConfig + " in every cell:\n  " +
-           headline(c.peer) + "\n\n" + verdicts(c.peer, false);
-  if (!c.modes.empty())
-    out += "\n" + std::string(kMirrorConfig) + " at or ahead of kvmmio's other modes at 64 B and in tcp_rr p99:\n  " +
-           headline(c.modes) + "\n\n" + verdicts(c.modes, true);
+      "kvmmio's claims in this run (docs/benchmarks.md, \"The claims\"): medians decide ahead or BEHIND;\n"
+      "range = lowest..highest of the n completed runs; ratio = the mirror's median / the rival's;\n"
+      "\"clear\" when both configs have " +
+      std::to_string(kClearRuns) +
+      " or more runs and their ranges do not overlap. A claim HOLDS\n"
+      "when every cell it names has a verdict against every rival and each is clearly ahead, DOES NOT\n"
+      "HOLD when one is clearly BEHIND, and is NOT SHOWN otherwise (a cell missing, or a verdict not clear)\n";
+  if (c.peer.judged())
+    out += claim(std::string(kMirrorConfig) + " at or ahead of " + kPeerConfig + " in every cell", c.peer, false);
+  if (c.modes.judged())
+    out += claim(std::string(kMirrorConfig) + " at or ahead of each of kvmmio's other modes at 64 B and in tcp_rr p99",
+                 c.modes, true);
   if (c.mirror_wakeups || c.mirror_ctxt_switches)
     out += "\nThe mirror's VMM over its packet-rate runs: " + fixed(c.mirror_wakeups, 0) +
            " wake-ups (kvmmio's counters: vCPU exits to userspace\nand event-loop wake-ups), " +
@@ -324,19 +369,62 @@ std::string claims(const Claims& c) {
   return out;
 }
 
+// "KIND config=CONFIG" and the parameters it has, as the failure and retry
+// lists name a run's cell.
+std::string cell_name(const std::string& kind, const std::string& config, const Params& p) {
+  std::string out = kind + " config=" + config;
+  if (p.mtu) out += " mtu=" + std::to_string(*p.mtu);
+  if (p.payload) out += " payload=" + std::to_string(*p.payload);
+  if (p.dir) out += " dir=" + *p.dir;
+  if (p.streams) out += " streams=" + std::to_string(*p.streams);
+  if (p.rw) out += " rw=" + *p.rw;
+  if (p.bs) out += " bs=" + std::to_string(*p.bs);
+  if (p.depth) out += " depth=" + std::to_string(*p.depth);
+  return out;
+}
+
 std::string failures(const Report& r) {
   std::string out = "Failed runs (not in the medians)\n\n";
   for (const Run& f : r.failures) {
-    out += "  " + f.kind + " config=" + f.config;
-    if (f.params.mtu) out += " mtu=" + std::to_string(*f.params.mtu);
-    if (f.params.payload) out += " payload=" + std::to_string(*f.params.payload);
-    if (f.params.dir) out += " dir=" + *f.params.dir;
-    if (f.params.streams) out += " streams=" + std::to_string(*f.params.streams);
-    if (f.params.rw) out += " rw=" + *f.params.rw;
-    if (f.params.bs) out += " bs=" + std::to_string(*f.params.bs);
-    if (f.params.depth) out += " depth=" + std::to_string(*f.params.depth);
+    out += "  " + cell_name(f.kind, f.config, f.params);
     if (f.rep) out += " rep=" + std::to_string(f.rep);
     out += ": " + *f.failed + " (" + f.source.str() + ")\n";
+  }
+  return out;
+}
+
+// The runs tried more than once, under their cell with how many of its
+// runs needed a retry: how the last attempt went (what the cell counts),
+// then each earlier attempt's reason, so that a flaky cell shows even when
+// every run ended ok.
+std::string retried(const Report& r) {
+  std::string out = "Retried runs (counted by their last attempt; the earlier, failed attempts are not)\n";
+  const auto same_cell = [](const Run& a, const Run& b) {
+    return a.kind == b.kind && a.config == b.config && a.params == b.params;
+  };
+  for (size_t i = 0; i < r.retried.size(); ++i) {
+    const Run& run = r.retried[i].run;
+    if (i == 0 || !same_cell(r.retried[i - 1].run, run)) {
+      const auto cell = std::find_if(r.cells.begin(), r.cells.end(), [&](const Cell& c) {
+        return c.kind == run.kind && c.config == run.config && c.params == run.params;
+      });
+      // A failed run that lacks a parameter is in no cell; its retries
+      // are then counted here alone.
+      const bool in_cell = cell != r.cells.end();
+      const size_t n = in_cell ? cell->retries
+                               : std::count_if(r.retried.begin(), r.retried.end(),
+                                               [&](const Retried& t) { return same_cell(t.run, run); });
+      const size_t of = in_cell ? cell->runs_ok + cell->runs_failed : n;
+      out += "\n  " + cell_name(run.kind, run.config, run.params) + ": " + std::to_string(n) +
+             (in_cell ? " of " + std::to_string(of) : std::string()) + (of == 1 ? " run" : " runs") + " retried\n";
+    }
+    out += "    " + (run.rep ? "rep=" + std::to_string(run.rep) : std::string("run")) + ": " +
+           (run.failed ? "failed at attempt " + std::to_string(run.attempt) + ": " + *run.failed
+                       : "ok at attempt " + std::to_string(run.attempt)) +
+           " (" + run.source.str() + ")";
+    for (const Run& e : r.retried[i].earlier)
+      out += "; attempt " + std::to_string(e.attempt) + " failed: " + *e.failed + " (" + e.source.str() + ")";
+    out += "\n";
   }
   return out;
 }
@@ -366,9 +454,10 @@ std::string render_text(const Report& report, const std::string& title) {
   }
   if (std::any_of(report.cells.begin(), report.cells.end(), [](const Cell& c) { return c.outside_rates.has_value(); }))
     out += "\n" + outside(report);
-  if (const Claims c = judge_claims(report); !c.peer.empty() || !c.modes.empty()) out += "\n" + claims(c);
+  if (const Claims c = judge_claims(report); c.peer.judged() || c.modes.judged()) out += "\n" + claims(c);
   if (!report.micro.empty()) out += "\n" + micro(report);
   if (!report.failures.empty()) out += "\n" + failures(report);
+  if (!report.retried.empty()) out += "\n" + retried(report);
   return out;
 }
 

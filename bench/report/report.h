@@ -27,8 +27,10 @@ struct Cell {
   std::string kind;
   std::string config;
   Params params;
+  // Each run counted by its last attempt (records.h Run::attempt).
   unsigned runs_ok = 0;
   unsigned runs_failed = 0;
+  unsigned retries = 0;  // of those runs, how many were tried more than once
   std::map<std::string, Range> values;  // each of the kind's values (and loss_pct)
   std::map<std::string, double> sums;   // each value summed over completed runs
   // Each counter summed over completed runs per the kind's unit of its
@@ -69,9 +71,9 @@ struct Cell {
   std::optional<double> outside_rate(const std::string& name) const;
   std::optional<double> outside_rate2(const std::string& name) const;
   double sum(const std::string& name) const;  // 0 when no completed run has it
-  // Whether `o` measured the same thing (kind and parameters), whatever
-  // its config: the cells a ratio or a verdict compares.
-  bool same_measurement(const Cell& o) const { return kind == o.kind && params == o.params; }
+  // Whether `o` measured the same thing (kind, parameters and topology),
+  // whatever its config: the cells a ratio or a verdict compares.
+  bool same_measurement(const Cell& o) const;
 };
 
 struct MicroPlatform {
@@ -80,13 +82,21 @@ struct MicroPlatform {
   std::optional<double> irq_line_relay_per_irqfd;  // us.irq_line_relay / us.irqfd
 };
 
+// A run tried more than once: its last attempt, which the cells and
+// failures count it by, and the earlier ones (all failed), by attempt.
+struct Retried {
+  Run run;
+  std::vector<Run> earlier;
+};
+
 struct Report {
   std::vector<std::pair<std::string, std::string>> meta;
   std::vector<std::string> configs;  // every config with runs, display order
   // By kind (kinds.h order), then params (Params::key), then config order.
   std::vector<Cell> cells;
   std::vector<MicroPlatform> micro;  // in input order
-  std::vector<Run> failures;         // by kind, each in input order
+  std::vector<Run> failures;         // by kind, each in input order; last attempts only
+  std::vector<Retried> retried;      // in cell order, each cell's in input order
   std::vector<Cell> of_kind(std::string_view kind) const;
 };
 
@@ -108,6 +118,12 @@ inline constexpr const char* kKnownConfigs[] = {"host",
 inline constexpr const char* kHostConfig = "host";
 inline constexpr const char* kUserTrapConfig = "user-trap";
 inline constexpr const char* kPeerConfig = "qemu-pci";
+
+// A guest-to-guest config (net-compare.sh's g2g-MODE): its cells measure
+// the path between two guests, not between a guest and its host. Only the
+// config says so for tcp_rr, which has no direction, so it is part of a
+// cell's identity.
+inline bool guest_to_guest(std::string_view config) { return config.starts_with("g2g-"); }
 
 Report aggregate(const RawData& raw);
 

@@ -4,6 +4,8 @@
 // hand in the comments.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "bench/report/report.h"
 #include "bench/report/stats.h"
 #include "tests/unit/net_report_test_data.h"
@@ -241,6 +243,66 @@ TEST(NetReportAggregate, LatencyCellsAndP50RatioToHost) {
   EXPECT_DOUBLE_EQ(*v.median("p99_us"), 200);
   EXPECT_DOUBLE_EQ(*v.ratio_to_host, 2.5);  // p50: 100 / 40
   EXPECT_EQ(rr[3].ratio_to_host, std::nullopt);  // user-trap at 9000: all failed
+}
+
+// A cell's completed, failed and retried runs.
+std::tuple<unsigned, unsigned, unsigned> counts(const Cell& c) { return {c.runs_ok, c.runs_failed, c.retries}; }
+
+// A run is judged by its last attempt: one that a retry made good is a
+// completed run, in the medians, and shows only as a retry.
+TEST(NetReportAggregate, ARetriedRunThatPassedCountsAsPassedWithItsRetryShown) {
+  const Report r = aggregate(parse(test::kSampleAttempts));
+  const Cell host = cell(r, "host");
+  EXPECT_EQ(counts(host), std::make_tuple(2u, 0u, 1u));
+  EXPECT_DOUBLE_EQ(gbps(host), 11);  // (10 + 12) / 2
+  for (const auto& f : r.failures) EXPECT_NE(f.config, "host") << f.source.str();
+  ASSERT_EQ(r.retried.size(), 2u);
+  const Retried& t = r.retried[0];
+  EXPECT_EQ(t.run.config, "host");
+  EXPECT_EQ(t.run.rep, 1u);
+  EXPECT_EQ(t.run.attempt, 2u);
+  EXPECT_EQ(t.run.failed, std::nullopt);
+  ASSERT_EQ(t.earlier.size(), 1u);
+  EXPECT_EQ(t.earlier[0].failed, "iperf3_failed");
+  EXPECT_EQ(t.earlier[0].source.str(), "raw:1");
+}
+
+// Failed at every attempt: one failed run, whose last reason is in the
+// failures and whose earlier one is in its retry.
+TEST(NetReportAggregate, ARunFailedTwiceCountsAsFailedOnceWithBothReasons) {
+  const Report r = aggregate(parse(test::kSampleAttempts));
+  const Cell trap = cell(r, "user-trap");
+  EXPECT_EQ(counts(trap), std::make_tuple(1u, 1u, 1u));
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0].failed, "iperf3_timeout");
+  EXPECT_EQ(r.failures[0].source.str(), "raw:5");
+  ASSERT_EQ(r.retried.size(), 2u);
+  EXPECT_EQ(r.retried[1].run.source.str(), "raw:5");
+  ASSERT_EQ(r.retried[1].earlier.size(), 1u);
+  EXPECT_EQ(r.retried[1].earlier[0].failed, "iperf3_failed");
+  EXPECT_EQ(r.retried[1].earlier[0].source.str(), "raw:4");
+}
+
+// The highest attempt judges the run wherever its record is, and the
+// earlier ones are listed by attempt.
+TEST(NetReportAggregate, TheHighestAttemptJudgesWhateverTheOrder) {
+  const std::string id = R"({"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":1,)";
+  const Report r = aggregate(parse(id + R"("attempt":3,"outcome":"ok","bytes":1,"seconds":1,"bps":1e9})" "\n" + id +
+                                   R"("attempt":2,"outcome":"failed","failed":"b"})" "\n" + id +
+                                   R"("attempt":1,"outcome":"failed","failed":"a"})" "\n"));
+  const Cell host = cell(r, "host");
+  EXPECT_EQ(counts(host), std::make_tuple(1u, 0u, 1u));
+  EXPECT_TRUE(r.failures.empty());
+  ASSERT_EQ(r.retried.size(), 1u);
+  ASSERT_EQ(r.retried[0].earlier.size(), 2u);
+  EXPECT_EQ(r.retried[0].earlier[0].failed, "a");
+  EXPECT_EQ(r.retried[0].earlier[1].failed, "b");
+}
+
+TEST(NetReportAggregate, RunsTriedOnceHaveNoRetries) {
+  const Report r = aggregate(parse(test::kSampleRuns));
+  for (const Cell& c : r.cells) EXPECT_EQ(c.retries, 0u) << c.config;
+  EXPECT_TRUE(r.retried.empty());
 }
 
 TEST(NetReportAggregate, MicroRatios) {

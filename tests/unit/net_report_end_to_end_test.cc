@@ -35,7 +35,7 @@ class NetReportEndToEnd : public ::testing::Test {
 
 TEST_F(NetReportEndToEnd, JsonReadsBackWithTheExpectedNumbers) {
   const Json j = Json::parse(render_json(report_, "sample"));
-  EXPECT_EQ(j["schema_version"].get<double>(), 1);
+  EXPECT_EQ(j["schema_version"].get<double>(), 2);
   EXPECT_EQ(j["title"].get<std::string>(), "sample");
   EXPECT_EQ(j["meta"]["kernel"].get<std::string>(), "6.1.0-57-arm64");
   EXPECT_EQ(j["meta"]["gic"].get<std::string>(), "3");

@@ -168,6 +168,22 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{R"({"kind":"rr","config":"host","mtu":1500,"rep":1,"failed":"x","counters":{}})",
                   "unknown member \"counters\""},
         Malformed{kIperf, "iperf run already given at raw:1"},
+        // "attempt" and "outcome" (kIperf at rep 2 here, to be another run).
+        Malformed{iperf_with("rep", "2,\"attempt\":2"), "\"attempt\" without \"outcome\""},
+        Malformed{iperf_with("rep", "2,\"outcome\":\"ok\""), "\"outcome\" without \"attempt\""},
+        Malformed{iperf_with("rep", "2,\"attempt\":0,\"outcome\":\"ok\""),
+                  "\"attempt\" is not a whole number from 1 to 4294967295"},
+        Malformed{iperf_with("rep", "2,\"attempt\":1,\"outcome\":\"retried\""),
+                  "\"outcome\" is \"retried\", not ok or failed"},
+        Malformed{iperf_with("rep", "2,\"attempt\":1,\"outcome\":\"failed\""),
+                  "\"outcome\" is \"failed\" but \"failed\" gives no reason"},
+        Malformed{R"({"kind":"rr","config":"host","mtu":1500,"rep":1,"attempt":1,"outcome":"ok","failed":"x"})",
+                  "\"outcome\" is \"ok\" but the record has \"failed\""},
+        // kIperf is attempt 1 of its run, and it did not fail.
+        Malformed{iperf_with("rep", "1,\"attempt\":1,\"outcome\":\"ok\""),
+                  "attempt 1 of this iperf run already given at raw:1"},
+        Malformed{iperf_with("rep", "1,\"attempt\":2,\"outcome\":\"ok\""),
+                  "attempt 2 of a run whose attempt 1 at raw:1 did not fail (only the last attempt may succeed)"},
         Malformed{R"({"kind":"meta","gic":[3]})", "meta \"gic\" is not a string or number"},
         Malformed{R"({"kind":"pps","config":"host","mtu":1500,"payload":64,"dir":"g2h","rep":1,"received":1,)"
                   R"("lost":0,"seconds":1,"pps":1})",
@@ -280,6 +296,50 @@ TEST(NetReportParse, RunsGivenTwiceAcrossFilesAreRefused) {
   }
   // The same parameters at another repeat are another run.
   EXPECT_NO_THROW(parse_runs(iperf_with("rep", "2"), "c.jsonl", ".", d));
+}
+
+TEST(NetReportParse, EveryAttemptOfARetriedRunIsARecord) {
+  const RawData d = parse(test::kSampleAttempts);
+  ASSERT_EQ(d.runs.size(), 6u);
+  EXPECT_EQ(d.runs[0].attempt, 1u);
+  EXPECT_EQ(d.runs[0].failed, "iperf3_failed");
+  EXPECT_EQ(d.runs[1].attempt, 2u);
+  EXPECT_EQ(d.runs[1].failed, std::nullopt);
+  EXPECT_EQ(d.runs[1].values.at("bps"), 10e9);
+  EXPECT_EQ(d.runs[2].attempt, 1u);  // no "attempt": tried once
+}
+
+// One record per attempt: the same attempt twice is the same record given
+// twice, in one file or across files.
+TEST(NetReportParse, AnAttemptGivenTwiceIsRefused) {
+  const std::string failed1 =
+      R"({"kind":"pps","config":"host","mtu":1500,"payload":64,"dir":"g2h","rep":1,"attempt":1,"outcome":"failed","failed":"udp_pps_failed"})";
+  EXPECT_EQ(parse_error(failed1 + "\n" + failed1 + "\n"), "raw:2: attempt 1 of this pps run already given at raw:1");
+  RawData d;
+  parse_runs(failed1, "a.jsonl", ".", d);
+  try {
+    parse_runs(failed1, "b.jsonl", ".", d);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "b.jsonl:1: attempt 1 of this pps run already given at a.jsonl:1");
+  }
+}
+
+// A run is tried again only after it failed, so only its highest attempt
+// may be ok, whichever order the records come in.
+TEST(NetReportParse, AnOkAttemptBelowTheHighestIsRefused) {
+  const std::string ok1 = iperf_with("rep", "1,\"attempt\":1,\"outcome\":\"ok\"");
+  const std::string failed2 = R"({"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":1,)"
+                              R"("attempt":2,"outcome":"failed","failed":"iperf3_failed"})";
+  const std::string ok3 = iperf_with("rep", "1,\"attempt\":3,\"outcome\":\"ok\"");
+  EXPECT_EQ(parse_error(ok1 + "\n" + failed2 + "\n"),
+            "raw:2: attempt 2 of a run whose attempt 1 at raw:1 did not fail (only the last attempt may succeed)");
+  EXPECT_EQ(parse_error(failed2 + "\n" + ok1 + "\n"),
+            "raw:2: attempt 1 did not fail, but the run has attempt 2 at raw:1 (only the last attempt may succeed)");
+  EXPECT_EQ(parse_error(ok3 + "\n" + ok1 + "\n"),
+            "raw:2: attempt 1 did not fail, but the run has attempt 3 at raw:1 (only the last attempt may succeed)");
+  // Failed attempts below an ok one, in any order, are a retried run.
+  EXPECT_EQ(parse_error(ok3 + "\n" + failed2 + "\n"), "no error");
 }
 
 TEST(NetReportParse, MicroFileIsReadRelativeToTheRawFile) {

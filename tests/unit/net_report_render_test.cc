@@ -70,6 +70,28 @@ TEST(NetReportText, PacketRateRowsAndFailures) {
   EXPECT_EQ(render_text(sample(), "T").find("Packet rate"), std::string::npos);
 }
 
+TEST(NetReportText, RetriedRunsUnderTheirCellWithEachEarlierReason) {
+  const std::string t = render_text(aggregate(test::parse(test::kSampleAttempts)), "T");
+  // Counted by their last attempts: host 10 and 12 Gbit/s, user-trap 2 and
+  // a failure (11 / 2 = 5.5 x user-trap).
+  EXPECT_EQ(row(t, "host 1500"), "host 1500 g2h 1 11.00 18.2 2 1.00 5.50 - - - -");
+  EXPECT_EQ(row(t, "user-trap 1500"), "user-trap 1500 g2h 1 2.00 0.0 1 +1f 0.18 1.00 - - - -");
+  // Failed once, under its last attempt's reason.
+  EXPECT_EQ(row(t, "iperf config=user-trap"),
+            "iperf config=user-trap mtu=1500 dir=g2h streams=1 rep=1: iperf3_timeout (raw:5)");
+  const size_t retried = t.find("\nRetried runs (counted by their last attempt; the earlier, failed attempts are not)\n");
+  ASSERT_NE(retried, std::string::npos) << t;
+  EXPECT_EQ(t.substr(retried + 1), "Retried runs (counted by their last attempt; the earlier, failed attempts are not)\n"
+                                   "\n"
+                                   "  iperf config=host mtu=1500 dir=g2h streams=1: 1 of 2 runs retried\n"
+                                   "    rep=1: ok at attempt 2 (raw:2); attempt 1 failed: iperf3_failed (raw:1)\n"
+                                   "\n"
+                                   "  iperf config=user-trap mtu=1500 dir=g2h streams=1: 1 of 2 runs retried\n"
+                                   "    rep=1: failed at attempt 2: iperf3_timeout (raw:5); attempt 1 failed: "
+                                   "iperf3_failed (raw:4)\n");
+  EXPECT_EQ(render_text(sample(), "T").find("Retried"), std::string::npos);
+}
+
 TEST(NetReportText, GroupsAreSeparatedByABlankLine) {
   const Report r = aggregate(test::parse(
       R"({"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":1,"bytes":1,"seconds":1,"bps":1000000000})" "\n"
@@ -124,6 +146,39 @@ TEST(NetReportJson, AbsentValuesAreNullAndFieldsTyped) {
   EXPECT_TRUE(j["rr"][0]["p50_ratio_to_host"].is_number());
   EXPECT_TRUE(j["micro"].empty());
   EXPECT_TRUE(j["failures"][0]["streams"].is_number());
+}
+
+TEST(NetReportJson, RetriesPerCellAndEachRetriedRunWithItsEarlierAttempts) {
+  const Json j = Json::parse(render_json(aggregate(test::parse(test::kSampleAttempts)), "T"));
+  ASSERT_EQ(j["iperf"].size(), 2u);
+  EXPECT_EQ(j["iperf"][0]["runs_ok"].get<double>(), 2);
+  EXPECT_EQ(j["iperf"][0]["runs_failed"].get<double>(), 0);
+  EXPECT_EQ(j["iperf"][0]["retries"].get<double>(), 1);
+  EXPECT_EQ(j["iperf"][1]["runs_failed"].get<double>(), 1);
+  EXPECT_EQ(j["iperf"][1]["retries"].get<double>(), 1);
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_EQ(j["failures"][0]["reason"].get<std::string>(), "iperf3_timeout");
+  ASSERT_EQ(j["retried"].size(), 2u);
+  const Json& ok = j["retried"][0];
+  EXPECT_EQ(ok["config"].get<std::string>(), "host");
+  EXPECT_EQ(ok["rep"].get<double>(), 1);
+  EXPECT_EQ(ok["attempt"].get<double>(), 2);
+  EXPECT_EQ(ok["outcome"].get<std::string>(), "ok");
+  EXPECT_TRUE(ok["reason"].is_null());
+  EXPECT_EQ(ok["source"].get<std::string>(), "raw:2");
+  EXPECT_EQ(ok["earlier"], Json::parse(R"([{"attempt":1,"reason":"iperf3_failed","source":"raw:1"}])"));
+  const Json& failed = j["retried"][1];
+  EXPECT_EQ(failed["outcome"].get<std::string>(), "failed");
+  EXPECT_EQ(failed["reason"].get<std::string>(), "iperf3_timeout");
+  EXPECT_EQ(failed["earlier"][0]["reason"].get<std::string>(), "iperf3_failed");
+  // Before "claims", as documented.
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys.end() - std::find(keys.begin(), keys.end(), "retried"), 2);
+  // Runs each tried once give neither, as before retries were recorded.
+  const Json once = Json::parse(render_json(sample(), "T"));
+  EXPECT_FALSE(once.contains("retried"));
+  for (const Json& c : once["iperf"]) EXPECT_FALSE(c.contains("retries"));
 }
 
 TEST(NetReportJson, PpsCellsAndTheirFailures) {

@@ -79,6 +79,21 @@ inline constexpr const char* kSampleFio = R"({"kind":"fio","config":"host","rw":
 {"kind":"fio","config":"blk-io_uring-mirror","rw":"randread","bs":4096,"depth":32,"rep":1,"bytes":20000000,"ios":4000,"seconds":1,"iops":4000,"bw_bps":16384000,"counters":{"vcpu_exits":0,"wakeups":2000,"injected":1000,"relayed":0,"trapped":0,"polled":0,"guest_irqs":1200}}
 {"kind":"fio","config":"blk-io_uring-trap","rw":"read","bs":1048576,"depth":1,"rep":1,"failed":"fio_failed"}
 )";
+// Runs tried more than once, as bench/net-compare.sh's attempt() writes
+// them: a record per attempt, "attempt" and "outcome" after the run's
+// identity. iperf at MTU 1500 g2h 1 stream:
+//   host rep 1:      failed (iperf3_failed), then ok at 10 Gbit/s
+//   host rep 2:      tried once, 12 Gbit/s -> 2 ok, 1 retried, median 11
+//   user-trap rep 1: failed twice (iperf3_failed, then iperf3_timeout)
+//   user-trap rep 2: tried once, 2 Gbit/s -> 1 ok, 1 failed, 1 retried
+inline constexpr const char* kSampleAttempts = R"({"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":1,"attempt":1,"outcome":"failed","failed":"iperf3_failed"}
+{"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":1,"attempt":2,"outcome":"ok","bytes":6250000000,"seconds":5,"bps":10000000000}
+{"kind":"iperf","config":"host","mtu":1500,"dir":"g2h","streams":1,"rep":2,"bytes":7500000000,"seconds":5,"bps":12000000000}
+{"kind":"iperf","config":"user-trap","mtu":1500,"dir":"g2h","streams":1,"rep":1,"attempt":1,"outcome":"failed","failed":"iperf3_failed"}
+{"kind":"iperf","config":"user-trap","mtu":1500,"dir":"g2h","streams":1,"rep":1,"attempt":2,"outcome":"failed","failed":"iperf3_timeout"}
+{"kind":"iperf","config":"user-trap","mtu":1500,"dir":"g2h","streams":1,"rep":2,"bytes":1250000000,"seconds":5,"bps":2000000000}
+)";
+
 // The peer VMM and the counters read from outside it, for the tests that
 // add them to kSampleRuns and kSamplePps. iperf at MTU 1500 g2h 1 stream:
 //   qemu-pci:           10, 6 Gbit/s -> median 8, the peer baseline; over
