@@ -87,6 +87,15 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     per config and repeat); recorded in raw.jsonl's meta
   --plan            print the boots in the order they would run (config
                     and repeats) after checking the options, and exit
+  --check LEVEL     measure nothing: check OUT/raw.jsonl, written by a run
+                    with the same matrix options, and exit 1 when it falls
+                    short, one line per shortfall on stdout (what each
+                    config read on stderr). cells: every cell of the matrix
+                    has a run that succeeded, the micro record is there
+                    with --micro, and the outside counters the report
+                    needs are readable (not null) in every guest run;
+                    modes: that, and each mode's counters fit it (what
+                    make check's net-compare scenario wants)
   --seconds S       iperf3 duration per run (default 5)
   --rr-seconds S    tcp_rr duration per run (default 3)
   --pps-seconds S   udp_pps duration per run (default 3)
@@ -130,6 +139,9 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
 Progress goes to stdout, prefixed with \$NET_COMPARE_PREFIX (default
 "net-compare: "). Exit status 0 when every run completed, 1 when some
 failed (they are in raw.jsonl with "failed":REASON), 2 on bad usage or set-up.
+A run that failed and was tried again (on a fresh guest) has a record per
+attempt, each with "attempt" (1, 2) and "outcome" ("failed" or "ok"); it
+counts as failed only when its last attempt failed.
 EOF
 }
 
@@ -141,7 +153,7 @@ NL='
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_flows=1 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
-tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0
+tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0 check=''
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -152,6 +164,7 @@ while [ $# -gt 0 ]; do
     --repeats) repeats=${2:?}; shift 2 ;;
     --order) order=${2:?--order needs rounds or blocks}; shift 2 ;;
     --plan) show_plan=1; shift ;;
+    --check) check=${2:?--check needs cells or modes}; shift 2 ;;
     --seconds) seconds=${2:?}; shift 2 ;;
     --rr-seconds) rr_seconds=${2:?}; shift 2 ;;
     --pps-seconds) pps_seconds=${2:?}; shift 2 ;;
@@ -209,6 +222,7 @@ done
 case $guest_args in *[\"\'\\]* | *"$NL"*) die "--guest-args: '$guest_args' has a quote, a backslash or a newline (give plain words: virtio_net.napi_tx=0)" ;; esac
 for d in $(list "$dirs"); do case $d in g2h | h2g) ;; *) die "--dirs: '$d' is not g2h or h2g" ;; esac; done
 case $order in rounds | blocks) ;; *) die "--order: '$order' is not rounds or blocks" ;; esac
+case $check in '' | cells | modes) ;; *) die "--check: '$check' is not cells or modes" ;; esac
 [ "$fio_configs" != none ] || fio_configs=''
 for c in $(list "$fio_configs"); do
     case $c in host | blk-io_uring-mirror | blk-io_uring-trap | blk-threads-mirror | blk-threads-trap) ;;
@@ -292,6 +306,230 @@ if [ "$show_plan" = 1 ]; then
     [ -z "$g2g_configs" ] || echo "then guest to guest, each with all its repeats: $(list "$g2g_configs")"
     [ -z "$tools" ] || [ -z "$fio_configs" ] || echo "then fio, each with all its repeats: $(list "$fio_configs")"
     exit 0
+fi
+# --- --check: what a run's raw.jsonl must show ----------------------------------------
+# Each shortfall is a line on stdout (the caller's verdict: scripts/main.sh
+# lists them, the net-compare scenario records them); what was read goes
+# to stderr. Counters that must be 0 or above 0 are judged on what was
+# read: a null (unreadable) is never taken for 0.
+if [ -n "$check" ]; then
+    raw=$out/raw.jsonl
+    [ -r "$raw" ] || { echo "no $raw: the run wrote no records (see its output)"; exit 1; }
+    ck_failures=0
+    ck_fail() { echo "$*"; ck_failures=$((ck_failures + 1)); }
+    ck_info() { echo "${NET_COMPARE_PREFIX-net-compare: }$*" >&2; }
+    # ck_why NAME: where an outside counter is read, so that a null names
+    # what to fix.
+    ck_why() {
+        case $1 in
+        kvm_*) echo "KVM's debugfs: mount debugfs on /sys/kernel/debug, on a kernel with KVM's stats" ;;
+        vmm_*) echo "read from /proc/PID: the VMM's process, or a thread of it, went away during the run" ;;
+        *) echo "the guest's irqs CGI (its serve hook) answered no number" ;;
+        esac
+    }
+    # tally KIND CONFIG MEMBER NAME...: over CONFIG's completed KIND runs,
+    # "RUNS WITHOUT" (the runs; those without MEMBER, "counters" or
+    # "outside"), then "SUM NULLS" for each NAME of MEMBER: the sum where
+    # readable, and the runs where it is null.
+    tally() {
+        _tk=$1 _tc=$2 _tm=$3
+        shift 3
+        jq -rn --arg k "$_tk" --arg c "$_tc" --arg m "$_tm" --arg names "$*" '
+            [inputs | select(.kind == $k and .config == $c and .failed == null)] as $r |
+            [($r | length), ($r | map(select(.[$m] == null)) | length),
+             (($names | split(" "))[] as $n | [$r[] | .[$m] | select(. != null) | .[$n]] |
+              (map(select(. != null)) | add // 0), (map(select(. == null)) | length))] |
+            map(tostring) | join(" ")' "$raw"
+    }
+    # ck_positive CONFIG RUNS NAME SUM NULLS WHAT: NAME, summed over
+    # CONFIG's RUNS iperf3 runs, must be above 0 (readable runs suffice).
+    ck_positive() {
+        [ "$4" -gt 0 ] && return 0
+        if [ "$5" -gt 0 ]; then
+            ck_fail "$3 is unreadable (null) for $1 in $5 of $2 iperf3 runs: cannot show $6 ($(ck_why "$3"))"
+        else
+            ck_fail "$1: $3 is 0 over $2 iperf3 runs: no $6"
+        fi
+    }
+    # ck_zero CONFIG RUNS NAME SUM NULLS WHAT: NAME must be 0 in every run;
+    # one unreadable run leaves that unshown.
+    ck_zero() {
+        if [ "$5" -gt 0 ]; then
+            ck_fail "$3 is unreadable (null) for $1 in $5 of $2 iperf3 runs: cannot show 0 $6 ($(ck_why "$3"))"
+        elif [ "$4" != 0 ]; then
+            ck_fail "$1: $4 $6 during traffic ($3), not 0 (the register mirror)"
+        fi
+    }
+
+    # ck_runs KIND CONFIG [FILTER]: how many of CONFIG's completed KIND runs
+    # pass FILTER (jq); ck_sum KIND CONFIG NAME: their NAME added up.
+    ck_runs() {
+        jq -n --arg k "$1" --arg c "$2" \
+            "[inputs | select(.kind == \$k and .config == \$c and .failed == null) | select(${3:-true})] | length" "$raw"
+    }
+    ck_sum() {
+        jq -n --arg k "$1" --arg c "$2" --arg n "$3" \
+            '[inputs | select(.kind == $k and .config == $c and .failed == null) | .[$n] // 0] | add // 0' "$raw"
+    }
+    # ck_modes: each mode's counters fit it. From outside every VMM alike
+    # (summed over each guest config's iperf3 runs): KVM counted exits and
+    # the guest took interrupts; with the register mirror not one exit to
+    # userspace and not one context switch of kvmmio's own threads (the
+    # claim, seen from outside the VMM); trapped registers exit to
+    # userspace; a VMM that relays or serves the queue switches; QEMU's
+    # virtio-mmio relays vhost's interrupts in its main loop (which also
+    # shows the count reads QEMU's threads). From kvmmio's own counters:
+    # who carried the traffic (net_mode_misfit, bench/net-modes.sh).
+    # shellcheck disable=SC2046,SC2086 # tally's words are numbers
+    ck_modes() {
+        for c in $(list "$configs"); do
+            [ "$(ck_runs pps "$c" '.received > 0')" -gt 0 ] || ck_fail "$c: no packet-rate run received a datagram"
+            [ "$c" != host ] || continue
+            set -- $(tally iperf "$c" outside kvm_exits kvm_mmio_exit_user vmm_ctxt_switches guest_irqs)
+            _n=$1
+            ck_info "$c, outside: kvm exits $3, to userspace $5, VMM context switches $7, guest irqs $9" \
+                "over $_n iperf3 runs (null in $4, $6, $8, ${10} of them)"
+            # No run, or runs without the counters: said above.
+            [ "$_n" -gt 0 ] && [ "$2" = 0 ] || continue
+            ck_positive "$c" "$_n" kvm_exits "$3" "$4" "KVM exits"
+            ck_positive "$c" "$_n" guest_irqs "$9" "${10}" "guest interrupts"
+            case $c in
+            vhost-irqfd-mirror)
+                ck_zero "$c" "$_n" kvm_mmio_exit_user "$5" "$6" "exits to userspace"
+                ck_zero "$c" "$_n" vmm_ctxt_switches "$7" "$8" "VMM context switches" ;;
+            vhost-irqfd) ck_positive "$c" "$_n" kvm_mmio_exit_user "$5" "$6" "exit to userspace with trapped registers" ;;
+            vhost-relay | user-* | qemu-mmio)
+                ck_positive "$c" "$_n" vmm_ctxt_switches "$7" "$8" "VMM context switch, though the VMM relays" ;;
+            esac
+            ! is_peer "$c" || continue
+            set -- $(tally iperf "$c" counters trapped polled injected relayed guest_irqs)
+            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 iperf3 runs have no VMM counters (kvmmio --stats)"; continue; }
+            ck_info "$c: trapped $3 polled $5 injected $7 relayed $9 guest irqs ${11}"
+            _m=$(net_mode_misfit "$c" "$3" "$5" "$7" "$9" "${11}")
+            [ -z "$_m" ] || ck_fail "$_m"
+        done
+        # The register mirror: the same traffic as vhost-irqfd with (almost)
+        # no vCPU exits left, where vhost-irqfd pays two per guest interrupt
+        # (the InterruptStatus read and the ACK). Snapshots interrupt the
+        # vCPUs, so not exactly zero: under a tenth of the trapped mode's.
+        case ,$configs, in *,vhost-irqfd,*) case ,$configs, in *,vhost-irqfd-mirror,*)
+            set -- $(tally iperf vhost-irqfd counters vcpu_exits) $(tally iperf vhost-irqfd-mirror counters vcpu_exits)
+            ck_info "vCPU exits during traffic: vhost-irqfd $3, vhost-irqfd-mirror $7"
+            if [ "$1" -gt 0 ] && [ "$5" -gt 0 ]; then
+                if [ "$3" = 0 ]; then ck_fail "vhost-irqfd: no vCPU exits counted (is the counter read?)"
+                elif [ $(($7 * 10)) -ge "$3" ]; then
+                    ck_fail "vhost-irqfd-mirror: $7 vCPU exits during traffic, not under a tenth of vhost-irqfd's $3"
+                fi
+            fi ;;
+        esac ;; esac
+        # Guest to guest: packets both ways; the counters of both VMMs and
+        # guests fit the mode, and with the mirror not one VMM wake-up (vCPU
+        # exit or event-loop wake-up) in either VMM.
+        for m in $(list "$g2g_configs"); do
+            c=g2g-$m
+            for d in a2b b2a; do
+                [ "$(ck_runs pps "$c" ".dir == \"$d\" and .received > 0")" -gt 0 ] ||
+                    ck_fail "$c $d: no packet-rate run received a datagram"
+            done
+            set -- $(tally iperf "$c" counters trapped polled injected relayed guest_irqs wakeups)
+            [ "$1" -gt 0 ] || continue
+            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 iperf3 runs have no VMM counters (kvmmio --stats)"; continue; }
+            ck_info "$c (both VMMs): trapped $3 polled $5 injected $7 relayed $9 guest irqs ${11} wake-ups ${13}"
+            _m=$(net_mode_misfit "$m" "$3" "$5" "$7" "$9" "${11}")
+            [ -z "$_m" ] || ck_fail "$c: $_m"
+            case $m in *-mirror)
+                [ "${13}" = 0 ] || ck_fail "$c: ${13} VMM wake-ups during traffic guest to guest, not 0 (the register mirror)" ;;
+            esac
+        done
+        # The disk: each config did requests; on the register mirror a
+        # request costs no vCPU exit, so none at all during them.
+        for c in $(list "$fio_configs"); do
+            [ "$(ck_runs fio "$c" '.ios > 0')" -gt 0 ] || ck_fail "$c: no fio run did requests"
+            [ "$c" != host ] || continue
+            set -- $(tally fio "$c" counters vcpu_exits trapped polled guest_irqs)
+            [ "$1" -gt 0 ] || continue
+            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 fio runs have no VMM counters (kvmmio --stats)"; continue; }
+            _ios=$(ck_sum fio "$c" ios)
+            ck_info "$c: fio requests $_ios, vCPU exits $3, trapped $5, polled $7, guest irqs $9"
+            case $c in
+            *-mirror) [ "$3" = 0 ] || ck_fail "$c: $3 vCPU exits during $_ios fio requests, not 0 (the register mirror)" ;;
+            *-trap) [ "$3" -gt 0 ] || ck_fail "$c: no vCPU exits during $_ios fio requests with trapped registers" ;;
+            esac
+        done
+    }
+
+    # Every cell of the matrix (measure's and measure_fio's loops) has a
+    # run that succeeded: one whose last attempt did not fail. A cell
+    # without one is named with what its attempts said (a guest that did
+    # not boot fails every cell of its config in one record).
+    jq -rn --arg configs "$configs" --arg g2g "$g2g_configs" --arg fio "$fio_configs" --arg mtus "$mtus" \
+        --arg dirs "$dirs" --arg streams "$streams" --arg payloads "$pps_payloads" --arg depths "$fio_depths" '
+        def words: split(",") | map(select(. != ""));
+        ($mtus | words | map(tonumber)) as $mtus | $mtus[0] as $m1 | ($dirs | words) as $dirs |
+        ($streams | words | map(tonumber)) as $streams | ($payloads | words | map(tonumber)) as $payloads |
+        def net($c; $mtus; $dirs):
+            ($mtus[] as $m | $dirs[] as $d | $streams[] as $s |
+                {kind: "iperf", config: $c, mtu: $m, dir: $d, streams: $s}),
+            {kind: "rr", config: $c, mtu: $m1},
+            ($payloads[] as $p | $dirs[] as $d | {kind: "pps", config: $c, mtu: $m1, payload: $p, dir: $d});
+        def cells:
+            (($configs | words)[] as $c | net($c; $mtus; $dirs)),
+            (($g2g | words)[] as $g | net("g2g-" + $g; [$m1]; ["a2b", "b2a"])),
+            (($fio | words)[] as $c | ([["read", 1048576], ["write", 1048576], ["randread", 4096],
+                ["randwrite", 4096]][]) as [$rw, $bs] | ($depths | words | map(tonumber))[] as $q |
+                {kind: "fio", config: $c, rw: $rw, bs: $bs, depth: $q});
+        def name: if .kind == "iperf" then "iperf3 \(.config) \(.dir) \(.streams)x MTU \(.mtu)"
+            elif .kind == "rr" then "tcp_rr \(.config) MTU \(.mtu)"
+            elif .kind == "pps" then "udp_pps \(.config) \(.dir) \(.payload)-byte payloads MTU \(.mtu)"
+            else "fio \(.config) \(.rw) \(.bs) B depth \(.depth)" end;
+        [inputs | select(.kind != "meta" and .kind != "micro")] as $runs |
+        # of: a record of cell $w (every member of $w matches); touches: a
+        # failed record that says something about it (the members it has
+        # match; no rep: its whole config failed, whatever the kind).
+        def of($w): . as $r | $w | to_entries | all(.value == $r[.key]);
+        def touches($w): . as $r | if .rep == null then .config == $w.config
+            else $w | to_entries | all(. as $e | ($r | has($e.key) | not) or $e.value == $r[$e.key]) end;
+        cells | . as $w | select(any($runs[]; of($w) and .failed == null) | not) |
+        [$runs[] | select(.failed != null and touches($w))] as $tried |
+        "no successful run: \(name) (" + (if $tried == [] then
+            "no record of it: the driver stopped before it; see its output and the guests'"'"' consoles"
+            else "\($tried | length) attempt\(if ($tried | length) > 1 then "s" else "" end) failed: " +
+            ([$tried[].failed] | unique | join(", ")) end) + ")"' "$raw" >"$out/.check.$$" ||
+        { rm -f "$out/.check.$$"; echo "cannot read $raw with jq (not JSON lines?)"; exit 1; }
+    while IFS= read -r _l; do ck_fail "$_l"; done <"$out/.check.$$"
+    rm -f "$out/.check.$$"
+    [ "$micro" = 0 ] || grep -q '"kind":"micro"' "$raw" ||
+        ck_fail "no micro record: kvm_notify_bench failed (see $out/kvm-bench.txt)"
+
+    # The outside counters the report reads (its per-GB, per-million-packet
+    # and per-million-request figures, the VMM's share of a core): readable
+    # in every completed run of each guest cell, or the report has no figure
+    # for them. Guest to guest has none (two VMMs). vmm_ctxt_switches of a
+    # disk cell may go down (io_uring retires idle workers): not required.
+    for c in $(list "$configs,$fio_configs"); do
+        [ "$c" != host ] || continue
+        case ,$fio_configs, in *,"$c",*) kinds=fio ;; *) kinds='iperf pps' ;; esac
+        for k in $kinds; do
+            names='kvm_exits kvm_mmio_exit_user vmm_ctxt_switches guest_irqs'
+            [ "$k" != fio ] || names='kvm_exits vmm_cpu_ms guest_irqs'
+            # shellcheck disable=SC2046,SC2086 # numbers
+            set -- $(tally "$k" "$c" outside $names)
+            _n=$1 _none=$2
+            shift 2
+            [ "$_n" -gt 0 ] || continue  # no run: said above
+            [ "$_none" = 0 ] || ck_fail "$c $k: $_none of $_n runs have no outside counters (bench/outside-counters.sh beside net-compare.sh)"
+            for _name in $names; do
+                [ "$2" = 0 ] || ck_fail "$_name is unreadable (null) for $c in $2 of $_n $k runs: the report has no figure for it ($(ck_why "$_name"))"
+                shift 2
+            done
+        done
+    done
+    if [ "$check" = modes ]; then
+        ck_modes
+    fi
+    [ "$ck_failures" = 0 ] || ck_info "check: $ck_failures shortfalls in $raw"
+    [ "$ck_failures" = 0 ]
+    exit
 fi
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, taps, /dev/kvm)"
 need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }
@@ -449,7 +687,7 @@ run_iperf() {
 counted() {
     _counters='' _outside=''
     [ -z "$_before" ] || deltas "$_before" "$_after" || return 1
-    [ -z "$_obefore" ] || outside_deltas "$_obefore" "$_oafter"
+    [ -z "$_obefore" ] || { outside_deltas "$_obefore" "$_oafter" && other_vms_check; }
 }
 
 # snap_before, snap_after: the snapshots around a guest run: the VMM's
@@ -463,6 +701,8 @@ snap_before() {
     [ "$cfg" != host ] || return 0
     if is_peer "$cfg"; then _g=$(guest_ctl irqs) || return 1
     else _before=$(snapshot) || return 1; _g=${_before##* }; fi
+    # The guest's answer, when not a number, is an unreadable count.
+    is_number "$_g" || _g=null
     _obefore="$(outside_counters) $_g"
 }
 snap_after() {
@@ -470,6 +710,7 @@ snap_after() {
     _o=$(outside_counters)
     if is_peer "$cfg"; then _g=$(guest_ctl irqs) || return 1
     else _after=$(snapshot) || return 1; _g=${_after##* }; fi
+    is_number "$_g" || _g=null
     _oafter="$_o $_g"
 }
 
@@ -530,19 +771,37 @@ one_pps() {
 # arguments, ID first) until it succeeds, or, when it fails, until
 # $recover_fn says not to try again: then the run is recorded as failed
 # with REASON. FILE is the run's output beside $base, whose last line says
-# what went wrong.
+# what went wrong. A run tried more than once leaves a record of every
+# attempt, each with "attempt" N and "outcome" ("failed", with REASON as
+# "failed", for each but perhaps the last; "ok" for one that succeeded),
+# so a retry is on record; one tried once is recorded as before.
 attempt() {
-    _a_id=$1 _a_what=$2 _a_reason=$3 _a_file=$4
+    _a_id=$1 _a_what=$2 _a_reason=$3 _a_file=$4 _a_n=1
     shift 4
     while ! "$@"; do
         say "$_a_what: FAILED ($(tail -n 1 "$base.$_a_file" 2>/dev/null))"
-        "$recover_fn" "$mtu" && continue
+        if "$recover_fn" "$mtu"; then
+            # This attempt failed and another follows: on record, not
+            # counted (the run is judged by its last attempt).
+            with_attempt "$_a_id" "$_a_n" failed | jq -c --arg r "$_a_reason" '. + {failed: $r}' >>"$raw"
+            _a_n=$((_a_n + 1))
+            # The RUN's ID (its first argument) with the attempt: the record
+            # it writes when it succeeds.
+            _a_run=$1
+            shift 2
+            set -- "$_a_run" "$(with_attempt "$_a_id" "$_a_n" ok)" "$@"
+            continue
+        fi
         progress
         say "$_a_what: counted failed ($_prog)"
+        [ "$_a_n" = 1 ] || _a_id=$(with_attempt "$_a_id" "$_a_n" failed)
         failed "$_a_id" "$_a_reason"
         return 0
     done
 }
+# with_attempt ID N OUTCOME: the run identity ID (a JSON object, one line)
+# with "attempt":N and "outcome":OUTCOME added.
+with_attempt() { printf '%s,"attempt":%s,"outcome":"%s"}\n' "${1%\}}" "$2" "$3"; }
 
 # measure SET_MTU RECOVER [G2G]: every iperf3 cell of the config, then its
 # latency and packet-rate runs at the first MTU, repeats $rep_first to
@@ -802,27 +1061,40 @@ deltas() {
     _counters="$_counters\"guest_irqs\":$((${14} - $7))}"
 }
 
-# outside_counters: bench/outside-counters.sh's six counters for the
-# running VMM ($pid), as six words in its order: a number, or null where
-# unreadable.
+# outside_counters: bench/outside-counters.sh's counters for the running
+# VMM ($pid), as words in OUTSIDE_NAMES' order (all but guest_irqs): a
+# number, or null where unreadable.
 outside_counters() {
-    sh "$OUTSIDE" "$pid" | tr -d '{}"' | tr ',' '\n' | cut -d: -f2 | tr '\n' ' '
+    _oc=$(sh "$OUTSIDE" "$pid") || _oc=''
+    # Each by its name: anything but a whole number (null, a missing
+    # member, output cut short) is null, never 0 and never a lost word.
+    for _n in $OUTSIDE_NAMES; do
+        [ "$_n" != guest_irqs ] || continue
+        _v=${_oc#*\""$_n"\":}
+        [ "$_v" != "$_oc" ] || _v=null
+        _v=${_v%%[,\}]*}
+        is_number "$_v" || _v=null
+        printf '%s ' "$_v"
+    done
 }
-# The record's "outside" members, in the order of the words of a snapshot:
-# outside_counters' six, then the guest's interrupts.
-OUTSIDE_NAMES='kvm_exits kvm_mmio_exit_user kvm_mmio_exit_kernel kvm_halt_wakeup vmm_ctxt_switches vmm_cpu_ms guest_irqs'
+# The words of a snapshot: outside_counters', then the guest's interrupts.
+# Each is a member of the record's "outside" but kvm_exits_all_vms, the
+# cross-check of kvm_exits (KVM's exits over all VMs; outside_deltas).
+OUTSIDE_NAMES='kvm_exits kvm_mmio_exit_user kvm_mmio_exit_kernel kvm_halt_wakeup vmm_ctxt_switches vmm_cpu_ms kvm_exits_all_vms guest_irqs'
 # outside_deltas BEFORE AFTER: a record's "outside" object into $_outside,
-# from two snapshots of seven words each; a counter unreadable at either
-# end is null, and so is one that went down (vmm_ctxt_switches loses a
-# thread that exits, e.g. an io_uring worker retired when idle: a
+# from two snapshots of OUTSIDE_NAMES' words each; a counter unreadable at
+# either end is null, and so is one that went down (vmm_ctxt_switches
+# loses a thread that exits, e.g. an io_uring worker retired when idle: a
 # negative delta is no count), but for vmm_cpu_ms's resolution (below).
+# $_other_exits: the exits of VMs other than the VMM's over the run (all
+# VMs' less its own), or null where either is unreadable.
 outside_deltas() {
     # shellcheck disable=SC2086 # two snapshots' words
     set -- $1 $2
     _k=0
     for _n in $OUTSIDE_NAMES; do _k=$((_k + 1)); done
     [ $# -eq $((2 * _k)) ] || return 1
-    _outside='' _i=1 _a='' _b=''
+    _outside='' _i=1 _a='' _b='' _own=null _all=null
     for _n in $OUTSIDE_NAMES; do
         eval "_b=\${$_i} _a=\${$((_i + _k))}"
         _v=null
@@ -836,10 +1108,27 @@ outside_deltas() {
                 if [ "$_n" = vmm_cpu_ms ] && [ "$_v" -ge -50 ]; then _v=0; else _v=null; fi
             fi
         fi
-        _outside="$_outside${_outside:+,}\"$_n\":$_v"
         _i=$((_i + 1))
+        case $_n in
+        kvm_exits) _own=$_v ;;
+        kvm_exits_all_vms) _all=$_v; continue ;;
+        esac
+        _outside="$_outside${_outside:+,}\"$_n\":$_v"
     done
     _outside="{$_outside}"
+    _other_exits=null
+    ! is_number "$_own" || ! is_number "$_all" || _other_exits=$((_all - _own))
+}
+# other_vms_check: says so when VMs other than the VMM's exited during the
+# run (a VM the run did not start: its host's load, not this cell's). The
+# two counts are read one after the other, so the VMM's own exits between
+# the reads are let through: up to 1% of them, and 10.
+other_vms=0
+other_vms_check() {
+    case $_other_exits in '' | null | -*) return 0 ;; esac
+    [ "$_other_exits" -gt $((_own / 100 + 10)) ] || return 0
+    other_vms=$((other_vms + 1))
+    say "$cfg: $_other_exits exits of other VMs during this run (KVM's exits over all VMs less this VMM's $_own): another VM ran on this host; this VMM's counters are its own"
 }
 
 set_mtu() {  # MTU: on the tap and in the guest
@@ -1055,4 +1344,5 @@ fi
 # completed KIND: how many runs of KIND completed.
 completed() { jq -n --arg k "$1" '[inputs | select(.kind == $k and .failed == null)] | length' "$raw"; }
 say "done: $(completed iperf) iperf3 runs, $(completed rr) latency runs, $(completed pps) packet-rate runs, $(completed fio) fio runs, $failures failed; $raw"
+[ "$other_vms" = 0 ] || say "$other_vms runs had other VMs exiting beside the VMM's (see above): their cells' timings shared the host"
 [ "$failures" = 0 ]

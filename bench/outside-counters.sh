@@ -6,11 +6,20 @@
 # busybox is enough (it runs in L1 beside bench/net-compare.sh).
 #
 #   kvm_exits, kvm_mmio_exit_user, kvm_mmio_exit_kernel, kvm_halt_wakeup
-#       KVM's debugfs totals (exits, mmio_exit_user, mmio_exit_kernel,
-#       halt_wakeup): sums over all VMs, so a caller takes deltas around a
-#       run with one VM up; null where debugfs is not mounted or the file
-#       is missing (a kernel without it), never 0, so a report cannot take
-#       "unreadable" for "none".
+#       KVM's debugfs counters (exits, mmio_exit_user, mmio_exit_kernel,
+#       halt_wakeup) of PID's own VM: KVM keeps a directory per VM,
+#       PID-VMFD (VMFD the fd KVM_CREATE_VM returned, found among PID's
+#       fds as a link to "anon_inode:kvm-vm"), with the same files as
+#       the totals over all VMs beside it, its vCPUs' summed; so another
+#       VM on the host cannot add to them. Without PID, the totals. null
+#       where debugfs is not mounted, the file is missing (a kernel
+#       without it) or PID has no VM (yet, or any more), never 0, so a
+#       report cannot take "unreadable" for "none".
+#   kvm_exits_all_vms
+#       the total of exits over all VMs, read right after PID's VM's: the
+#       cross-check. A caller's delta of it above kvm_exits' says another
+#       VM ran meanwhile (or PID's VM exited between the two reads: a few
+#       at most). null where unreadable.
 #   vmm_ctxt_switches
 #       voluntary + involuntary context switches of PID's threads other
 #       than its vCPU threads and vhost workers: the VMM's own work
@@ -19,7 +28,8 @@
 #       kvm_halt_wakeup counts; vhost workers (threads named vhost-PID
 #       inside the VMM's process from Linux 6.4) because they are the
 #       kernel's datapath, not the VMM's (the names: oc_role below).
-#       null without PID or once PID is gone.
+#       null without PID, once PID is gone, or when a thread's status
+#       has not both counts.
 #   vmm_cpu_ms
 #       user + system CPU time of the VMM's own work, the same threads, in
 #       milliseconds: the figure a storage target such as Firecracker's
@@ -32,8 +42,8 @@
 #       clock ticks (getconf CLK_TCK, 100 where getconf is missing:
 #       busybox), so a reading is good to a tick or so per vCPU: a caller's
 #       delta over an idle VMM can come out a tick or two below 0
-#       (bench/net-compare.sh reads that as 0). null when
-#       vmm_ctxt_switches is.
+#       (bench/net-compare.sh reads that as 0). null without PID or
+#       once PID is gone.
 #
 # vmm_ctxt_switches is of the threads alive when read: one that exits
 # takes its count with it, so a caller's delta can come out low, or
@@ -62,9 +72,33 @@ proc=${KVMMIO_PROC:-/proc}
 kvm=${KVMMIO_KVM_DEBUGFS:-/sys/kernel/debug/kvm}
 pid=${1:-}
 
-oc_counter() {
-    oc_v=$(cat "$kvm/$1" 2>/dev/null) || oc_v=''
+# oc_file FILE: FILE's count, or null.
+oc_file() {
+    oc_v=$(cat "$1" 2>/dev/null) || oc_v=''
     case $oc_v in '' | *[!0-9]*) echo null ;; *) echo "$oc_v" ;; esac
+}
+# oc_vms: $oc_vms, the debugfs directories of PID's VMs (one for a VMM;
+# summed if more), empty without PID or when it has none.
+oc_vms() {
+    oc_vms=''
+    [ -n "$pid" ] || return 0
+    for oc_fd in "$proc/$pid"/fd/*; do
+        [ "$(readlink "$oc_fd" 2>/dev/null)" = anon_inode:kvm-vm ] || continue
+        [ ! -d "$kvm/$pid-${oc_fd##*/}" ] || oc_vms="$oc_vms $kvm/$pid-${oc_fd##*/}"
+    done
+}
+# oc_counter NAME: NAME of PID's VMs (null when it has none, or one's is
+# unreadable), or without PID the total over all VMs.
+oc_counter() {
+    [ -n "$pid" ] || { oc_file "$kvm/$1"; return; }
+    [ -n "$oc_vms" ] || { echo null; return; }
+    oc_sum_vms=0
+    for oc_d in $oc_vms; do
+        oc_c=$(oc_file "$oc_d/$1")
+        [ "$oc_c" != null ] || { echo null; return; }
+        oc_sum_vms=$((oc_sum_vms + oc_c))
+    done
+    echo "$oc_sum_vms"
 }
 
 # oc_ticks FILE: utime + stime of a /proc stat FILE, in clock ticks, into
@@ -90,7 +124,7 @@ oc_threads() {
     if [ -z "$pid" ] || [ ! -d "$proc/$pid/task" ]; then return; fi
     oc_hz=$(getconf CLK_TCK 2>/dev/null) || oc_hz=''
     case $oc_hz in '' | 0 | *[!0-9]*) oc_hz=100 ;; esac
-    oc_sum=0 oc_others=0
+    oc_sum=0 oc_others=0 oc_unknown=0
     for oc_t in "$proc/$pid"/task/*; do
         oc_name=$(cat "$oc_t/comm" 2>/dev/null) || continue
         oc_role "$oc_name"
@@ -100,12 +134,16 @@ oc_threads() {
             ! oc_ticks "$oc_t/stat" || oc_others=$((oc_others + oc_t_ticks))
             continue
         fi
-        oc_n=$(awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }' \
-            "$oc_t/status" 2>/dev/null) || continue
-        oc_sum=$((oc_sum + oc_n))
+        # A thread gone since the list was read takes its count with it
+        # (as one that exited before); one alive without both counts in
+        # its status leaves the sum unknown: null, not a sum short of it.
+        oc_st=$(cat "$oc_t/status" 2>/dev/null) || continue
+        oc_n=$(printf '%s\n' "$oc_st" | awk '/^(non)?voluntary_ctxt_switches:/ { s += $2; n++ }
+            END { if (n == 2) print s }')
+        case $oc_n in '' | *[!0-9]*) oc_unknown=1 ;; *) oc_sum=$((oc_sum + oc_n)) ;; esac
     done
     oc_ticks "$proc/$pid/stat" || return
-    oc_ctxt=$oc_sum
+    [ "$oc_unknown" = 1 ] || oc_ctxt=$oc_sum
     # At least 0: each figure rounds down to a tick.
     oc_own=$((oc_t_ticks - oc_others))
     [ "$oc_own" -ge 0 ] || oc_own=0
@@ -113,6 +151,11 @@ oc_threads() {
 }
 
 oc_threads
-printf '{"kvm_exits":%s,"kvm_mmio_exit_user":%s,"kvm_mmio_exit_kernel":%s,"kvm_halt_wakeup":%s,"vmm_ctxt_switches":%s,"vmm_cpu_ms":%s}\n' \
-    "$(oc_counter exits)" "$(oc_counter mmio_exit_user)" "$(oc_counter mmio_exit_kernel)" \
-    "$(oc_counter halt_wakeup)" "$oc_ctxt" "$oc_cpu_ms"
+oc_vms
+# exits of PID's VM, then of all VMs at once after it: the closer the two
+# reads, the fewer of PID's own exits fall between them.
+oc_exits=$(oc_counter exits)
+oc_all=$(oc_file "$kvm/exits")
+printf '{"kvm_exits":%s,"kvm_mmio_exit_user":%s,"kvm_mmio_exit_kernel":%s,"kvm_halt_wakeup":%s,"vmm_ctxt_switches":%s,"vmm_cpu_ms":%s,"kvm_exits_all_vms":%s}\n' \
+    "$oc_exits" "$(oc_counter mmio_exit_user)" "$(oc_counter mmio_exit_kernel)" \
+    "$(oc_counter halt_wakeup)" "$oc_ctxt" "$oc_cpu_ms" "$oc_all"

@@ -82,9 +82,17 @@ Usage: scripts/main.sh [options]
                    all works, not a measurement; what CI runs)
   --build-only     install what it needs and build, then stop (what
                    scripts/board-rehearsal.sh carries into its board)
+  --check-only     build and measure nothing: judge the results already in
+                   --out DIR (a run's, with the same matrix options) as a
+                   run would, and exit with its status
   -h, --help       this text
 Installs what it needs (scripts/install-deps.sh --main), builds, measures, and
 prints the report; everything lands in the results directory it names.
+Exit status 0 when every requested cell has a run that succeeded (a run
+that passed on its retry counts), every phase (the comparison, the
+KVM-layer microbenchmark, start-up, the report) did its part and the
+counters the report needs were readable; else 1, after the report, with a
+line for each failure and a closing summary line; 2 on bad usage.
 EOF
 }
 
@@ -93,7 +101,7 @@ EOF
 repeats=3 seconds=5 pps_seconds=3 pps_flows=1 guest_cpus=1 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
-fio_depths=1,32 guest_args='' order=rounds pin=0
+fio_depths=1,32 guest_args='' order=rounds pin=0 check_only=0
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -116,6 +124,7 @@ while (($#)); do
     --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3 quick=1
         fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
     --build-only) build_only=1; shift ;;
+    --check-only) check_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "main.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
@@ -150,7 +159,10 @@ done
     echo "main.sh: --guest-args '$guest_args': give words of letters, digits and _.=:/- separated by single spaces (e.g. 'virtio_net.napi_tx=0')" >&2
     exit 2
 }
-if ((!build_only)); then
+if ((check_only)); then
+    [[ -n $out && -d $out ]] || { echo "main.sh: --check-only needs --out DIR, a run's results directory" >&2; exit 2; }
+    out=$(cd "$out" && pwd)
+elif ((!build_only)); then
     out=${out:-$src/results/$(date +%Y%m%d-%H%M%S)}
     out=$(mkdir -p "$out" && cd "$out" && pwd)
 fi
@@ -158,6 +170,65 @@ build=${KVMMIO_BUILD:-$src/build}
 arch=$(uname -m)
 started=$SECONDS
 step() { echo "== $*"; }
+
+# What failed, one line each: said as it happens, listed again at the end,
+# where any of them makes the exit status 1 (after the report, which shows
+# the failed runs).
+failures=()
+failure() {
+    failures+=("$*")
+    echo "main.sh: FAILED: $*"
+}
+# The raw files and where each phase left its results: the nested
+# platform's (any host but arm64) or this arm64 host's own.
+if [ "$arch" != aarch64 ]; then
+    net_dir=$out/arm64-gicv3/net-compare micro_dir=$out/arm64-gicv2/bench-kvm startup_dir=$out/arm64-gicv2/startup
+else
+    net_dir=$out/arm64 micro_dir='' startup_dir=$out/arm64/startup
+fi
+# judge: the results' own evidence, after the run (or alone, --check-only):
+# each requested cell has a run that succeeded and the counters the report
+# needs are readable (bench/net-compare.sh --check cells, on the matrix
+# given here), the microbenchmark and the start-up table are there, and
+# the report was made.
+judge() {
+    local micro=() line
+    [ "$arch" = aarch64 ] || micro=(--micro)  # the scenario runs it (KVMMIO_BENCH_MICRO)
+    while IFS= read -r line; do
+        [ -z "$line" ] || failure "net-compare: $line"
+    done < <(sh "$src/bench/net-compare.sh" --check cells --out "$net_dir" --configs "$configs" \
+        --g2g-configs "$g2g_configs" --streams "$streams" --mtus "$mtus" --fio-configs "$fio_configs" \
+        --fio-depths "$fio_depths" "${micro[@]}" 2>/dev/null || true)
+    if [ -d "$out/host" ] && [ ! -s "$out/host/kvm-bench.json" ]; then
+        failure "micro: kvm_notify_bench on this machine wrote no result ($out/host/kvm-bench.txt)"
+    fi
+    if [ -n "$micro_dir" ] && [ ! -s "$micro_dir/kvm-bench.json" ]; then
+        failure "micro: the GICv2 L1's kvm_notify_bench wrote no result in $micro_dir (see $out/arm64-gicv2/console.log)"
+    fi
+    [ -s "$startup_dir/startup.txt" ] ||
+        failure "start-up: no start-up table ($startup_dir/startup.txt; see bench/startup.sh's output above)"
+    local f
+    for f in report.txt report.json throughput.png; do
+        [ -s "$out/report/$f" ] || failure "report: no $out/report/$f"
+    done
+}
+# verdict: every failure again, one line each, then the summary line; the
+# exit status.
+verdict() {
+    local f
+    if ((${#failures[@]} == 0)); then
+        echo "main.sh: passed: every requested cell has a run that succeeded, every phase did its part" \
+            "and the counters the report needs were readable (results in $out)"
+        exit 0
+    fi
+    for f in "${failures[@]}"; do echo "main.sh: FAILED: $f"; done
+    echo "main.sh: FAILED: ${#failures[@]} failures, listed above; the report ($out/report/report.txt) shows the failed runs"
+    exit 1
+}
+if ((check_only)); then
+    judge
+    verdict
+fi
 
 step "dependencies and the native build ($build)"
 "$src/scripts/install-deps.sh" --main  # not the test suite's fuzzing and coverage tools
@@ -184,9 +255,14 @@ raws=()
 if [ -c /dev/kvm ]; then
     step "KVM-layer costs on this machine ($arch)"
     mkdir -p "$out/host"
-    ./bench/kvm_notify_bench --json "$out/host/kvm-bench.json" | tee "$out/host/kvm-bench.txt"
-    echo "{\"kind\":\"micro\",\"platform\":\"host-$arch\",\"file\":\"kvm-bench.json\"}" >"$out/host/raw.jsonl"
-    raws+=(--raw "$out/host/raw.jsonl")
+    if ./bench/kvm_notify_bench --json "$out/host/kvm-bench.json" >"$out/host/kvm-bench.txt" 2>&1; then
+        cat "$out/host/kvm-bench.txt"
+        echo "{\"kind\":\"micro\",\"platform\":\"host-$arch\",\"file\":\"kvm-bench.json\"}" >"$out/host/raw.jsonl"
+        raws+=(--raw "$out/host/raw.jsonl")
+    else
+        failure "micro: kvm_notify_bench on this machine exited with status $? ($(tail -n 1 "$out/host/kvm-bench.txt"))"
+        rm -f "$out/host/kvm-bench.json"
+    fi
 else
     step "no /dev/kvm here: skipping the host's KVM-layer microbenchmark"
 fi
@@ -219,20 +295,18 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" --env KVMMIO_BENCH_GUEST_ARGS="${guest_args// /,}" \
         --env KVMMIO_BENCH_ORDER="$order" --env KVMMIO_BENCH_PPS_FLOWS="$pps_flows" \
         --env KVMMIO_BENCH_CPUS="$guest_cpus" --env KVMMIO_BENCH_PIN="$pin" ||
-        echo "main.sh: the comparison reported failures (status $?); the report shows them"
-    raws+=(--raw "$out/arm64-gicv3/net-compare/raw.jsonl")
+        failure "net-compare: the comparison's L1 boot exited with status $? (failed runs, or see $out/arm64-gicv3/console.log)"
     step "KVM-layer costs and kvmmio's start-up on real KVM/ARM with a GICv2 (one more L1 boot)"
     # Each scenario of the list writes to a directory of its own.
     "$src/scripts/arm64/run.sh" --scenario bench-kvm,startup --gic 2 --quiet \
         --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv2" \
         --env KVMMIO_STARTUP_REPEATS="$startup_repeats" ||
-        echo "main.sh: the GICv2 boot reported failures (status $?)"
+        failure "micro, start-up: the GICv2 L1 boot exited with status $? (see $out/arm64-gicv2/console.log)"
     if [ -s "$out/arm64-gicv2/bench-kvm/kvm-bench.json" ]; then
         cat "$out/arm64-gicv2/bench-kvm/kvm-bench.txt"
         echo '{"kind":"micro","platform":"arm64-gicv2","file":"kvm-bench.json"}' >"$out/arm64-gicv2/bench-kvm/raw.jsonl"
         raws+=(--raw "$out/arm64-gicv2/bench-kvm/raw.jsonl")
     fi
-    startup_dir=$out/arm64-gicv2/startup
     title="kvmmio on nested KVM/ARM (TCG; only ratios and counts carry over to hardware)"
 else
     # An arm64 board: the same driver, directly. The guest is Debian's arm64
@@ -262,14 +336,12 @@ else
         --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
         --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" \
         --pps-flows "$pps_flows" --cpus "$guest_cpus" "${pin_opt[@]}" ||
-        echo "main.sh: the comparison reported failures (status $?); the report shows them"
-    raws+=(--raw "$out/arm64/raw.jsonl")
+        failure "net-compare: bench/net-compare.sh exited with status $? (failed runs are in $out/arm64/raw.jsonl)"
     step "kvmmio's start-up against its floor (bench/startup.sh)"
-    startup_dir=$out/arm64/startup
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/startup.sh" --kernel "$kernel" \
         --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" --out "$startup_dir" \
         --repeats "$startup_repeats" --tap kvmstart0 ||
-        echo "main.sh: the start-up benchmark reported failures (status $?)"
+        failure "start-up: bench/startup.sh exited with status $?"
     title="kvmmio on $(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo "this arm64 host")"
 fi
 
@@ -279,14 +351,20 @@ step "report"
 commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo "no git")
 git -C "$src" diff --quiet HEAD 2>/dev/null || commit+="+changes"
 title+=", commit $commit, $(date -u +%Y-%m-%d)"
-./bench/net_report "${raws[@]}" --out "$out/report" --title "$title"
-gnuplot "$out/report/throughput.gp"
+# Every attempt of a retried run is in raw.jsonl: net_report judges each
+# run by its last attempt and shows the earlier ones as retries.
+[ ! -s "$net_dir/raw.jsonl" ] || raws+=(--raw "$net_dir/raw.jsonl")
+./bench/net_report "${raws[@]}" --out "$out/report" --title "$title" ||
+    failure "report: bench/net_report exited with status $?"
+[ ! -s "$out/report/throughput.gp" ] || gnuplot "$out/report/throughput.gp" ||
+    failure "report: gnuplot $out/report/throughput.gp exited with status $?"
 # kvmmio's start-up by phase beside the floor (docs/benchmarks.md, "Start-up").
 if [ -s "$startup_dir/startup.txt" ]; then
+    mkdir -p "$out/report"
     cp "$startup_dir/startup.txt" "$startup_dir/startup.json" "$out/report/"
     cat "$out/report/startup.txt"
-else
-    echo "main.sh: no start-up table ($startup_dir/startup.txt missing)"
 fi
 step "results in $out (report: $out/report/report.txt, report.json, throughput.png, startup.txt)" \
     "after $(((SECONDS - started) / 60)) min"
+judge
+verdict

@@ -330,15 +330,20 @@ if [ $main = 1 ]; then
     main_flags=(--quick --configs host,vhost-irqfd-mirror,qemu-pci --fio-configs host,blk-io_uring-mirror --g2g-configs none)
     echo "test.sh: the README main-job command: scripts/main.sh ${main_flags[*]}"
     rm -rf "$main_out"
+    # main.sh's own verdict: status 1 when a requested cell has no run that
+    # succeeded, a phase failed or a counter the report needs is null; its
+    # last line sums up (its FAILED lines above it say what).
+    main_log=$build/main-quick.log
     KVMMIO_BUILD=$build "$src/scripts/main.sh" "${main_flags[@]}" \
-      --out "$main_out" || main_status=$?
+      --out "$main_out" 2>&1 | tee "$main_log" || main_status=${PIPESTATUS[0]}
     # Its report: the table, the JSON (with its schema_version) and the
     # chart (a PNG starts with \211PNG); the peer VMM's qemu-pci cells beside
     # kvmmio's, with the counters read from outside it.
     missing=()
     for f in report.txt report.json throughput.png; do [ -s "$main_report/$f" ] || missing+=("$f"); done
     if [ $main_status -ne 0 ] || [ ${#missing[@]} -ne 0 ]; then
-      main_line="main job: FAILED (status $main_status; missing in $main_report: ${missing[*]:-none})"
+      main_line="main job: FAILED (status $main_status: $(grep '^main.sh: ' "$main_log" | tail -n 1 || true);"
+      main_line+=" missing in $main_report: ${missing[*]:-none}; $main_log)"
       [ $main_status -ne 0 ] || main_status=1
     elif [ "$(od -An -c -N4 "$main_report/throughput.png" | tr -d ' ')" != '211PNG' ]; then
       main_line="main job: FAILED ($main_report/throughput.png is not a PNG)"; main_status=1

@@ -69,104 +69,27 @@ secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
 [ "${KVMMIO_BENCH_CHECK:-0}" = 1 ] || exit $status
 
 # --- as a test: what the raw records must show ------------------------------------
+# net-compare.sh --check modes (the checks live beside the records' writer,
+# where tests/bench/net-compare-check.test runs them on planted records):
+# every cell has a run that succeeded, the outside counters are readable
+# (null is never taken for 0: a mirror whose exits to userspace could not
+# be read has not shown 0), and each mode's counters fit it. One line per
+# shortfall; the case's message holds them all.
 raw=$R/raw.jsonl
-# runs KIND CONFIG [FILTER]: the completed KIND runs of CONFIG (JSON lines
-# of raw.jsonl), FILTER (jq) applied to them as an array.
-runs() {
-    jq -rcn --arg k "$1" --arg c "$2" "[inputs | select(.kind == \$k and .config == \$c and .failed == null)] | ${3:-.[]}" "$raw"
-}
 msg=''
-[ $status = 0 ] || msg="net-compare.sh exited $status: $(jq -n '[inputs | select(.failed)] | length' "$raw") failed runs"
-for c in $(echo "$configs" | tr ',' ' '); do
-    [ -n "$msg" ] || [ "$(runs iperf "$c" length)" -gt 0 ] || msg="no iperf3 result for $c"
-    [ -n "$msg" ] || [ "$(runs rr "$c" length)" -gt 0 ] || msg="no latency result for $c"
-    [ -n "$msg" ] || [ "$(runs pps "$c" 'map(select(.received > 0)) | length')" -gt 0 ] ||
-        msg="no packet-rate result with packets received for $c"
-    [ "$c" != host ] || continue
-    # From outside every VMM alike (bench/outside-counters.sh, summed over
-    # the iperf3 runs): KVM counted exits and the guest took interrupts;
-    # with the register mirror not one exit to userspace and not one
-    # context switch of kvmmio's own threads (the claim, seen from outside
-    # the VMM); trapped registers exit to userspace; a VMM that relays or
-    # serves the queue switches; QEMU's virtio-mmio relays vhost's
-    # interrupts in its main loop (which also shows the count reads QEMU's
-    # threads).
-    # shellcheck disable=SC2016,SC2046 # a jq program ($k is jq's); five numbers
-    set -- $(runs iperf "$c" 'def sum($k): map(.outside[$k] // 0) | add // 0;
-        "\(map(select(.outside == null)) | length) \(sum("kvm_exits")) \(sum("kvm_mmio_exit_user")) \(sum("vmm_ctxt_switches")) \(sum("guest_irqs"))"')
-    echo "net-compare $c, outside: kvm exits $2, to userspace $3, VMM context switches $4, guest irqs $5"
-    [ -n "$msg" ] || [ "$1" = 0 ] || msg="$c: $1 iperf3 runs without outside counters"
-    [ -n "$msg" ] || { [ "$2" -gt 0 ] && [ "$5" -gt 0 ]; } || msg="$c: outside counters read no KVM exit or no guest interrupt"
-    case $c in
-    vhost-irqfd-mirror) [ -n "$msg" ] || [ "$3$4" = 00 ] ||
-        msg="$c: $3 exits to userspace and $4 VMM context switches during traffic, not 0 and 0 (the register mirror)" ;;
-    vhost-irqfd) [ -n "$msg" ] || [ "$3" -gt 0 ] || msg="$c: no exit to userspace with trapped registers" ;;
-    vhost-relay | user-* | qemu-mmio) [ -n "$msg" ] || [ "$4" -gt 0 ] || msg="$c: no VMM context switch, though the VMM relays" ;;
-    esac
-    is_peer=0; case $c in qemu-*) is_peer=1 ;; esac
-    [ $is_peer = 0 ] || continue
-    # Per mode, summed over its runs: who carried the traffic.
-    # shellcheck disable=SC2016 # a jq program: $k is jq's
-    sums=$(runs iperf "$c" 'def sum($k): map(.counters[$k] // 0) | add // 0;
-        "\(sum("trapped")) \(sum("polled")) \(sum("injected")) \(sum("relayed")) \(sum("guest_irqs"))"')
-    # shellcheck disable=SC2086 # five numbers
-    set -- $sums
-    echo "net-compare $c: trapped $1 polled $2 injected $3 relayed $4 guest irqs $5"
-    # The rule net-modes applies too (bench/net-modes.sh): vhost+irqfd leaves
-    # the VMM out entirely.
-    [ -n "$msg" ] || msg=$(net_mode_misfit "$c" "$@")
-done
-# The register mirror: the same traffic as vhost-irqfd with (almost) no vCPU
-# exits left, where vhost-irqfd pays two per guest interrupt (the
-# InterruptStatus read and the ACK). Snapshots interrupt the vCPUs, so not
-# exactly zero: under a tenth of the trapped mode's.
-exits_of() { runs iperf "$1" 'map(.counters.vcpu_exits // 0) | add // 0'; }
-case ,$configs, in
-*,vhost-irqfd,*vhost-irqfd-mirror,*)
-    trapped_exits=$(exits_of vhost-irqfd) mirror_exits=$(exits_of vhost-irqfd-mirror)
-    echo "net-compare: vCPU exits during traffic: vhost-irqfd $trapped_exits, vhost-irqfd-mirror $mirror_exits"
-    [ -n "$msg" ] || [ "$trapped_exits" -gt 0 ] || msg="vhost-irqfd: no vCPU exits counted (is the counter read?)"
-    [ -n "$msg" ] || [ $((mirror_exits * 10)) -lt "$trapped_exits" ] ||
-        msg="vhost-irqfd-mirror: $mirror_exits vCPU exits during traffic, not under a tenth of vhost-irqfd's $trapped_exits"
-    ;;
-esac
-# Guest to guest: both directions, latency and packet rate for each mode;
-# the counters of both VMMs and guests fit the mode, and with the mirror
-# not one VMM wake-up (vCPU exit or event-loop wake-up) in either VMM.
-[ "$g2g_configs" = none ] || for m in $(echo "$g2g_configs" | tr ',' ' '); do
-    c=g2g-$m
-    for d in a2b b2a; do
-        [ -n "$msg" ] || [ "$(runs iperf "$c" "map(select(.dir == \"$d\")) | length")" -gt 0 ] || msg="no iperf3 result for $c $d"
-        [ -n "$msg" ] || [ "$(runs pps "$c" "map(select(.dir == \"$d\" and .received > 0)) | length")" -gt 0 ] ||
-            msg="no packet-rate result with packets received for $c $d"
-    done
-    [ -n "$msg" ] || [ "$(runs rr "$c" length)" -gt 0 ] || msg="no latency result for $c"
-    # shellcheck disable=SC2016,SC2046 # a jq program ($k is jq's); seven numbers
-    set -- $(runs iperf "$c" 'def sum($k): map(.counters[$k] // 0) | add // 0;
-        "\(sum("trapped")) \(sum("polled")) \(sum("injected")) \(sum("relayed")) \(sum("guest_irqs")) \(sum("wakeups")) \(map(.bytes) | add // 0)"')
-    echo "net-compare $c (both VMMs): trapped $1 polled $2 injected $3 relayed $4 guest irqs $5 wake-ups $6 over $7 bytes"
-    [ -n "$msg" ] || msg=$(net_mode_misfit "$m" "$1" "$2" "$3" "$4" "$5" | sed "s/^/$c: /")
-    case $m in *-mirror)
-        [ -n "$msg" ] || [ "$6" = 0 ] || msg="$c: $6 VMM wake-ups during $7 bytes guest to guest, not 0 (the register mirror)" ;;
-    esac
-done
-[ -n "$msg" ] || [ "${KVMMIO_BENCH_MICRO:-1}" != 1 ] || grep -q '"kind":"micro"' "$raw" || msg="no microbenchmark record"
-# The disk cells: each fio config has its runs, with requests done; on the
-# register mirror a request costs no vCPU exit, so none at all during them.
-[ -n "$msg" ] || [ -z "${fail_early:-}" ] || msg=$fail_early
-if [ "$fio_configs" != none ]; then
-    for c in $(echo "$fio_configs" | tr ',' ' '); do
-        [ -n "$msg" ] || [ "$(runs fio "$c" 'map(select(.ios > 0)) | length')" -gt 0 ] || msg="no fio result with requests done for $c"
-        [ "$c" != host ] || continue
-        # shellcheck disable=SC2016,SC2046 # a jq program ($k is jq's); five numbers
-        set -- $(runs fio "$c" 'def sum($k): map(.counters[$k] // 0) | add // 0;
-            "\(map(.ios) | add // 0) \(sum("vcpu_exits")) \(sum("trapped")) \(sum("polled")) \(sum("guest_irqs"))"')
-        echo "net-compare $c: fio requests $1, vCPU exits $2, trapped $3, polled $4, guest irqs $5"
-        case $c in
-        *-mirror) [ -n "$msg" ] || [ "$2" = 0 ] || msg="$c: $2 vCPU exits during $1 fio requests, not 0 (the register mirror)" ;;
-        *-trap) [ -n "$msg" ] || [ "$2" -gt 0 ] || msg="$c: no vCPU exits during $1 fio requests with trapped registers" ;;
-        esac
-    done
-fi
+[ $status = 0 ] || msg="net-compare.sh exited $status (its failed runs are in $raw)"
+micro_check=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro_check=--micro
+# The fio cells were run only with the tools disk.
+check_fio=$fio_configs; [ -z "${fail_early:-}" ] || check_fio=none
+# shellcheck disable=SC2086 # $micro_check: an option or nothing
+shortfalls=$(net-compare.sh --check modes --out "$R" --configs "$configs" --g2g-configs "$g2g_configs" \
+    --fio-configs "$check_fio" --fio-depths "${KVMMIO_BENCH_FIO_DEPTHS:-1,32}" \
+    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro_check) || true
+while IFS= read -r l; do
+    [ -z "$l" ] || msg="${msg:+$msg; }$l"
+done <<EOF
+$shortfalls
+EOF
+[ -z "${fail_early:-}" ] || msg="${msg:+$msg; }$fail_early"
 record all-modes "$secs" "$msg"
 write_cases net-compare
