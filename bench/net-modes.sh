@@ -23,7 +23,7 @@
 
 # shellcheck disable=SC2034 # read by the scripts that source this file
 NET_COMPARE_CONFIGS=host,vhost-irqfd,vhost-irqfd-mirror,vhost-relay,user-ioeventfd,user-trap
-# The peer VMM (issue #25): QEMU, from Debian's qemu-system-arm, booting the
+# The peer VMM: QEMU, from Debian's qemu-system-arm, booting the
 # same guest on the same tap set-up, with vhost-net: qemu-pci its best path
 # (virtio-net-pci, MSI-X through the GICv3 ITS, irqfd), qemu-mmio the
 # transport kvmmio uses (virtio-net-device; QEMU relays vhost's interrupts
@@ -39,7 +39,7 @@ NET_COMPARE_EXTRA_PEER_CONFIGS=qemu-pci-mq
 # mode with vhost-net's busy polling, without VIRTIO_F_EVENT_IDX (the
 # rings' flags alone suppress interrupts and notifies), and with two queue
 # pairs (for a guest with two vCPUs; virtio-mmio gives the device one
-# interrupt line for all its queues) (issue #25 item 3; docs/benchmarks.md).
+# interrupt line for all its queues) (docs/benchmarks.md).
 # shellcheck disable=SC2034 # as above
 NET_COMPARE_EXTRA_CONFIGS=vhost-irqfd-mirror-poll,vhost-irqfd-mirror-noevidx,vhost-irqfd-mirror-mq
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # outside-counters.sh [PID]: the counters any VMM's cell can be read with
 # from outside the VMM, one JSON object on stdout, so that kvmmio's cells
-# and a peer VMM's (QEMU: issue #25) are counted by one rule. POSIX sh,
+# and a peer VMM's (QEMU) are counted by one rule. POSIX sh,
 # busybox is enough (it runs in L1 beside bench/net-compare.sh).
 #
 #   kvm_exits, kvm_mmio_exit_user, kvm_mmio_exit_kernel, kvm_halt_wakeup

@@ -6,7 +6,7 @@ Each seed is a short program in the target's input language (the Op enum in
 device_fuzz.cc): a setup byte (bit 0: legacy net, bit 1: legacy console,
 bit 2: net MTU), then operations. They give the fuzzer what real guests do
 (virtio-net RX and TX in both layouts, the control queue, virtio-console
-output and input, the PL011) and what the hostile guest of issue #13 did
+output and input, the PL011) and what the hostile guest scenario did
 (one RX head repeated with one writable byte per chain under a 64 KiB
 frame, a console chain repeating the same bytes), to mutate from.
 """

@@ -205,7 +205,7 @@ Command parse_run(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   }
   if (help) return Command{Command::Kind::kHelp, {}, {}};
-  // A disk without queues= gets one request queue per vCPU (issue #23),
+  // A disk without queues= gets one request queue per vCPU,
   // as many as Linux's virtio_blk uses, up to the bound.
   for (block::DiskOptions& d : cmd.run.disks)
     if (!d.queues) d.queues = std::min<unsigned>(static_cast<unsigned>(cmd.run.cpus), block::kMaxDiskQueues);

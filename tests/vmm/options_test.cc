@@ -88,8 +88,8 @@ TEST(Options, DisksAreRepeatableAndTakeTheSlotsAfterNetsAndTheConsole) {
                                              "disk1 virtio-blk"}));
 }
 
-// Without queues=, a disk has one request queue per vCPU (at most 16), as
-// issue #23 asks: Linux uses min(num_queues, CPUs) of them.
+// Without queues=, a disk has one request queue per vCPU (at most 16):
+// Linux uses min(num_queues, CPUs) of them.
 TEST(Options, DisksGetOneQueuePerVcpuUnlessTold) {
   EXPECT_EQ(parse({"run", "--kernel", "k", "--disk", "a.img"}).run.disks[0].queues, 1u);
   EXPECT_EQ(parse({"run", "--kernel", "k", "--disk", "a.img", "--cpus", "4"}).run.disks[0].queues, 4u);

@@ -258,7 +258,7 @@ TEST_P(VirtioConsoleTest, OutputWaitsForAFullFdWithoutBlockingAndResumes) {
   EXPECT_TRUE(eventually([&] { return m.tx->used_idx() == 3; }));
 }
 
-// Output amplification (issue #13): 64 descriptors that all cover the same
+// Output amplification (the hostile guest's): 64 descriptors that all cover the same
 // 4 MiB of guest RAM make one 256 MiB chain, and 64 avail entries naming it
 // make 16 GiB per notify. The loop serves one budget (64 KiB) of it, then
 // another device's ready fd, then more: never the whole chain at once. The
