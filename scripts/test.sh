@@ -59,7 +59,8 @@
 #                   [--no-board] [--no-main] [--no-guest-disk]
 #   scripts/test.sh --scenarios LIST [--net-modes LIST] [--strict]
 #     only the named Linux-guest scenarios (vmm-boot, net-modes, net-resets,
-#     hostile-guest, many-vms; comma-separated; on x86-64 also guest-disk,
+#     hostile-guest, disk-stall (x86-64: in the hostile-guest and
+#     net-resets boots), many-vms; comma-separated; on x86-64 also guest-disk,
 #     which is step 9, not make check: the guest scripts/make-guest.sh
 #     makes, booted from its disk): build, then make check of just those
 #     (on arm64 on this host's KVM, elsewhere nested on both GICs), and the
@@ -109,7 +110,7 @@ if [[ -n $scenarios ]]; then
       fi
     fi
     [[ ${#named[@]} -gt 0 && -f $src/${named[0]} ]] || {
-      echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest, many-vms (guest-disk too on x86-64)" >&2
+      echo "test.sh: --scenarios: no scenario '$s' here; one of: vmm-boot, net-modes, net-resets, hostile-guest, many-vms (disk-stall and guest-disk too on x86-64)" >&2
       exit 2
     }
     only_tests+=("${named[@]}")
