@@ -81,6 +81,7 @@ struct Step {
   UniqueFd fd;
   std::string path;
   std::string untrusted_at;  // as in PathPlace
+  dev_t dev = 0;             // its file system's, to see a mount's root
 };
 
 bool on_procfs(int fd) {
@@ -137,6 +138,7 @@ class Walk {
       return;
     }
     if (writable_by_others(st)) root.untrusted_at = "/";
+    root.dev = st.st_dev;
     steps_.clear();
     steps_.push_back(std::move(root));
   }
@@ -181,7 +183,12 @@ class Walk {
       return;
     }
     const Step& here = steps_.back();
-    Step next{std::move(fd), joined(here.path, name), here.untrusted_at};
+    Step next{std::move(fd), joined(here.path, name), here.untrusted_at, st.st_dev};
+    // A mount's root (another file system than its parent's: /proc, /dev,
+    // /run) cannot be renamed or removed by whoever may write the directory
+    // it is mounted on (EBUSY), so trust starts anew there: an initramfs
+    // whose "/" everyone may write still has a /proc and a /dev of root's.
+    if (st.st_dev != here.dev) next.untrusted_at.clear();
     if (next.untrusted_at.empty() && writable_by_others(st)) next.untrusted_at = next.path;
     steps_.push_back(std::move(next));
   }
