@@ -1315,7 +1315,10 @@ run_fio_guest() {
     cfg=$1 restarts=0 guest_net=vhost-irqfd-mirror
     _eng=${cfg#blk-} _eng=${_eng%-*} _regs=${cfg##*-}
     guest_disks="--disk $fio_file,serial=kvmmio-fio,cache=writeback,engine=$_eng,regs=$_regs"
-    guest_disks="$guest_disks --disk $tools,ro=on,serial=kvmmio-tools"
+    # A block device (L1's own disk) is a disk of the host: kvmmio takes it
+    # only when told so (device=on).
+    _tdev=''; [ ! -b "$tools" ] || _tdev=,device=on
+    guest_disks="$guest_disks --disk $tools,ro=on,serial=kvmmio-tools$_tdev"
     guest_start "$cfg" || { guest_stop; guest_start "$cfg" ||
         { guest_stop; failed "$(run_id fio --arg config "$cfg")" guest_did_not_boot; return; }; }
     # fio once before the counted runs: its libraries come off the tools

@@ -80,7 +80,7 @@ fifo=/tmp/guest-console-in
 mkfifo $fifo
 : >"$con"
 t0=$(uptime_s)
-kvmmio run --kernel $g/Image --initrd $g/initrd.img --disk "$disk" --cpus "$cpus" --mem "$mem" \
+kvmmio run --kernel $g/Image --initrd $g/initrd.img --disk "$disk,device=on" --cpus "$cpus" --mem "$mem" \
     --console "$console" --cmdline "root=/dev/vda rw console=$tty" --net tap=kvmtap0 --stats "$R/guest.json" \
     <$fifo >"$con" 2>"$R/guest.stderr" &
 pid=$!
