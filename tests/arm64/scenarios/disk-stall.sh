@@ -29,14 +29,18 @@
 #   - kvmmio stops the VM within 1 s of SIGTERM (its final stats written;
 #     the kernel's teardown of the VM afterwards is bounded at 8 s, as in
 #     lib.sh's sigterm_bounds) and exits 143;
-#   - the flooded echo's p99 is at most max(100 ms, 3 x the idle p99).
+#   - the flooded echo's p99 is at most max(100 ms, 3 x the idle p99,
+#     the idle p99 + 150 ms).
 #     Why relative: under TCG the time an echo takes depends on how busy
 #     the host is, so a fixed bound alone would let a loaded host decide
 #     the verdict. The idle p99 is taken in the same boot by the same
 #     guest and path minutes apart, so host load inflates both; a stall
 #     (a vCPU's reset or the event loop waiting for requests in flight:
 #     ~256 MiB each, seconds under TCG) is an echo held for its whole
-#     length, far beyond 3x of any idle figure. 100 ms is the floor: a
+#     length, far beyond 3x of any idle figure. The 150 ms above the idle
+#     p99 is the flood's own CPU time under TCG, which a quiet idle phase
+#     does not show (a CI run: idle p99 29.9 ms, flooded 142 ms, resets at
+#     most ~70 ms; the waiting device: 1.8 s and 21 s). 100 ms is the floor: a
 #     quiet host's idle p99 is a few ms, and the flood legitimately costs
 #     L1 CPU time (the copies run on L1's two CPUs, which the echo path
 #     shares). An echo not back 2 s after its phase is lost, its wait a
@@ -62,7 +66,7 @@ FLOOD=${KVMMIO_DISK_STALL_FLOOD:-20}
 QUEUES=${KVMMIO_DISK_STALL_QUEUES:-2}
 ENGINES=${KVMMIO_DISK_STALL_ENGINES:-io_uring,threads}
 DISK_MB=256
-ECHO_FLOOR_MS=100 ECHO_FACTOR=3 STOP_BOUND_S=1
+ECHO_FLOOR_MS=100 ECHO_FACTOR=3 ECHO_SLACK_MS=150 STOP_BOUND_S=1
 
 # echo_field FILE PHASE KEY: KEY=VALUE of the probe's line for PHASE.
 echo_field() {
@@ -104,7 +108,8 @@ run_engine() {
     idle_lost=$(echo_field "$out.echo" idle lost)
     flood_p99=$(echo_field "$out.echo" flood p99_ms) flood_n=$(echo_field "$out.echo" flood n)
     flood_lost=$(echo_field "$out.echo" flood lost)
-    bound=$(awk -v i="${idle_p99:-0}" -v f=$ECHO_FACTOR -v m=$ECHO_FLOOR_MS 'BEGIN { b = f * i; if (b < m) b = m; printf "%.0f", b }')
+    bound=$(awk -v i="${idle_p99:-0}" -v f=$ECHO_FACTOR -v m=$ECHO_FLOOR_MS -v s=$ECHO_SLACK_MS \
+        'BEGIN { b = f * i; if (b < m) b = m; if (b < i + s) b = i + s; printf "%.0f", b }')
     echo "disk-stall: $engine: SIGTERM to stop ${stopped_s:-?} s (exit $exit_s s$killed, status $status)," \
         "echo p99 ${flood_p99:-?} ms flooded (n=${flood_n:-?}, ${flood_lost:-?} lost) vs ${idle_p99:-?} ms idle" \
         "(n=${idle_n:-?}), bound $bound ms"
