@@ -154,6 +154,9 @@ NL='
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
 repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_flows=1 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
 tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0 check=''
+# The fio jobs of each disk cell, RW:BS each: measure_fio runs them, --check
+# expects them.
+FIO_JOBS='read:1048576 write:1048576 randread:4096 randwrite:4096'
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -463,7 +466,8 @@ if [ -n "$check" ]; then
     # without one is named with what its attempts said (a guest that did
     # not boot fails every cell of its config in one record).
     jq -rn --arg configs "$configs" --arg g2g "$g2g_configs" --arg fio "$fio_configs" --arg mtus "$mtus" \
-        --arg dirs "$dirs" --arg streams "$streams" --arg payloads "$pps_payloads" --arg depths "$fio_depths" '
+        --arg dirs "$dirs" --arg streams "$streams" --arg payloads "$pps_payloads" --arg depths "$fio_depths" \
+        --arg jobs "$FIO_JOBS" '
         def words: split(",") | map(select(. != ""));
         ($mtus | words | map(tonumber)) as $mtus | $mtus[0] as $m1 | ($dirs | words) as $dirs |
         ($streams | words | map(tonumber)) as $streams | ($payloads | words | map(tonumber)) as $payloads |
@@ -475,9 +479,9 @@ if [ -n "$check" ]; then
         def cells:
             (($configs | words)[] as $c | net($c; $mtus; $dirs)),
             (($g2g | words)[] as $g | net("g2g-" + $g; [$m1]; ["a2b", "b2a"])),
-            (($fio | words)[] as $c | ([["read", 1048576], ["write", 1048576], ["randread", 4096],
-                ["randwrite", 4096]][]) as [$rw, $bs] | ($depths | words | map(tonumber))[] as $q |
-                {kind: "fio", config: $c, rw: $rw, bs: $bs, depth: $q});
+            (($fio | words)[] as $c | ($jobs | split(" ")[] | split(":")) as [$rw, $bs] |
+                ($depths | words | map(tonumber))[] as $q |
+                {kind: "fio", config: $c, rw: $rw, bs: ($bs | tonumber), depth: $q});
         def name: if .kind == "iperf" then "iperf3 \(.config) \(.dir) \(.streams)x MTU \(.mtu)"
             elif .kind == "rr" then "tcp_rr \(.config) MTU \(.mtu)"
             elif .kind == "pps" then "udp_pps \(.config) \(.dir) \(.payload)-byte payloads MTU \(.mtu)"
@@ -1297,7 +1301,7 @@ one_fio() {
 # measure_fio RECOVER: every fio cell of the config (RECOVER as measure's).
 measure_fio() {
     recover_fn=$1 mtu=none
-    for job in read:1048576 write:1048576 randread:4096 randwrite:4096; do
+    for job in $FIO_JOBS; do
         rw=${job%:*} bs=${job#*:}
         for q in $(list "$fio_depths"); do
             k=1; while [ $k -le "$repeats" ]; do
