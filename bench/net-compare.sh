@@ -528,6 +528,13 @@ if [ -n "$check" ]; then
             done
         done
     done
+    # A run that shared the host with another VM (other_vms_check): its
+    # timings are not this VMM's alone, so the cell is not measured.
+    jq -r 'select(.outside.other_vm_exits != null) |
+        "another VM ran during \([.kind, .config, .dir, .rw, .bs, .payload, .streams, "rep", .rep] | map(select(. != null) | tostring) | join(" ")) (\(.outside.other_vm_exits) exits of other VMs): its timings shared the host; run again with no other VM running"' \
+        "$raw" >"$out/.check.$$" || { rm -f "$out/.check.$$"; echo "cannot read $raw with jq (not JSON lines?)"; exit 1; }
+    while IFS= read -r _l; do ck_fail "$_l"; done <"$out/.check.$$"
+    rm -f "$out/.check.$$"
     if [ "$check" = modes ]; then
         ck_modes
     fi
@@ -1123,16 +1130,19 @@ outside_deltas() {
     _other_exits=null
     ! is_number "$_own" || ! is_number "$_all" || _other_exits=$((_all - _own))
 }
-# other_vms_check: says so when VMs other than the VMM's exited during the
-# run (a VM the run did not start: its host's load, not this cell's). The
-# two counts are read one after the other, so the VMM's own exits between
-# the reads are let through: up to 1% of them, and 10.
+# other_vms_check: when VMs other than the VMM's exited during the run (a
+# VM the run did not start: the host was shared, so the cell's timings are
+# not this VMM's alone), says so and puts "other_vm_exits" in the run's
+# outside counters, which --check cells fails. The two counts are read one
+# after the other, so the VMM's own exits between the reads are let
+# through: up to 1% of them, and 10.
 other_vms=0
 other_vms_check() {
     case $_other_exits in '' | null | -*) return 0 ;; esac
     [ "$_other_exits" -gt $((_own / 100 + 10)) ] || return 0
     other_vms=$((other_vms + 1))
-    say "$cfg: $_other_exits exits of other VMs during this run (KVM's exits over all VMs less this VMM's $_own): another VM ran on this host; this VMM's counters are its own"
+    _outside="${_outside%\}},\"other_vm_exits\":$_other_exits}"
+    say "$cfg: $_other_exits exits of other VMs during this run (KVM's exits over all VMs less this VMM's $_own): another VM ran on this host; this VMM's counters are its own, its timings are not"
 }
 
 set_mtu() {  # MTU: on the tap and in the guest
@@ -1351,5 +1361,5 @@ fi
 # completed KIND: how many runs of KIND completed.
 completed() { jq -n --arg k "$1" '[inputs | select(.kind == $k and .failed == null)] | length' "$raw"; }
 say "done: $(completed iperf) iperf3 runs, $(completed rr) latency runs, $(completed pps) packet-rate runs, $(completed fio) fio runs, $failures failed; $raw"
-[ "$other_vms" = 0 ] || say "$other_vms runs had other VMs exiting beside the VMM's (see above): their cells' timings shared the host"
+[ "$other_vms" = 0 ] || say "$other_vms runs had other VMs exiting beside the VMM's (see above): their cells' timings shared the host (--check cells fails them)"
 [ "$failures" = 0 ]
