@@ -5,24 +5,45 @@
 // (bench/startup.sh; docs/benchmarks.md, "Start-up").
 //
 //   boot_floor --kernel Image [--initrd FILE] [--mem MiB] [--gic auto|3|2]
+//              [--run CMDLINE] [--json FILE]
 //
 // --gic auto (the default, as kvmmio's): a GICv3 where KVM can make one,
-// else a GICv2.
+// else a GICv2. --json FILE: the JSON object goes there, not to stdout.
 //
 // Raw KVM ioctls: /dev/kvm, a VM, guest RAM (a memfd mapped shared, with
-// MADV_HUGEPAGE, as kvmmio's), one vCPU, the vGIC,
-// the kernel and the initrd read into RAM at kvmmio's addresses, the boot
-// registers, then vCPU 0's first KVM_RUN. No device tree and no devices:
-// the call is made with immediate_exit set, so KVM returns at once
-// without entering the guest (there is nothing the guest could boot
-// with). Its time is taken just before the call, as kvmmio's first_run is.
+// MADV_HUGEPAGE, as kvmmio's), one vCPU, the vGIC, the kernel and the
+// initrd read into RAM where kvmmio puts them (vmm/boot_layout.h), the
+// boot registers, then vCPU 0's first KVM_RUN. Its time is taken just
+// before the call, as kvmmio's first_run is.
 //
-// Of kvmmio's code only its start-up timeline (vmm/startup_timeline.h), so
-// both are timed by one rule. Prints one JSON object: exec_to_main (from
+// Without --run there is no device tree and no device: the first KVM_RUN
+// is made with immediate_exit set, so KVM returns at once without entering
+// the guest (there is nothing the guest could boot with), and the JSON
+// object goes to stdout.
+//
+// With --run CMDLINE (and --json FILE: stdout is the guest's console) the
+// floor boots the same kernel for real, so that a benchmark can compare
+// the time from exec to the guest kernel's clock of kvmmio, QEMU and the
+// floor. The guest gets kvmmio's own device tree (vmm/device_tree.h,
+// without virtio devices; CMDLINE as bootargs), built in a phase of its
+// own, "device_tree", before image_load, as kvmmio builds it. The first
+// KVM_RUN enters the guest; the JSON is written when it first returns (all
+// its times are taken before the call). Then the floor serves the guest as
+// little as a console needs: bytes written to the PL011's data register go
+// to stdout at once; reads of the PL011 return 0 (the transmitter is never
+// full), except its ID registers, which Linux's AMBA bus reads to bind
+// amba-pl011; any other MMIO reads 0 and ignores writes. The guest's PSCI
+// SYSTEM_OFF or SYSTEM_RESET, SIGTERM and SIGINT end it with status 0; any
+// other exit is an error (status 1).
+//
+// Of kvmmio's code only its start-up timeline (vmm/startup_timeline.h),
+// so both are timed by one rule, and its boot placement and device tree,
+// so both boot the guest alike. The JSON object: exec_to_main (from
 // /proc/self/stat, clock-tick steps), the phases (setup, vm, vcpus, vgic,
-// image_load, first_run) and to_first_run, in milliseconds. arm64 hosts only; elsewhere it says so
-// and exits 2.
+// [device_tree,] image_load, first_run) and to_first_run, in
+// milliseconds. arm64 hosts only; elsewhere it says so and exits 2.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -32,12 +53,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <optional>
 #include <string>
+#include <vector>
 
 #if defined(__aarch64__)
 #include <linux/kvm.h>
 #endif
 
+#include "kvmmio/base/unique_fd.h"
+#include "kvmmio/console/pl011.h"
+#include "vmm/boot_layout.h"
+#include "vmm/device_tree.h"
+#include "vmm/memory_map_arm64.h"
 #include "vmm/startup_timeline.h"
 
 namespace {
@@ -45,7 +74,7 @@ namespace {
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
                "boot_floor: %s\nusage: boot_floor --kernel Image [--initrd FILE] [--mem MiB] "
-               "[--gic auto|3|2]\n",
+               "[--gic auto|3|2] [--run CMDLINE] [--json FILE]\n",
                what.c_str());
   std::exit(2);
 }
@@ -53,7 +82,9 @@ namespace {
 struct Options {
   std::string kernel, initrd;
   uint64_t mem_mib = 128;
-  int gic = 0;  // 0: auto
+  int gic = 0;                     // 0: auto
+  std::optional<std::string> run;  // the guest's command line: boot it
+  std::string json;                // empty: stdout
 };
 
 Options parse(int argc, char** argv) {
@@ -73,23 +104,40 @@ Options parse(int argc, char** argv) {
     } else if (a == "--gic") {
       if (v != "3" && v != "2" && v != "auto") usage_error("--gic " + v + ": want auto, 3 or 2");
       o.gic = v == "auto" ? 0 : v[0] - '0';
+    } else if (a == "--run") {
+      o.run = v;
+    } else if (a == "--json") {
+      if (v.empty()) usage_error("--json needs a file name");
+      o.json = v;
     } else {
       usage_error("unknown argument " + a);
     }
   }
   if (o.kernel.empty()) usage_error("--kernel is required");
+  if (o.run && o.json.empty()) usage_error("--run needs --json FILE (stdout is the guest's console)");
   return o;
 }
 
 #if defined(__aarch64__)
 
+namespace layout = kvmmio::vmm::layout;
+using kvmmio::UniqueFd;
+
 // One JSON object: kvmmio's --stats "startup_ms" shape, from the same
 // timeline kvmmio keeps (vmm/startup_timeline.h), so both are timed alike.
-void print(const kvmmio::vmm::StartupStats& st) {
-  std::printf("{\"startup_ms\":{");
-  if (st.exec_to_main_ms) std::printf("\"exec_to_main\":%.3f,", *st.exec_to_main_ms);
-  for (const auto& [name, ms] : st.phases_ms) std::printf("\"%s\":%.3f,", name.c_str(), ms);
-  std::printf("\"to_first_run\":%.3f}}\n", st.to_first_run_ms.value_or(0));
+std::string json(const kvmmio::vmm::StartupStats& st) {
+  std::string s = "{\"startup_ms\":{";
+  char buf[128];
+  if (st.exec_to_main_ms) {
+    std::snprintf(buf, sizeof buf, "\"exec_to_main\":%.3f,", *st.exec_to_main_ms);
+    s += buf;
+  }
+  for (const auto& [name, ms] : st.phases_ms) {
+    std::snprintf(buf, sizeof buf, "\"%s\":%.3f,", name.c_str(), ms);
+    s += buf;
+  }
+  std::snprintf(buf, sizeof buf, "\"to_first_run\":%.3f}}\n", st.to_first_run_ms.value_or(0));
+  return s + buf;
 }
 
 [[noreturn]] void die(const std::string& what) {
@@ -98,11 +146,24 @@ void print(const kvmmio::vmm::StartupStats& st) {
 }
 [[noreturn]] void die_errno(const std::string& what) { die(what + ": " + std::strerror(errno)); }
 
-// kvmmio's layout (vmm/memory_map_arm64.h): QEMU virt's.
-constexpr uint64_t kRamBase = 0x40000000;
-constexpr uint64_t kGicDist = 0x08000000;
-constexpr uint64_t kGicV2Cpu = 0x08010000;
-constexpr uint64_t kGicV3Redist = 0x080a0000;
+UniqueFd open_or_die(const std::string& path, int flags) {
+  UniqueFd fd(open(path.c_str(), flags | O_CLOEXEC, 0644));
+  if (!fd) die_errno("open " + path);
+  return fd;
+}
+
+// write(2) all of [data, data + size) to FD, as it comes: no stdio buffer.
+bool write_all(int fd, const void* data, size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t r = write(fd, p, size);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    size -= static_cast<size_t>(r);
+  }
+  return true;
+}
 
 int xioctl(int fd, unsigned long req, const void* arg, const char* what) {
   int r;
@@ -112,10 +173,8 @@ int xioctl(int fd, unsigned long req, const void* arg, const char* what) {
   return r;
 }
 
-// Reads all of PATH into DST (at most CAP bytes); returns its size.
-uint64_t read_into(const std::string& path, uint8_t* dst, uint64_t cap) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) die_errno("open " + path);
+// Reads all of FD (PATH) into DST (at most CAP bytes); returns its size.
+uint64_t read_into(int fd, const std::string& path, uint8_t* dst, uint64_t cap) {
   const off_t size = lseek(fd, 0, SEEK_END);
   if (size <= 0 || static_cast<uint64_t>(size) > cap) die(path + ": empty, or larger than its room in RAM");
   uint64_t done = 0;
@@ -125,7 +184,6 @@ uint64_t read_into(const std::string& path, uint8_t* dst, uint64_t cap) {
     if (r <= 0) die_errno("read " + path);
     done += static_cast<uint64_t>(r);
   }
-  close(fd);
   return done;
 }
 
@@ -150,32 +208,86 @@ void gic_attr(int dev, uint32_t group, uint64_t attr, const void* value) {
   xioctl(dev, KVM_SET_DEVICE_ATTR, &a, "KVM_SET_DEVICE_ATTR (vGIC)");
 }
 
+// --run: the guest's console, and the way out. A stop signal sets
+// immediate_exit, so a KVM_RUN about to start returns at once, and one
+// already running returns EINTR (the handler interrupts it: no SA_RESTART).
+kvm_run* volatile g_run = nullptr;
+volatile sig_atomic_t g_stop = 0;
+
+void on_stop_signal(int) {
+  g_stop = 1;
+  if (g_run) g_run->immediate_exit = 1;
+}
+
+// The PL011 as far as a console needs (see the header comment).
+void serve_mmio(decltype(kvm_run::mmio)& m) {
+  using kvmmio::console::Pl011;
+  const uint64_t off = m.phys_addr - layout::kUartBase;
+  const bool uart = m.phys_addr >= layout::kUartBase && off < layout::kUartSize;
+  if (m.is_write) {
+    if (uart && off == Pl011::kDR) (void)write_all(STDOUT_FILENO, m.data, 1);
+    return;
+  }
+  std::memset(m.data, 0, sizeof m.data);
+  if (uart && off >= Pl011::kPeriphID0 && off < Pl011::kCellID0 + 16 && off % 4 == 0) {
+    const uint64_t i = (off - Pl011::kPeriphID0) / 4;
+    m.data[0] = i < 4 ? Pl011::kPeriphId[i] : Pl011::kCellId[i - 4];
+  }
+}
+
+// Enters the guest and serves it until it powers off or a stop signal.
+int serve(const Options& o, int vcpu, kvm_run* run, kvmmio::vmm::StartupTimeline& t) {
+  for (bool first = true;; first = false) {
+    const int r = ioctl(vcpu, KVM_RUN, nullptr);
+    const int err = errno;
+    if (first) {  // the guest has run: nothing from here on is on the timeline
+      const std::string out = json(t.stats());
+      if (!write_all(open_or_die(o.json, O_WRONLY | O_CREAT | O_TRUNC).get(), out.data(), out.size()))
+        die_errno("write " + o.json);
+    }
+    if (g_stop) return 0;
+    if (r < 0) {
+      if (err == EINTR || err == EAGAIN) continue;
+      errno = err;
+      die_errno("KVM_RUN");
+    }
+    switch (run->exit_reason) {
+      case KVM_EXIT_MMIO:
+        serve_mmio(run->mmio);
+        break;
+      case KVM_EXIT_SYSTEM_EVENT:  // PSCI SYSTEM_OFF or SYSTEM_RESET
+        return 0;
+      default:
+        die("KVM_RUN: unexpected exit reason " + std::to_string(run->exit_reason));
+    }
+  }
+}
+
 int run(const Options& o, kvmmio::vmm::StartupTimeline& t) {
-  const int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-  if (kvm < 0) die_errno("open /dev/kvm");
-  const int vm = xioctl(kvm, KVM_CREATE_VM, nullptr, "KVM_CREATE_VM");
+  const UniqueFd kvm = open_or_die("/dev/kvm", O_RDWR);
+  const UniqueFd vm(xioctl(kvm.get(), KVM_CREATE_VM, nullptr, "KVM_CREATE_VM"));
   const uint64_t ram_size = o.mem_mib << 20;
-  const int memfd = memfd_create("boot-floor-ram", MFD_CLOEXEC);
-  if (memfd < 0 || ftruncate(memfd, static_cast<off_t>(ram_size)) != 0) die_errno("guest RAM memfd");
+  const UniqueFd memfd(memfd_create("boot-floor-ram", MFD_CLOEXEC));
+  if (!memfd || ftruncate(memfd.get(), static_cast<off_t>(ram_size)) != 0) die_errno("guest RAM memfd");
   auto* ram = static_cast<uint8_t*>(
-      mmap(nullptr, ram_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd, 0));
+      mmap(nullptr, ram_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, memfd.get(), 0));
   if (ram == MAP_FAILED) die_errno("mmap guest RAM");
   (void)madvise(ram, ram_size, MADV_HUGEPAGE);
   kvm_userspace_memory_region region{};
-  region.guest_phys_addr = kRamBase;
+  region.guest_phys_addr = layout::kRamBase;
   region.memory_size = ram_size;
   region.userspace_addr = reinterpret_cast<uint64_t>(ram);
-  xioctl(vm, KVM_SET_USER_MEMORY_REGION, &region, "KVM_SET_USER_MEMORY_REGION");
+  xioctl(vm.get(), KVM_SET_USER_MEMORY_REGION, &region, "KVM_SET_USER_MEMORY_REGION");
   t.end_phase("vm");
 
-  const int vcpu = xioctl(vm, KVM_CREATE_VCPU, reinterpret_cast<void*>(0), "KVM_CREATE_VCPU");
+  const UniqueFd vcpu(xioctl(vm.get(), KVM_CREATE_VCPU, reinterpret_cast<void*>(0), "KVM_CREATE_VCPU"));
   kvm_vcpu_init init{};
-  xioctl(vm, KVM_ARM_PREFERRED_TARGET, &init, "KVM_ARM_PREFERRED_TARGET");
+  xioctl(vm.get(), KVM_ARM_PREFERRED_TARGET, &init, "KVM_ARM_PREFERRED_TARGET");
   init.features[0] |= 1u << KVM_ARM_VCPU_PSCI_0_2;
-  xioctl(vcpu, KVM_ARM_VCPU_INIT, &init, "KVM_ARM_VCPU_INIT");
-  const int run_size = xioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, nullptr, "KVM_GET_VCPU_MMAP_SIZE");
+  xioctl(vcpu.get(), KVM_ARM_VCPU_INIT, &init, "KVM_ARM_VCPU_INIT");
+  const int run_size = xioctl(kvm.get(), KVM_GET_VCPU_MMAP_SIZE, nullptr, "KVM_GET_VCPU_MMAP_SIZE");
   auto* run = static_cast<kvm_run*>(mmap(nullptr, static_cast<size_t>(run_size), PROT_READ | PROT_WRITE,
-                                         MAP_SHARED, vcpu, 0));
+                                         MAP_SHARED, vcpu.get(), 0));
   if (run == MAP_FAILED) die_errno("mmap kvm_run");
   t.end_phase("vcpus");
 
@@ -183,53 +295,92 @@ int run(const Options& o, kvmmio::vmm::StartupTimeline& t) {
   int gic = o.gic;
   if (gic == 0) {  // auto: a GICv3 where KVM makes one
     dev.type = KVM_DEV_TYPE_ARM_VGIC_V3;
-    gic = ioctl(vm, KVM_CREATE_DEVICE, &dev) == 0 ? 3 : 2;
+    gic = ioctl(vm.get(), KVM_CREATE_DEVICE, &dev) == 0 ? 3 : 2;
   }
   if (dev.fd == 0) {  // not made yet (fd 0 is stdin, never a new device's)
     dev.type = gic == 3 ? KVM_DEV_TYPE_ARM_VGIC_V3 : KVM_DEV_TYPE_ARM_VGIC_V2;
-    xioctl(vm, KVM_CREATE_DEVICE, &dev, gic == 3 ? "KVM_CREATE_DEVICE (vGICv3)" : "KVM_CREATE_DEVICE (vGICv2)");
+    xioctl(vm.get(), KVM_CREATE_DEVICE, &dev,
+           gic == 3 ? "KVM_CREATE_DEVICE (vGICv3)" : "KVM_CREATE_DEVICE (vGICv2)");
   }
-  const uint64_t dist = kGicDist, second = gic == 3 ? kGicV3Redist : kGicV2Cpu;
-  gic_attr(static_cast<int>(dev.fd), KVM_DEV_ARM_VGIC_GRP_ADDR,
+  const UniqueFd vgic(static_cast<int>(dev.fd));
+  const uint64_t dist = layout::kGicDistBase, second = gic == 3 ? layout::kGicV3RedistBase : layout::kGicV2CpuBase;
+  gic_attr(vgic.get(), KVM_DEV_ARM_VGIC_GRP_ADDR,
            gic == 3 ? KVM_VGIC_V3_ADDR_TYPE_DIST : KVM_VGIC_V2_ADDR_TYPE_DIST, &dist);
-  gic_attr(static_cast<int>(dev.fd), KVM_DEV_ARM_VGIC_GRP_ADDR,
+  gic_attr(vgic.get(), KVM_DEV_ARM_VGIC_GRP_ADDR,
            gic == 3 ? KVM_VGIC_V3_ADDR_TYPE_REDIST : KVM_VGIC_V2_ADDR_TYPE_CPU, &second);
-  gic_attr(static_cast<int>(dev.fd), KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT, nullptr);
+  gic_attr(vgic.get(), KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT, nullptr);
   t.end_phase("vgic");
 
-  // kvmmio's placement (vmm/boot_layout.cc): the kernel at the start of
-  // RAM plus its text_offset (booting.rst), the initrd right below the
-  // device tree's 2 MiB block at the top of RAM.
-  uint8_t head[64] = {};
-  {
-    const int fd = open(o.kernel.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) die_errno("open " + o.kernel);
-    if (pread(fd, head, sizeof head, 0) != static_cast<ssize_t>(sizeof head)) die(o.kernel + ": too short for an Image");
-    close(fd);
-  }
-  if (std::memcmp(head + 56, "ARM\x64", 4) != 0) die(o.kernel + ": not an arm64 Image");
-  const uint64_t kernel_off = le64(head + 8), dtb_off = ram_size - (uint64_t{2} << 20);
-  uint64_t initrd_off = dtb_off;
+  // kvmmio's placement (vmm/boot_layout.h): the kernel at the start of RAM
+  // plus its text_offset, the device tree in the last whole 2 MiB block,
+  // the initrd right below it. The plan needs the kernel's header and the
+  // initrd's size (kvmmio reads them in its setup; here they open the
+  // phase that follows, image_load, or device_tree with --run).
+  const UniqueFd kernel = open_or_die(o.kernel, O_RDONLY);
+  uint8_t head[kvmmio::vmm::ImageHeader::kSize] = {};
+  if (pread(kernel.get(), head, sizeof head, 0) != static_cast<ssize_t>(sizeof head))
+    die(o.kernel + ": too short for an Image");
+  if (std::memcmp(head + kvmmio::vmm::ImageHeader::kMagicOffset, "ARM\x64", 4) != 0)
+    die(o.kernel + ": not an arm64 Image");
+  kvmmio::vmm::ImageHeader header;
+  header.text_offset = le64(head + 8);
+  header.image_size = le64(head + 16);
+  header.flags = le64(head + 24);
+  UniqueFd initrd;
+  std::optional<uint64_t> initrd_size;
   if (!o.initrd.empty()) {
-    const int fd = open(o.initrd.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) die_errno("open " + o.initrd);
-    const off_t size = lseek(fd, 0, SEEK_END);
-    close(fd);
-    const uint64_t rounded = (static_cast<uint64_t>(size) + 4095) / 4096 * 4096;
-    if (size <= 0 || rounded >= dtb_off / 2) die(o.initrd + ": empty, or too large for --mem");
-    initrd_off = dtb_off - rounded;
+    initrd = open_or_die(o.initrd, O_RDONLY);
+    const off_t size = lseek(initrd.get(), 0, SEEK_END);
+    if (size <= 0) die(o.initrd + ": empty");
+    initrd_size = static_cast<uint64_t>(size);
   }
-  read_into(o.kernel, ram + kernel_off, initrd_off - kernel_off);  // first, as kvmmio
-  if (!o.initrd.empty()) read_into(o.initrd, ram + initrd_off, dtb_off - initrd_off);
+  const kvmmio::vmm::BootLayout boot = kvmmio::vmm::plan_boot(layout::kRamBase, ram_size, header, initrd_size);
+
+  // --run: kvmmio's device tree for this machine, as kvmmio's load_guest()
+  // makes it (vmm/machine_arm64.cc), with no virtio device.
+  std::vector<uint8_t> dtb;
+  if (o.run) {
+    kvmmio::vmm::DeviceTreeSpec spec;
+    spec.ram_base = layout::kRamBase;
+    spec.ram_size = ram_size;
+    spec.cpu_mpidrs = {kvmmio::vmm::mpidr_of_vcpu(0)};
+    spec.gic = gic == 3 ? kvmmio::arm64::GicVersion::kV3 : kvmmio::arm64::GicVersion::kV2;
+    spec.bootargs = *o.run;
+    spec.initrd = boot.initrd;
+    kvmmio::vmm::add_random_seeds(spec);
+    dtb = kvmmio::vmm::build_device_tree(spec);
+    t.end_phase("device_tree");
+  }
+
+  read_into(kernel.get(), o.kernel, ram + (boot.kernel_entry - layout::kRamBase),
+            boot.kernel_end - boot.kernel_entry);  // first, as kvmmio
+  if (boot.initrd)
+    read_into(initrd.get(), o.initrd, ram + (boot.initrd->start - layout::kRamBase), boot.initrd->size());
+  if (!dtb.empty()) std::memcpy(ram + (boot.dtb - layout::kRamBase), dtb.data(), dtb.size());
   t.end_phase("image_load");
 
-  set_core_reg(vcpu, offsetof(kvm_regs, regs.pc), kRamBase + kernel_off);
-  set_core_reg(vcpu, offsetof(kvm_regs, regs.regs[0]), 0);  // no device tree
+  if (o.run) {
+    g_run = run;  // before the handlers, which may run from now on
+    struct sigaction sa{};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, nullptr) != 0 || sigaction(SIGINT, &sa, nullptr) != 0) die_errno("sigaction");
+  }
+  set_core_reg(vcpu.get(), offsetof(kvm_regs, regs.pc), boot.kernel_entry);
+  set_core_reg(vcpu.get(), offsetof(kvm_regs, regs.regs[0]), o.run ? boot.dtb : 0);  // 0: no device tree
+  if (o.run) {
+    t.first_run();
+    return serve(o, vcpu.get(), run, t);
+  }
   run->immediate_exit = 1;
   t.first_run();
-  const int r = ioctl(vcpu, KVM_RUN, nullptr);
+  const int r = ioctl(vcpu.get(), KVM_RUN, nullptr);
   if (r == 0 || errno != EINTR) die("KVM_RUN with immediate_exit did not return EINTR");
-  print(t.stats());
+  const std::string out = json(t.stats());
+  const bool written = o.json.empty() ? std::fputs(out.c_str(), stdout) >= 0
+                                      : write_all(open_or_die(o.json, O_WRONLY | O_CREAT | O_TRUNC).get(),
+                                                  out.data(), out.size());
+  if (!written) die_errno("write " + (o.json.empty() ? std::string("stdout") : o.json));
   return 0;
 }
 
@@ -242,7 +393,12 @@ int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   t.end_phase("setup");
 #if defined(__aarch64__)
-  return run(o, t);
+  try {
+    return run(o, t);
+  } catch (const std::exception& e) {  // plan_boot's and the device tree's errors
+    std::fprintf(stderr, "boot_floor: %s\n", e.what());
+    return 1;
+  }
 #else
   (void)o;
   (void)t;

@@ -1,42 +1,60 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# bench/startup.sh: kvmmio's start-up against its floor, in one run on an
-# arm64 KVM host (a board, or L1 of the nested platform: the `startup`
-# scenario runs it there). Each repeat runs, one after the other (in an
-# order that changes each repeat, so that each follows each other equally
-# often):
-#   floor    bench/boot_floor: raw KVM ioctls, a VM, guest RAM, one vCPU,
-#            the vGIC, the same kernel and initrd read into RAM, then the
-#            first KVM_RUN: the least any VMM does before the guest runs
+# bench/startup.sh: how long kvmmio takes from its exec to its guest's
+# init, against QEMU and against a floor, in one run on an arm64 KVM host
+# (a board, or L1 of the nested platform: the `startup` scenario runs it
+# there). Each repeat runs, one after the other (in an order that changes
+# each repeat, so that each follows each other equally often):
+#   floor    bench/boot_floor --run: raw KVM ioctls, a VM, guest RAM, one
+#            vCPU, the vGIC, kvmmio's device tree without its devices, the
+#            same kernel and initrd, and a PL011 serving the console: the
+#            least any VMM does to boot this guest
 #   kvmmio   `kvmmio run` with the same kernel, initrd, RAM and vCPU, plus
 #            a console and (with --tap) one vhost-net device with irqfd and
-#            the register mirror; its --stats snapshot (SIGUSR1) once vCPU 0
-#            has run, then SIGTERM
-# and reads the same phases from both (kvmmio's --stats "startup_ms",
-# docs/usage.md; the floor prints its own). The table gives each phase's
-# median, and the ratio of kvmmio's to_first_run to the floor's: under TCG
-# only that ratio carries over to hardware (docs/benchmarks.md,
-# "Start-up").
+#            the register mirror
+#   qemu     (with --qemu) QEMU on KVM, the virt machine, the same guest,
+#            and (with --tap) one vhost-net device (virtio-net-pci)
+# each under bench/boot_timer, which reads the guest's console: the same
+# command line for all (console=ttyAMA0 quiet), whose first line is the L2
+# init's KVMMIO-L2-INIT, a kernel message stamped by the guest's clock.
+# Each run gives to_init (exec to that line), to_guest_clock (exec to the
+# guest kernel's clock starting: to_init less the line's stamp), and the
+# VMM's own phases up to vCPU 0's first KVM_RUN (to_first_run: kvmmio's
+# --stats "startup_ms", docs/usage.md; the floor prints its own; QEMU has
+# none). The tables give each phase's median, the end-to-end spans'
+# medians with their ranges, and the ratios of kvmmio's spans to QEMU's and
+# the floor's (under TCG only ratios carry over to hardware:
+# docs/benchmarks.md, "Start-up").
 #
 #   bench/startup.sh --kernel Image --initrd FILE --out DIR [--repeats N]
-#                    [--mem MiB] [--gic auto|3|2] [--tap NAME] [--vmm NAME=PATH]...
+#                    [--mem MiB] [--gic auto|3|2] [--tap NAME] [--qemu PROGRAM]
+#                    [--cmdline WORDS] [--vmm NAME=PATH]...
 #     --repeats N  interleaved repeats (default 5)
-#     --mem MiB    guest RAM (default 128)
-#     --gic N      the vGIC both create (default auto: v3 where KVM has it)
-#     --tap NAME   give kvmmio's guest one vhost-net device on this tap
-#                  (kvmmio makes it; default none)
+#     --mem MiB    guest RAM (default 256: Debian's arm64 kernel keeps 64
+#                  MiB for CMA, and in 128 it cannot unpack the platform's
+#                  initramfs: "Initramfs unpacking failed", a failed run)
+#     --gic N      the vGIC all create (default auto: v3 where KVM has it)
+#     --tap NAME   give kvmmio's guest one vhost-net device on the tap NAME
+#                  and QEMU's on NAMEq (each VMM makes its own; default none)
+#     --qemu PROGRAM  time QEMU too (qemu-system-aarch64; default: not)
+#     --cmdline WORDS  the guest's command line under every VMM (default
+#                  "console=ttyAMA0 quiet panic=-1"; KVMMIO-L2-INIT must
+#                  reach the console: a PL011 console)
 #     --vmm NAME=PATH  a kvmmio binary to time, repeatable (default
 #                  kvmmio=kvmmio, the one on PATH): two builds side by
 #                  side, e.g. before=/tmp/kvmmio-old after=kvmmio, give a
 #                  change's before and after in one run
+# The guest's initramfs must print KVMMIO-L2-INIT to /dev/kmsg first
+# (the platform's does: scripts/arm64/init-l2.sh).
 # Writes DIR/startup.jsonl (one record per run: {"vmm", "rep",
-# "startup_ms"}), DIR/startup.txt (the table, also printed) and
-# DIR/startup.json ({"repeats", "median_ms": {vmm: {phase: ms}},
-# "ratio_to_floor"}). Exit status 0, 1 when a run failed, 2 on bad usage.
+# "startup_ms"}), DIR/startup.txt (the tables, also printed) and
+# DIR/startup.json ({"repeats", "vmms", "phases", "median_ms": {vmm:
+# {phase: ms}}, "range_ms": {vmm: {span: [min, max]}}, "ratios"}). Exit
+# status 0, 1 when a run failed, 2 on bad usage.
 # POSIX sh and jq (busybox is enough besides jq).
 set -u
 die() { echo "startup.sh: $*" >&2; exit 2; }
-kernel='' initrd='' out='' repeats=5 mem=128 gic=auto tap='' vmms=''
+kernel='' initrd='' out='' repeats=5 mem=256 gic=auto tap='' vmms='' qemu='' cmdline='console=ttyAMA0 quiet panic=-1'
 while [ $# -gt 0 ]; do
     case $1 in
     --kernel) kernel=${2:?--kernel needs an Image}; shift 2 ;;
@@ -47,7 +65,9 @@ while [ $# -gt 0 ]; do
     --gic) gic=${2:?--gic needs auto, 3 or 2}; shift 2 ;;
     --tap) tap=${2:?--tap needs a NAME}; shift 2 ;;
     --vmm) vmms="$vmms ${2:?--vmm needs NAME=PATH}"; shift 2 ;;
-    -h | --help) sed -n '2,29p' "$0"; exit 0 ;;
+    --qemu) qemu=${2:?--qemu needs a PROGRAM}; shift 2 ;;
+    --cmdline) cmdline=${2:?--cmdline needs the guest command line}; shift 2 ;;
+    -h | --help) sed -n '2,/^# POSIX sh/p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -60,12 +80,13 @@ case $gic in auto | 2 | 3) ;; *) die "--gic '$gic': want auto, 3 or 2" ;; esac
 vmms=${vmms:-kvmmio=kvmmio}
 for v in $vmms; do
     case $v in
-    floor=* | *=*=* | =* | *=) die "--vmm '$v': want NAME=PATH, NAME not floor" ;;
+    floor=* | qemu=* | *=*=* | =* | *=) die "--vmm '$v': want NAME=PATH, NAME not floor or qemu" ;;
     [a-z]*=*) command -v "${v#*=}" >/dev/null || die "--vmm $v: ${v#*=} is not a program" ;;
     *) die "--vmm '$v': want NAME=PATH (NAME: lower-case letters, digits, -)" ;;
     esac
 done
-for t in boot_floor jq; do command -v $t >/dev/null || die "$t is not on PATH"; done
+for t in boot_floor boot_timer jq; do command -v $t >/dev/null || die "$t is not on PATH"; done
+[ -z "$qemu" ] || command -v "$qemu" >/dev/null || die "--qemu $qemu: not a program (qemu-system-aarch64)"
 [ -c /dev/kvm ] || die "no /dev/kvm: run it on an arm64 KVM host"
 mkdir -p "$out" || die "cannot make $out"
 raw=$out/startup.jsonl
@@ -77,56 +98,78 @@ net='' kvmmio_gic=auto
 [ -z "$tap" ] || net="--net tap=$tap,vhost=on,irq=irqfd,regs=mirror"
 
 failures=0
-# kvmmio_once NAME PATH REP: one start-up of the kvmmio at PATH, its
-# startup_ms appended to $raw as NAME's.
+# timed NAME REP JSON COMMAND...: COMMAND under boot_timer, to the init's
+# line (then boot_timer ends it), into JSON; the console beside it. A guest
+# whose kernel could not unpack the whole initramfs (too little RAM) is a
+# failed run: its init came from part of it, sooner than a whole one's.
+timed() {
+    _n=$1 _r=$2 _j=$3
+    shift 3
+    boot_timer --marker KVMMIO-L2-INIT --until marker --timeout 120 --console "$out/$_n-$_r.console" \
+        --json "$_j" -- "$@" </dev/null 2>"$out/$_n-$_r.log" || return 1
+    ! grep -q 'Initramfs unpacking failed' "$out/$_n-$_r.console" || {
+        echo "the guest could not unpack its initramfs: $(grep -m 1 'Initramfs unpacking failed' "$out/$_n-$_r.console"); give it more --mem" >>"$out/$_n-$_r.log"
+        return 1
+    }
+}
+# record NAME REP TIMES [PHASES]: one run's record: the VMM's own phases
+# (a JSON object, or none) and boot_timer's to_guest_clock and to_init.
+record() {
+    jq -c --arg vmm "$1" --argjson rep "$2" --argjson phases "${4:-{\}}" \
+        '{vmm: $vmm, rep: $rep, startup_ms: ($phases + {to_guest_clock: .guest_clock_ms, to_init: .marker_ms})}' \
+        "$3" >>"$raw"
+}
+failed_run() {
+    echo "startup.sh: $1 run $2 did not reach the guest's init: $(tail -n 1 "$out/$1-$2.log" 2>/dev/null) (see $out/$1-$2.log, $out/$1-$2.console)"
+    failures=$((failures + 1))
+}
+
+# kvmmio_once NAME PATH REP: one start-up of the kvmmio at PATH, to its
+# guest's init; its own phases from the --stats document it writes when
+# boot_timer stops it (SIGTERM).
 kvmmio_once() {
-    name=$1 prog=$2
-    shift 2
-    s=$out/$name-$1.stats.json
-    rm -f "$s"
+    name=$1 prog=$2 s=$out/$1-$3.stats.json t=$out/$1-$3.timer.json
+    rm -f "$s" "$t"
     # shellcheck disable=SC2086 # $net: options, words without spaces
-    "$prog" run --kernel "$kernel" --initrd "$initrd" --mem "${mem}M" --cpus 1 --gic "$kvmmio_gic" $net \
-        --cmdline "console=ttyAMA0 quiet panic=-1" --stats "$s" </dev/null >"$out/$name-$1.console" \
-        2>"$out/$name-$1.log" &
-    pid=$!
-    # Nothing of this script's runs while kvmmio starts: an awk or jq
-    # process takes L1's CPUs for a noticeable time under TCG, and did land
-    # in kvmmio's phases (its image load took 1.7 times as long when the
-    # first snapshot came 0.2 s after the exec). So a second of sleep, then
-    # a snapshot each 0.5 s until one has to_first_run (60 at most); only
-    # once kvmmio blocks SIGUSR1 (from main() on; before e55ab9e, from its
-    # machine's signalfd on): before that its default action ends kvmmio.
-    sleep 1
-    i=0 ran=0
-    while [ $i -lt 60 ] && kill -0 $pid 2>/dev/null; do
-        i=$((i + 1))
-        blk=$(awk '$1 == "SigBlk:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
-        if [ $(( 0x${blk:-0} & 0x200 )) != 0 ]; then
-            kill -USR1 $pid 2>/dev/null
-            j=0; while [ ! -s "$s" ] && [ $j -lt 20 ]; do sleep 0.1; j=$((j + 1)); done
-            if jq -e '.startup_ms.to_first_run' "$s" >/dev/null 2>&1; then ran=1; break; fi
-            rm -f "$s"
-        fi
-        sleep 0.5
-    done
-    snapshot=$(cat "$s" 2>/dev/null)
-    kill -TERM $pid 2>/dev/null
-    wait $pid
-    if [ $ran = 1 ]; then
-        printf '%s\n' "$snapshot" | jq -c --arg vmm "$name" --argjson rep "$1" '{vmm: $vmm, rep: $rep, startup_ms}' >>"$raw"
+    if timed "$name" "$3" "$t" "$prog" run --kernel "$kernel" --initrd "$initrd" --mem "${mem}M" --cpus 1 \
+        --gic "$kvmmio_gic" $net --cmdline "$cmdline" --stats "$s" &&
+        phases=$(jq -ce '.startup_ms | select(.to_first_run != null)' "$s" 2>/dev/null); then
+        record "$name" "$3" "$t" "$phases"
     else
-        echo "startup.sh: $name run $1 did not reach its first KVM_RUN (see $out/$name-$1.log)"
-        failures=$((failures + 1))
+        failed_run "$name" "$3"
     fi
 }
 
-floor_once() {
-    if boot_floor --kernel "$kernel" --initrd "$initrd" --mem "$mem" --gic "$gic" >"$out/floor-$1.json" \
-        2>"$out/floor-$1.log"; then
-        jq -c --argjson rep "$1" '{vmm: "floor", rep: $rep, startup_ms}' "$out/floor-$1.json" >>"$raw"
+# qemu_once REP: QEMU (KVM, the virt machine, the same vGIC), the same
+# guest with one vhost-net device (virtio-net-pci, the peer's best path in
+# net-compare.sh) on its own tap.
+qemu_once() {
+    t=$out/qemu-$1.timer.json
+    rm -f "$t"
+    _gic=host
+    [ "$gic" = auto ] || _gic=$gic
+    _netq=''
+    [ -z "$tap" ] || _netq="-netdev tap,id=net0,ifname=${tap}q,script=no,downscript=no,vhost=on -device virtio-net-pci,netdev=net0,romfile="
+    # shellcheck disable=SC2086 # $_netq: options, words without spaces
+    if timed qemu "$1" "$t" "$qemu" -M "virt,gic-version=$_gic" -accel kvm -cpu host -smp 1 -m "$mem" \
+        -nodefaults -no-user-config -display none -no-reboot $_netq \
+        -kernel "$kernel" -initrd "$initrd" -append "$cmdline" -serial stdio; then
+        record qemu "$1" "$t"
     else
-        echo "startup.sh: boot_floor run $1 failed: $(cat "$out/floor-$1.log")"
-        failures=$((failures + 1))
+        failed_run qemu "$1"
+    fi
+}
+
+# floor_once REP: the floor, to the guest's init: no device but the
+# console (boot_floor --run).
+floor_once() {
+    t=$out/floor-$1.timer.json f=$out/floor-$1.json
+    rm -f "$t" "$f"
+    if timed floor "$1" "$t" boot_floor --kernel "$kernel" --initrd "$initrd" --mem "$mem" --gic "$gic" \
+        --run "$cmdline" --json "$f" && phases=$(jq -ce '.startup_ms' "$f" 2>/dev/null); then
+        record floor "$1" "$t" "$phases"
+    else
+        failed_run floor "$1"
     fi
 }
 
@@ -145,25 +188,36 @@ settle() {
     done
 }
 
+# once VMM REP: one counted (REP > 0) or warm-up (REP 0) run of VMM.
+once() {
+    case $1 in
+    floor) floor_once "$2" ;;
+    qemu) qemu_once "$2" ;;
+    *) for _v in $vmms; do [ "${_v%%=*}" != "$1" ] || kvmmio_once "$1" "${_v#*=}" "$2"; done ;;
+    esac
+}
+names=$(for v in $vmms; do printf '%s ' "${v%%=*}"; done)
+[ -z "$qemu" ] || names="${names}qemu "
 # A first run of each, not counted: the kernel and initrd into the page
 # cache, the programs' pages in.
-floor_once 0
-for v in $vmms; do settle; kvmmio_once "${v%%=*}" "${v#*=}" 0; done
+for v in floor $names; do settle; once "$v" 0; done
 : >"$raw"
-# to_first_run of VMM in repeat REP ("-" if it failed).
-took() { jq -r --arg v "$1" --argjson rep "$2" 'select(.vmm == $v and .rep == $rep) | .startup_ms.to_first_run' "$raw" | grep . || echo -; }
-# Every counted start follows the same thing: an uncounted floor run, then
-# a settled machine. In the nested platform a start right after a kvmmio
-# whose guest had run loaded its image 3-10 times as slowly as one right
-# after the floor (whose guest never runs), with L1's CPUs idle and its
-# memory compacted either way (the cost is the emulator's, below L1): in a
-# 21-repeat run the program that more often followed the floor came out
-# with half the other's median image load, the same binary but for two
-# unrelated lines. The order still changes each repeat so that each program
-# follows each other equally often: odd repeats run the list forwards, even
-# ones backwards; every second repeat rotates it by one.
-# shellcheck disable=SC2086 # $vmms: words without spaces
-set -- floor $vmms
+failures=0
+# SPAN of VMM in repeat REP ("-" if it failed).
+took() { jq -r --arg v "$1" --argjson rep "$2" --arg s "$3" 'select(.vmm == $v and .rep == $rep) | .startup_ms[$s] | values' "$raw" | grep . || echo -; }
+# Every counted start follows the same thing: an uncounted floor run to
+# its first KVM_RUN (no guest runs), then a settled machine. In the nested
+# platform a start right after a kvmmio whose guest had run loaded its
+# image 3-10 times as slowly as one right after the floor (whose guest
+# never runs), with L1's CPUs idle and its memory compacted either way
+# (the cost is the emulator's, below L1): in a 21-repeat run the program
+# that more often followed the floor came out with half the other's median
+# image load, the same binary but for two unrelated lines. The order still
+# changes each repeat so that each program follows each other equally
+# often: odd repeats run the list forwards, even ones backwards; every
+# second repeat rotates it by one.
+# shellcheck disable=SC2086 # $names: words without spaces
+set -- floor $names
 rep=1
 while [ $rep -le "$repeats" ]; do
     line='' seq=''
@@ -171,10 +225,10 @@ while [ $rep -le "$repeats" ]; do
     for v in $seq; do
         boot_floor --kernel "$kernel" --initrd "$initrd" --mem "$mem" --gic "$gic" >/dev/null 2>&1 || true
         settle
-        if [ "$v" = floor ]; then floor_once $rep; else kvmmio_once "${v%%=*}" "${v#*=}" $rep; fi
-        line="$line${line:+, }${v%%=*} $(took "${v%%=*}" $rep) ms"
+        once "$v" $rep
+        line="$line${line:+, }$v $(took "$v" $rep to_guest_clock)/$(took "$v" $rep to_init) ms"
     done
-    echo "startup.sh: repeat $rep/$repeats: $line"
+    echo "startup.sh: repeat $rep/$repeats (exec to guest clock/init): $line"
     if [ $((rep % 2)) = 0 ]; then
         first=$1
         shift
@@ -183,32 +237,39 @@ while [ $rep -le "$repeats" ]; do
     rep=$((rep + 1))
 done
 
-# Medians per VMM and phase (in the order the first VMM ran them, then the
-# floor's others), each VMM's ratio to the floor, the table.
-names=$(for v in $vmms; do printf '%s ' "${v%%=*}"; done)
+# Medians per VMM and phase (in the order the first kvmmio ran them, then
+# the floor's others, then the spans), the spans' ranges, kvmmio's ratios
+# to QEMU and the floor, the tables.
 jq -s --argjson repeats "$repeats" --arg names "$names" '
     def median: sort | if length == 0 then null
         elif length % 2 == 1 then .[length / 2 | floor]
         else (.[length / 2 - 1] + .[length / 2]) / 2 end;
     def order($v): [.[] | select(.vmm == $v)][0].startup_ms // {} | keys_unsorted;
-    ($names | split(" ") | map(select(. != ""))) as $vmms
+    ["to_first_run", "to_guest_clock", "to_init"] as $spans
+    | ($names | split(" ") | map(select(. != ""))) as $vmms
     | (order($vmms[0])) as $k | (order("floor")) as $f
-    | (($k + ($f - $k)) - ["to_first_run"] + ["to_first_run"]) as $phases
-    | (group_by(.vmm) | map({key: .[0].vmm, value:
-        ([.[].startup_ms | to_entries[]] | group_by(.key)
-         | map({key: .[0].key, value: (map(.value) | median)}) | from_entries)}) | from_entries) as $m
-    | {repeats: $repeats, vmms: $vmms, phases: $phases, median_ms: $m,
-       ratio_to_floor: ($vmms | map({key: ., value:
-           (if $m[.].to_first_run and $m.floor.to_first_run
-            then $m[.].to_first_run / $m.floor.to_first_run else null end)}) | from_entries)}' \
+    | (($k + ($f - $k)) - $spans + $spans) as $phases
+    | (group_by(.vmm) | map({key: .[0].vmm, value: [.[].startup_ms | to_entries[] | select(.value != null)]})
+       | from_entries) as $by
+    | ($by | map_values(group_by(.key) | map({key: .[0].key, value: (map(.value) | median)}) | from_entries)) as $m
+    | ($by | map_values(map(select(.key as $k | $spans | index($k))) | group_by(.key)
+       | map({key: .[0].key, value: (map(.value) | [min, max])}) | from_entries)) as $r
+    | {repeats: $repeats, vmms: $vmms, phases: $phases, median_ms: $m, range_ms: $r,
+       ratios: [$vmms[] as $v | select($v != "qemu") | ("qemu", "floor") as $o | $spans[] as $s
+           | select($m[$v][$s] != null and ($m[$o][$s] // 0) > 0)
+           | {vmm: $v, to: $o, span: $s, ratio: ($m[$v][$s] / $m[$o][$s])}]}' \
     "$raw" >"$out/startup.json" || die "cannot summarise $raw"
 {
-    echo "Start-up, exec to vCPU 0's first KVM_RUN: medians of $repeats interleaved runs (ms)"
+    echo "Start-up: medians of $repeats interleaved runs (ms); the VMM's phases to vCPU 0's first KVM_RUN, then the spans from exec"
     jq -r '.median_ms as $m | (.vmms + ["floor"]) as $c
         | (["phase"] + $c | map(tostring) | join(" ")),
           (.phases[] as $p | [$p] + ($c | map($m[.][$p] // "-" | if type == "number" then (. * 10 | round / 10 | tostring) else . end)) | join(" "))' \
         "$out/startup.json" | awk '{ printf "%-14s", $1; for (i = 2; i <= NF; i++) printf " %10s", $i; printf "\n" }'
-    jq -r '.ratio_to_floor | to_entries[] | "\(.key)/floor (to_first_run): \(.value | if type == "number" then (. * 100 | round / 100) else "-" end)"' \
+    echo "Spans from exec, median [min-max] of the $repeats runs (ms):"
+    jq -r '.median_ms as $m | .range_ms as $r | (.vmms + ["floor"])[] as $v | ["to_first_run", "to_guest_clock", "to_init"][] as $s
+        | select($m[$v][$s] != null)
+        | "  \($v) \($s): \($m[$v][$s] * 10 | round / 10) [\($r[$v][$s][0] * 10 | round / 10)-\($r[$v][$s][1] * 10 | round / 10)]"' \
         "$out/startup.json"
+    jq -r '.ratios[] | "\(.vmm)/\(.to) (\(.span)): \(.ratio * 100 | round / 100)"' "$out/startup.json"
 } | tee "$out/startup.txt"
 [ $failures = 0 ] || { echo "startup.sh: $failures runs failed"; exit 1; }

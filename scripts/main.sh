@@ -14,7 +14,8 @@
 # and fio in the guest on its virtio-blk disk against fio on the host on the
 # same backing file (register mirror and trapped registers, io_uring and
 # threads engines), counters per GB and per million requests; and kvmmio's
-# start-up by phase against a bare KVM_RUN program's (bench/startup.sh);
+# start-up, exec to the guest's clock and init, against QEMU's and a bare
+# KVM program's, with kvmmio's phases (bench/startup.sh);
 # then writes the report (table, JSON, PNG chart, start-up table).
 # docs/benchmarks.md explains it.
 #
@@ -59,8 +60,8 @@ Usage: scripts/main.sh [options]
                    (default all), or none
   --fio-seconds S  fio seconds per run (default 5)
   --fio-depths LIST  fio iodepths (default 1,32)
-  --startup-repeats N  repeats of the start-up benchmark (kvmmio against a
-                   bare KVM_RUN program, bench/startup.sh; default 5)
+  --startup-repeats N  repeats of the start-up benchmark (kvmmio against
+                   QEMU and a bare KVM program, bench/startup.sh; default 5)
   --guest-args ARGS  more guest kernel command-line words for every guest
                    of every VMM, space-separated, each of letters, digits
                    and _.=:/- (e.g. "virtio_net.napi_tx=0"); the report's
@@ -337,10 +338,13 @@ else
         --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" \
         --pps-flows "$pps_flows" --cpus "$guest_cpus" "${pin_opt[@]}" ||
         failure "net-compare: bench/net-compare.sh exited with status $? (failed runs are in $out/arm64/raw.jsonl)"
-    step "kvmmio's start-up against its floor (bench/startup.sh)"
+    step "kvmmio's start-up against QEMU's and its floor (bench/startup.sh)"
+    # QEMU where the board has one (Debian's qemu-system-arm).
+    qemu_opt=()
+    ! command -v qemu-system-aarch64 >/dev/null || qemu_opt=(--qemu qemu-system-aarch64)
     PATH=$build/vmm:$build/bench:$PATH "$src/bench/startup.sh" --kernel "$kernel" \
         --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" --out "$startup_dir" \
-        --repeats "$startup_repeats" --tap kvmstart0 ||
+        --repeats "$startup_repeats" --tap kvmstart0 "${qemu_opt[@]}" ||
         failure "start-up: bench/startup.sh exited with status $?"
     title="kvmmio on $(tr -d '\0' </proc/device-tree/model 2>/dev/null || echo "this arm64 host")"
 fi
@@ -358,7 +362,7 @@ title+=", commit $commit, $(date -u +%Y-%m-%d)"
     failure "report: bench/net_report exited with status $?"
 [ ! -s "$out/report/throughput.gp" ] || gnuplot "$out/report/throughput.gp" ||
     failure "report: gnuplot $out/report/throughput.gp exited with status $?"
-# kvmmio's start-up by phase beside the floor (docs/benchmarks.md, "Start-up").
+# kvmmio's start-up beside QEMU's and the floor's (docs/benchmarks.md, "Start-up").
 if [ -s "$startup_dir/startup.txt" ]; then
     mkdir -p "$out/report"
     cp "$startup_dir/startup.txt" "$startup_dir/startup.json" "$out/report/"

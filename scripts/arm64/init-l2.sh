@@ -4,7 +4,8 @@
 # scripts/arm64/init-l2.sh: /init of the L2 initramfs (build-initramfs.sh
 # copies it to /l2/initramfs in L1). Owns the L2 guest from boot to power-off.
 #
-# 1. mounts proc, sysfs, devtmpfs; loads the virtio modules Debian's kernel
+# 1. mounts proc, sysfs, devtmpfs; writes KVMMIO-L2-INIT to the kernel's
+#    log (the console shows it with the guest clock's stamp); loads the virtio modules Debian's kernel
 #    builds as modules (virtio_mmio, failover, net_failover, virtio_net,
 #    virtio_console, virtio_blk, gpio_keys, squashfs, virtio_pci: the last
 #    for the main job's peer VMM) in the order of /lib/modules/load-order;
@@ -24,6 +25,11 @@ export PATH=/kvmmio/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# The first thing userspace does, as a kernel message (level 3, so that it
+# reaches the console under `quiet` too): stamped by the guest's clock, it
+# says when init began and, less its stamp, when the clock started
+# (bench/boot_timer; bench/startup.sh times each VMM to this line).
+echo "<3>KVMMIO-L2-INIT" >/dev/kmsg
 mount -t tmpfs tmpfs /tmp
 
 load-modules KVMMIO-L2-ERROR: || true   # each failure is a KVMMIO-L2-ERROR line

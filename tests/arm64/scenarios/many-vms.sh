@@ -36,7 +36,9 @@ N=${KVMMIO_MANY_VMS:-8} BR=kvmbr0 NET=10.0.9 SECS=4
 # stopped being enough too: in one CI run every L2 failed to unpack it
 # ("Initramfs unpacking failed: write error", so no virtio_net module),
 # reproduced in an L1 of its own, while the same L1 boots all eight in
-# 160 MiB. Why 128 MiB no longer holds it is not yet known.
+# 160 MiB. The kernel keeps 64 MiB of it for CMA ("Memory: 24708K/131072K
+# available ... 65536K cma-reserved" in 128 MiB), which leaves too little
+# for the unpacked initramfs beside the kernel.
 MEM=160M
 case $N in '' | *[!0-9]*) fail "KVMMIO_MANY_VMS is '$N', not a number" ;; esac
 if [ "$N" != 1 ] && { [ "$N" -lt 2 ] || [ "$N" -gt 32 ] || [ $((N % 2)) != 0 ]; }; then

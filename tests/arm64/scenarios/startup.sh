@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
-# startup: kvmmio's start-up against its floor in one L1 boot
-# (bench/startup.sh: bench/boot_floor and `kvmmio run` interleaved, the
-# same L2 kernel and initramfs, 128 MiB, 1 vCPU, one vhost-net device for
-# kvmmio). A benchmark, not a test: its table is docs/benchmarks.md's
-# "Start-up"; scripts/main.sh runs it after net-compare.
+# startup: kvmmio's start-up to its guest's init against QEMU's and the
+# floor's in one L1 boot (bench/startup.sh: bench/boot_floor --run, `kvmmio
+# run` and QEMU from the tools disk interleaved, the same L2 kernel and
+# initramfs, 128 MiB, 1 vCPU, one vhost-net device for kvmmio and QEMU). A
+# benchmark, not a test: its tables are docs/benchmarks.md's "Start-up";
+# scripts/main.sh runs it after net-compare.
 #   KVMMIO_STARTUP_REPEATS  interleaved repeats (default 5)
 #   KVMMIO_STARTUP_VMMS     NAME=FILE,...: time these kvmmio builds side by
 #                           side instead of L1's own (startup.sh --vmm), each
@@ -31,8 +32,11 @@ if [ -n "${KVMMIO_STARTUP_VMMS:-}" ]; then
         vmms="$vmms --vmm ${v%%=*}=/vmms/${v#*=}"
     done
 fi
-step "start-up: kvmmio against boot_floor, ${KVMMIO_STARTUP_REPEATS:-5} repeats, vGICv$KVMMIO_L1_GIC"
+# QEMU from the tools disk (run.sh attaches it; L1 mounts it at /tools).
+[ -x /tools/qemu-system-aarch64 ] || fail "no /tools/qemu-system-aarch64: the start-up table needs the tools disk (run.sh --tools; prepare.sh makes tools.img)"
+step "start-up: kvmmio against QEMU and boot_floor, to the guest's init, ${KVMMIO_STARTUP_REPEATS:-5} repeats, vGICv$KVMMIO_L1_GIC"
 # shellcheck disable=SC2086 # $vmms: options, words without spaces
 startup.sh --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --out "$KVMMIO_RESULTS" \
-    --repeats "${KVMMIO_STARTUP_REPEATS:-5}" --gic "$KVMMIO_L1_GIC" --tap kvmstart0 $vmms ||
+    --repeats "${KVMMIO_STARTUP_REPEATS:-5}" --gic "$KVMMIO_L1_GIC" --tap kvmstart0 \
+    --qemu /tools/qemu-system-aarch64 $vmms ||
     fail "startup.sh failed (status $?)"
