@@ -261,9 +261,14 @@ std::string RunOptions::kernel_cmdline() const {
 }
 
 std::string default_cmdline(ConsoleKind console) {
-  // earlycon finds the PL011 through /chosen/stdout-path, so messages from
-  // before the console driver probes are not lost.
-  return console == ConsoleKind::kSerial ? "console=ttyAMA0 earlycon" : "console=hvc0 earlycon";
+  // No earlycon: the kernel keeps its first messages and prints them when
+  // the console driver registers. earlycon would print each byte through
+  // the PL011 as it comes, an exit to kvmmio per byte, in the part of the
+  // boot before the guest's clock starts: on the nested arm64 platform
+  // that took exec-to-clock from ~0.9 s to ~2.6 s for Debian's kernel
+  // (docs/benchmarks.md, "Start-up"). Add it to --cmdline to see a kernel
+  // that dies before its console is up.
+  return console == ConsoleKind::kSerial ? "console=ttyAMA0" : "console=hvc0";
 }
 
 Command parse_command_line(const std::vector<std::string>& args) {
@@ -299,8 +304,9 @@ Options of `run`:
                       header), uncompressed or gzip-compressed (Image.gz); not
                       vmlinux, an EFI zboot vmlinuz.efi or an x86 kernel
   --initrd FILE       an initramfs, placed in guest RAM and named in /chosen
-  --cmdline STR       the kernel command line; default "console=ttyAMA0
-                      earlycon" (with --console virtio: "console=hvc0 earlycon")
+  --cmdline STR       the kernel command line; default "console=ttyAMA0"
+                      (with --console virtio: "console=hvc0"); add
+                      "earlycon" to see messages from before the console
   --mem SIZE          guest RAM, a whole number of MiB (default 512): a plain
                       number counts MiB, K, M, G and T suffixes are binary
                       multiples (--mem 512, --mem 1G)

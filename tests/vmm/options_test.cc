@@ -38,9 +38,9 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.gic, GicChoice::kAuto);
   EXPECT_EQ(o.console, ConsoleKind::kSerial);
   EXPECT_FALSE(o.initrd || o.dump_dtb || o.stats || o.cmdline);
-  EXPECT_EQ(o.kernel_cmdline(), "console=ttyAMA0 earlycon");
+  EXPECT_EQ(o.kernel_cmdline(), "console=ttyAMA0");
   RunOptions v = parse({"run", "--kernel", "Image", "--console", "virtio"}).run;
-  EXPECT_EQ(v.kernel_cmdline(), "console=hvc0 earlycon");
+  EXPECT_EQ(v.kernel_cmdline(), "console=hvc0");
   // An explicitly empty command line stays empty.
   EXPECT_EQ(parse({"run", "--kernel", "Image", "--cmdline="}).run.kernel_cmdline(), "");
 }
@@ -156,7 +156,7 @@ TEST(Options, VirtioConsoleTakesTransportKeys) {
   EXPECT_EQ(v1.console_transport.version, virtio::kVersionLegacy);
   EXPECT_EQ(v1.console_transport.notify, virtio::NotifyMode::kTrap);
   EXPECT_EQ(v1.console_transport.irq, virtio::IrqMode::kRelay);
-  EXPECT_EQ(v1.kernel_cmdline(), "console=hvc0 earlycon");
+  EXPECT_EQ(v1.kernel_cmdline(), "console=hvc0");
   EXPECT_EQ(parse({"run", "--kernel", "k", "--console", "serial"}).run.console, ConsoleKind::kSerial);
 }
 

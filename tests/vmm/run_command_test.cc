@@ -61,7 +61,7 @@ TEST_F(RunCommand, DumpDtbWritesTheGuestsTree) {
   const int chosen = fdt_path_offset(f, "/chosen");
   int len = 0;
   EXPECT_STREQ(static_cast<const char*>(fdt_getprop(f, chosen, "bootargs", &len)),
-               "console=ttyAMA0 earlycon");
+               "console=ttyAMA0");
   const auto* start =
       static_cast<const fdt32_t*>(fdt_getprop(f, chosen, "linux,initrd-start", &len));
   const auto* end = static_cast<const fdt32_t*>(fdt_getprop(f, chosen, "linux,initrd-end", &len));
@@ -92,7 +92,7 @@ TEST_F(RunCommand, DumpDtbWithGicV2) {
 }
 
 // --console virtio: a virtio,mmio node for the console after the --net
-// devices' ones, and the hvc0 command line; the PL011 stays (earlycon).
+// devices' ones, and the hvc0 command line; the PL011 stays (for earlycon, when asked for).
 TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   RunOptions o = options();
   o.dump_dtb = dtb;
@@ -111,7 +111,7 @@ TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   int len = 0;
   EXPECT_STREQ(static_cast<const char*>(
                    fdt_getprop(blob.data(), fdt_path_offset(blob.data(), "/chosen"), "bootargs", &len)),
-               "console=hvc0 earlycon");
+               "console=hvc0");
   EXPECT_STREQ(static_cast<const char*>(fdt_getprop(
                    blob.data(), fdt_path_offset(blob.data(), "/chosen"), "stdout-path", &len)),
                kUartPath);
