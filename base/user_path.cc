@@ -50,14 +50,6 @@ namespace {
 
 std::atomic<uid_t> g_trusted_owner{static_cast<uid_t>(-1)};
 
-// Someone besides root and the allowed users can write it: its owner is
-// someone else, or a group or everyone may write. Sticky or not: a sticky
-// directory stops others removing kvmmio's files, not planting theirs.
-bool writable_by_others(const struct stat& st) {
-  return !owner_allowed(st.st_uid) || ((st.st_mode & S_IWGRP) && st.st_gid != 0) ||
-         (st.st_mode & S_IWOTH);
-}
-
 std::string joined(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
@@ -228,6 +220,11 @@ uid_t trusted_path_owner() { return g_trusted_owner; }
 bool owner_allowed(uid_t uid) {
   return uid == 0 || uid == ::geteuid() ||
          (uid == g_trusted_owner && uid != static_cast<uid_t>(-1));
+}
+
+bool writable_by_others(const struct stat& st) {
+  return !owner_allowed(st.st_uid) || ((st.st_mode & S_IWGRP) && st.st_gid != 0) ||
+         (st.st_mode & S_IWOTH);
 }
 
 std::string PathPlace::full_path() const { return joined(dir_path, name); }

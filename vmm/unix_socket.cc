@@ -14,6 +14,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
+#include "kvmmio/base/user_path.h"
 #include "vmm/options.h"
 
 namespace kvmmio::vmm {
@@ -178,7 +179,7 @@ UnixListener::AtPath UnixListener::inspect(bool judge_stale) {
   struct stat dir {};
   if (::fstat(dir_.get(), &dir) != 0) throw_errno(shown_ + ": fstat of " + path_ + "'s directory");
   std::string why;
-  if (!trusted(dir.st_uid) || (dir.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+  if (writable_by_others(dir))
     why = "in a directory other users can write";
   else if (!trusted(st.st_uid))
     why = "owned by uid " + std::to_string(st.st_uid);

@@ -44,6 +44,11 @@ KVMMIO_EXPORT void trust_path_owner(uid_t uid);
 KVMMIO_EXPORT uid_t trusted_path_owner();
 // Root, the effective uid or trusted_path_owner().
 KVMMIO_EXPORT bool owner_allowed(uid_t uid);
+// A directory (or file) someone besides those can write: its owner is not
+// allowed, or a group other than root's or everyone may write. Sticky or
+// not: a sticky directory stops others removing kvmmio's files, not
+// planting theirs.
+KVMMIO_EXPORT bool writable_by_others(const struct stat& st);
 
 // Where a path's last component is: its directory, reached by the rule.
 struct KVMMIO_EXPORT PathPlace {
