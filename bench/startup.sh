@@ -45,7 +45,9 @@
 #                  side, e.g. before=/tmp/kvmmio-old after=kvmmio, give a
 #                  change's before and after in one run
 # The guest's initramfs must print KVMMIO-L2-INIT to /dev/kmsg first
-# (the platform's does: scripts/arm64/init-l2.sh).
+# (the platform's does: scripts/arm64/init-l2.sh). KVMMIO_L1_CLOCK=icount
+# (the nested platform's run.sh --clock icount) says the clock is L1's
+# instruction count: the tables and startup.json ("clock") say so.
 # Writes DIR/startup.jsonl (one record per run: {"vmm", "rep",
 # "startup_ms"}), DIR/startup.txt (the tables, also printed) and
 # DIR/startup.json ({"repeats", "vmms", "phases", "median_ms": {vmm:
@@ -237,10 +239,15 @@ while [ $rep -le "$repeats" ]; do
     rep=$((rep + 1))
 done
 
+# The clock the times are in: wall-clock time, or (nested, run.sh --clock
+# icount) L1's instructions counted as nanoseconds.
+clock=${KVMMIO_L1_CLOCK:-wall}
+unit=ms
+[ "$clock" = wall ] || unit="ms of L1's instruction-counted time"
 # Medians per VMM and phase (in the order the first kvmmio ran them, then
 # the floor's others, then the spans), the spans' ranges, kvmmio's ratios
 # to QEMU and the floor, the tables.
-jq -s --argjson repeats "$repeats" --arg names "$names" '
+jq -s --argjson repeats "$repeats" --arg names "$names" --arg clock "$clock" '
     def median: sort | if length == 0 then null
         elif length % 2 == 1 then .[length / 2 | floor]
         else (.[length / 2 - 1] + .[length / 2]) / 2 end;
@@ -254,18 +261,18 @@ jq -s --argjson repeats "$repeats" --arg names "$names" '
     | ($by | map_values(group_by(.key) | map({key: .[0].key, value: (map(.value) | median)}) | from_entries)) as $m
     | ($by | map_values(map(select(.key as $k | $spans | index($k))) | group_by(.key)
        | map({key: .[0].key, value: (map(.value) | [min, max])}) | from_entries)) as $r
-    | {repeats: $repeats, vmms: $vmms, phases: $phases, median_ms: $m, range_ms: $r,
+    | {repeats: $repeats, clock: $clock, vmms: $vmms, phases: $phases, median_ms: $m, range_ms: $r,
        ratios: [$vmms[] as $v | select($v != "qemu") | ("qemu", "floor") as $o | $spans[] as $s
            | select($m[$v][$s] != null and ($m[$o][$s] // 0) > 0)
            | {vmm: $v, to: $o, span: $s, ratio: ($m[$v][$s] / $m[$o][$s])}]}' \
     "$raw" >"$out/startup.json" || die "cannot summarise $raw"
 {
-    echo "Start-up: medians of $repeats interleaved runs (ms); the VMM's phases to vCPU 0's first KVM_RUN, then the spans from exec"
+    echo "Start-up: medians of $repeats interleaved runs ($unit); the VMM's phases to vCPU 0's first KVM_RUN, then the spans from exec"
     jq -r '.median_ms as $m | (.vmms + ["floor"]) as $c
         | (["phase"] + $c | map(tostring) | join(" ")),
           (.phases[] as $p | [$p] + ($c | map($m[.][$p] // "-" | if type == "number" then (. * 10 | round / 10 | tostring) else . end)) | join(" "))' \
         "$out/startup.json" | awk '{ printf "%-14s", $1; for (i = 2; i <= NF; i++) printf " %10s", $i; printf "\n" }'
-    echo "Spans from exec, median [min-max] of the $repeats runs (ms):"
+    echo "Spans from exec, median [min-max] of the $repeats runs ($unit):"
     jq -r '.median_ms as $m | .range_ms as $r | (.vmms + ["floor"])[] as $v | ["to_first_run", "to_guest_clock", "to_init"][] as $s
         | select($m[$v][$s] != null)
         | "  \($v) \($s): \($m[$v][$s] * 10 | round / 10) [\($r[$v][$s][0] * 10 | round / 10)-\($r[$v][$s][1] * 10 | round / 10)]"' \

@@ -57,6 +57,13 @@ Boots L1 and runs tests/arm64/scenarios/NAME.sh inside it.
   --env NAME=VALUE   export NAME=VALUE to the scenario (repeatable). NAME:
                      upper case, digits, _; VALUE: no spaces (it travels on
                      L1's kernel command line as kvmmio.env.NAME=VALUE)
+  --clock wall|icount  L1's time (default wall): icount counts L1's
+                     instructions as its clock (QEMU -icount shift=0,
+                     sleep=off: one instruction, one nanosecond, and idle
+                     time skipped), so what L1 measures is instruction
+                     time, which the host's load cannot stretch; all of
+                     L1's vCPUs then share one host thread (slower); the
+                     scenarios see KVMMIO_L1_CLOCK=icount
   --interactive      L1 shell on this terminal after the scenario, if any
                      (kvmmio.shell=1); no timeout, no log. Ctrl-A X quits QEMU
   -h, --help         this text
@@ -80,7 +87,7 @@ EOF
 # The known-good L1 CPU (see the QEMU command line below for why each part).
 default_cpu=max,pauth=off,sve=off
 scenario='' gic=3 cpu=$default_cpu timeout=600 log='' results='' initramfs=$CACHE/l1-initramfs.cpio.gz
-smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=() disks=() tools=''
+smp=2 mem=2048 quiet=0 interactive=0 progress=0 envs=() disks=() tools='' clock=wall
 while (($#)); do
     case $1 in
     --scenario) scenario=${2:?--scenario needs a NAME}; shift 2 ;;
@@ -97,6 +104,7 @@ while (($#)); do
     --quiet) quiet=1; shift ;;
     --progress) progress=1; shift ;;
     --env) envs+=("${2:?--env needs NAME=VALUE}"); shift 2 ;;
+    --clock) clock=${2:?--clock needs wall or icount}; shift 2 ;;
     --interactive) interactive=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
@@ -137,6 +145,7 @@ if [[ $tools != none ]]; then
 fi
 [[ $cpu =~ ^[A-Za-z0-9_.,=-]+$ ]] ||
     die "--cpu '$cpu': want a QEMU CPU model with options, e.g. cortex-a72 or $default_cpu"
+[[ $clock == wall || $clock == icount ]] || die "--clock '$clock': want wall or icount"
 # The results: DIR itself for one scenario, DIR/NAME for each of a list.
 multi=0
 ((${#scenarios[@]} > 1)) && multi=1
@@ -180,6 +189,8 @@ truncate -s 256M "$disk" # sparse: costs only what L1 writes
 append="console=ttyAMA0 panic=-1 rdinit=/init quiet cryptomgr.notests kvmmio.gic=$gic"
 [[ -n $scenario ]] && append+=" kvmmio.scenario=$scenario"
 ((interactive)) && append+=" kvmmio.shell=1"
+# The scenarios label their times by it (KVMMIO_L1_CLOCK).
+[[ $clock == wall ]] || append+=" kvmmio.env.KVMMIO_L1_CLOCK=$clock"
 for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
 # The known-good L1 command line (docs/arm64-platform.md). pauth=off: the
 # Debian kernels sign every return address where the CPU has pointer
@@ -199,10 +210,14 @@ for e in "${envs[@]}"; do append+=" kvmmio.env.$e"; done
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(qemu-system-aarch64
     -machine "virt,virtualization=on,gic-version=$gic"
-    -cpu "$cpu" -smp "$smp" -m "$mem" -accel tcg,thread=multi
+    -cpu "$cpu" -smp "$smp" -m "$mem"
     -nographic -no-reboot -nic none -kernel "$kernel" -initrd "$initramfs" -append "$append"
     -drive "file=$disk,format=raw,if=none,id=results"
     -device virtio-blk-device,drive=results,serial=kvmmio-results)
+# --clock icount: instruction counting needs TCG's single thread.
+# shellcheck disable=SC2054 # commas belong to QEMU option values
+if [[ $clock == icount ]]; then qemu+=(-accel tcg,thread=single -icount shift=0,sleep=off)
+else qemu+=(-accel tcg,thread=multi); fi
 # The tools disk, read-only (runs may share it): L1 mounts it at /tools.
 # shellcheck disable=SC2054 # commas belong to QEMU option values
 [[ $tools == none ]] || qemu+=(-drive "file=$tools,format=raw,if=none,id=tools,readonly=on"
@@ -255,7 +270,7 @@ if ((interactive)); then
 fi
 
 : >"$log"
-say "scenario $scenario, gic $gic, cpu $cpu, L1 kernel $l1_release${l2_release:+, L2 kernel $l2_release}, timeout ${timeout}s, log $log"
+say "scenario $scenario, gic $gic, cpu $cpu, L1 kernel $l1_release${l2_release:+, L2 kernel $l2_release}, timeout ${timeout}s, clock $clock, log $log"
 setsid "${qemu[@]}" </dev/null >"$log" 2>&1 &
 qpid=$!
 if ((!quiet)); then
