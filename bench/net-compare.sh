@@ -321,6 +321,14 @@ if [ -n "$check" ]; then
     ck_failures=0
     ck_fail() { echo "$*"; ck_failures=$((ck_failures + 1)); }
     ck_info() { echo "${NET_COMPARE_PREFIX-net-compare: }$*" >&2; }
+    # ck_fail_each JQ_ARG...: jq with these arguments over $raw; each line
+    # it prints is a shortfall.
+    ck_fail_each() {
+        jq "$@" "$raw" >"$out/.check.$$" ||
+            { rm -f "$out/.check.$$"; echo "cannot read $raw with jq (not JSON lines?)"; exit 1; }
+        while IFS= read -r _l; do ck_fail "$_l"; done <"$out/.check.$$"
+        rm -f "$out/.check.$$"
+    }
     # ck_why NAME: where an outside counter is read, so that a null names
     # what to fix.
     ck_why() {
@@ -465,7 +473,7 @@ if [ -n "$check" ]; then
     # run that succeeded: one whose last attempt did not fail. A cell
     # without one is named with what its attempts said (a guest that did
     # not boot fails every cell of its config in one record).
-    jq -rn --arg configs "$configs" --arg g2g "$g2g_configs" --arg fio "$fio_configs" --arg mtus "$mtus" \
+    ck_fail_each -rn --arg configs "$configs" --arg g2g "$g2g_configs" --arg fio "$fio_configs" --arg mtus "$mtus" \
         --arg dirs "$dirs" --arg streams "$streams" --arg payloads "$pps_payloads" --arg depths "$fio_depths" \
         --arg jobs "$FIO_JOBS" '
         def words: split(",") | map(select(. != ""));
@@ -498,10 +506,7 @@ if [ -n "$check" ]; then
         "no successful run: \(name) (" + (if $tried == [] then
             "no record of it: the driver stopped before it; see its output and the guests'"'"' consoles"
             else "\($tried | length) attempt\(if ($tried | length) > 1 then "s" else "" end) failed: " +
-            ([$tried[].failed] | unique | join(", ")) end) + ")"' "$raw" >"$out/.check.$$" ||
-        { rm -f "$out/.check.$$"; echo "cannot read $raw with jq (not JSON lines?)"; exit 1; }
-    while IFS= read -r _l; do ck_fail "$_l"; done <"$out/.check.$$"
-    rm -f "$out/.check.$$"
+            ([$tried[].failed] | unique | join(", ")) end) + ")"'
     [ "$micro" = 0 ] || grep -q '"kind":"micro"' "$raw" ||
         ck_fail "no micro record: kvm_notify_bench failed (see $out/kvm-bench.txt)"
 
@@ -530,11 +535,8 @@ if [ -n "$check" ]; then
     done
     # A run that shared the host with another VM (other_vms_check): its
     # timings are not this VMM's alone, so the cell is not measured.
-    jq -r 'select(.outside.other_vm_exits != null) |
-        "another VM ran during \([.kind, .config, .dir, .rw, .bs, .payload, .streams, "rep", .rep] | map(select(. != null) | tostring) | join(" ")) (\(.outside.other_vm_exits) exits of other VMs): its timings shared the host; run again with no other VM running"' \
-        "$raw" >"$out/.check.$$" || { rm -f "$out/.check.$$"; echo "cannot read $raw with jq (not JSON lines?)"; exit 1; }
-    while IFS= read -r _l; do ck_fail "$_l"; done <"$out/.check.$$"
-    rm -f "$out/.check.$$"
+    ck_fail_each -r 'select(.outside.other_vm_exits != null) |
+        "another VM ran during \([.kind, .config, .dir, .rw, .bs, .payload, .streams, "rep", .rep] | map(select(. != null) | tostring) | join(" ")) (\(.outside.other_vm_exits) exits of other VMs): its timings shared the host; run again with no other VM running"'
     if [ "$check" = modes ]; then
         ck_modes
     fi
