@@ -100,26 +100,28 @@ net='' kvmmio_gic=auto
 [ -z "$tap" ] || net="--net tap=$tap,vhost=on,irq=irqfd,regs=mirror"
 
 failures=0
-# timed NAME REP JSON COMMAND...: COMMAND under boot_timer, to the init's
-# line (then boot_timer ends it), into JSON; the console beside it. A guest
+# timed NAME REP COMMAND...: COMMAND under boot_timer, to the init's line
+# (then boot_timer ends it), into DIR/NAME-REP.timer.json; the console
+# and COMMAND's stderr beside it. A guest
 # whose kernel could not unpack the whole initramfs (too little RAM) is a
 # failed run: its init came from part of it, sooner than a whole one's.
 timed() {
-    _n=$1 _r=$2 _j=$3
-    shift 3
+    _n=$1 _r=$2
+    shift 2
+    rm -f "$out/$_n-$_r.timer.json"
     boot_timer --marker KVMMIO-L2-INIT --until marker --timeout 120 --console "$out/$_n-$_r.console" \
-        --json "$_j" -- "$@" </dev/null 2>"$out/$_n-$_r.log" || return 1
+        --json "$out/$_n-$_r.timer.json" -- "$@" </dev/null 2>"$out/$_n-$_r.log" || return 1
     ! grep -q 'Initramfs unpacking failed' "$out/$_n-$_r.console" || {
         echo "the guest could not unpack its initramfs: $(grep -m 1 'Initramfs unpacking failed' "$out/$_n-$_r.console"); give it more --mem" >>"$out/$_n-$_r.log"
         return 1
     }
 }
-# record NAME REP TIMES [PHASES]: one run's record: the VMM's own phases
-# (a JSON object, or none) and boot_timer's to_guest_clock and to_init.
+# record NAME REP [PHASES]: one run's record: the VMM's own phases (a JSON
+# object, or none) and boot_timer's to_guest_clock and to_init.
 record() {
-    jq -c --arg vmm "$1" --argjson rep "$2" --argjson phases "${4:-{\}}" \
+    jq -c --arg vmm "$1" --argjson rep "$2" --argjson phases "${3:-{\}}" \
         '{vmm: $vmm, rep: $rep, startup_ms: ($phases + {to_guest_clock: .guest_clock_ms, to_init: .marker_ms})}' \
-        "$3" >>"$raw"
+        "$out/$1-$2.timer.json" >>"$raw"
 }
 failed_run() {
     echo "startup.sh: $1 run $2 did not reach the guest's init: $(tail -n 1 "$out/$1-$2.log" 2>/dev/null) (see $out/$1-$2.log, $out/$1-$2.console)"
@@ -130,13 +132,13 @@ failed_run() {
 # guest's init; its own phases from the --stats document it writes when
 # boot_timer stops it (SIGTERM).
 kvmmio_once() {
-    name=$1 prog=$2 s=$out/$1-$3.stats.json t=$out/$1-$3.timer.json
-    rm -f "$s" "$t"
+    name=$1 prog=$2 s=$out/$1-$3.stats.json
+    rm -f "$s"
     # shellcheck disable=SC2086 # $net: options, words without spaces
-    if timed "$name" "$3" "$t" "$prog" run --kernel "$kernel" --initrd "$initrd" --mem "${mem}M" --cpus 1 \
+    if timed "$name" "$3" "$prog" run --kernel "$kernel" --initrd "$initrd" --mem "${mem}M" --cpus 1 \
         --gic "$kvmmio_gic" $net --cmdline "$cmdline" --stats "$s" &&
         phases=$(jq -ce '.startup_ms | select(.to_first_run != null)' "$s" 2>/dev/null); then
-        record "$name" "$3" "$t" "$phases"
+        record "$name" "$3" "$phases"
     else
         failed_run "$name" "$3"
     fi
@@ -146,17 +148,15 @@ kvmmio_once() {
 # guest with one vhost-net device (virtio-net-pci, the peer's best path in
 # net-compare.sh) on its own tap.
 qemu_once() {
-    t=$out/qemu-$1.timer.json
-    rm -f "$t"
     _gic=host
     [ "$gic" = auto ] || _gic=$gic
     _netq=''
     [ -z "$tap" ] || _netq="-netdev tap,id=net0,ifname=${tap}q,script=no,downscript=no,vhost=on -device virtio-net-pci,netdev=net0,romfile="
     # shellcheck disable=SC2086 # $_netq: options, words without spaces
-    if timed qemu "$1" "$t" "$qemu" -M "virt,gic-version=$_gic" -accel kvm -cpu host -smp 1 -m "$mem" \
+    if timed qemu "$1" "$qemu" -M "virt,gic-version=$_gic" -accel kvm -cpu host -smp 1 -m "$mem" \
         -nodefaults -no-user-config -display none -no-reboot $_netq \
         -kernel "$kernel" -initrd "$initrd" -append "$cmdline" -serial stdio; then
-        record qemu "$1" "$t"
+        record qemu "$1"
     else
         failed_run qemu "$1"
     fi
@@ -165,11 +165,11 @@ qemu_once() {
 # floor_once REP: the floor, to the guest's init: no device but the
 # console (boot_floor --run).
 floor_once() {
-    t=$out/floor-$1.timer.json f=$out/floor-$1.json
-    rm -f "$t" "$f"
-    if timed floor "$1" "$t" boot_floor --kernel "$kernel" --initrd "$initrd" --mem "$mem" --gic "$gic" \
+    f=$out/floor-$1.json
+    rm -f "$f"
+    if timed floor "$1" boot_floor --kernel "$kernel" --initrd "$initrd" --mem "$mem" --gic "$gic" \
         --run "$cmdline" --json "$f" && phases=$(jq -ce '.startup_ms' "$f" 2>/dev/null); then
-        record floor "$1" "$t" "$phases"
+        record floor "$1" "$phases"
     else
         failed_run floor "$1"
     fi
