@@ -20,6 +20,14 @@
 // RX simply returns, and the still-readable tap (level-triggered) brings it
 // back after the other ready fds had their turn.
 //
+// RX does not run QueueDrain: that loop pops a chain and hands it to the
+// device, driven by the driver's notifies, and stops at a budget with
+// notifies suppressed. RX is driven by the tap: a frame is read first and
+// then pops as many chains as it fills (MRG_RXBUF), one at a time; and RX
+// never suppresses the guest's notifies, since with the ring empty a
+// notify is the one thing that restarts it. Its budget is frames, not
+// chains.
+//
 // Host memory per queue pair is fixed whatever the guest does: one frame
 // buffer (header + kMaxFrame), the first descriptor chain of the frame being
 // placed (at most the queue size in segments), and for every further

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// QueueDrain: the one loop every device runs over a VMM-owned queue
-// (virtio 1.2 section 2.7): suppress the driver's notifies, pop chains, let
-// the device handle each, return them as used, stop at the work budget,
-// re-enable notifies and look again (the race with the driver, 2.7.10),
-// then decide on the interrupt (flags or EVENT_IDX, 2.7.7.2).
+// QueueDrain: the one loop every device runs over a VMM-owned queue whose
+// work the driver posts (virtio 1.2 section 2.7): suppress the driver's
+// notifies, pop chains, let the device handle each, return them as used,
+// stop at the work budget, re-enable notifies and look again (the race with
+// the driver, 2.7.10), then decide on the interrupt (flags or EVENT_IDX,
+// 2.7.7.2). The one queue that keeps its own loop is net RX in the
+// userspace backend, where the tap, not the driver, brings the work and one
+// frame can fill several chains (hw/net/user_backend.cc says why).
 //
 // Per run() at most budget.chains chains and about budget.bytes bytes (the
 // device reports what each chain cost). At the budget the loop stops with
