@@ -609,7 +609,10 @@ run_id meta --arg arch "$(uname -m)" --arg kernel "$(uname -r)" --arg host_cpus 
 [ -z "$guest_args" ] || run_id meta --arg guest_args "$guest_args" >>"$raw"
 run_id meta --arg order "$order" >>"$raw"
 [ "$pin" = 0 ] || run_id meta --arg pin "vcpus 0x$pin_guest_mask, rest 0x$pin_rest_mask" >>"$raw"
-[ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" >>"$raw"
+# clock: wall, or icount (scripts/arm64/run.sh --clock): the rates are then
+# per second of L1's instruction-counted time.
+[ -n "${KVMMIO_L1_GIC:-}" ] && run_id meta --arg platform nested-arm64-tcg --arg gic "v$KVMMIO_L1_GIC" \
+    --arg clock "${KVMMIO_L1_CLOCK:-wall}" >>"$raw"
 failures=0
 # record ID FILTER SUMMARY FILE [JQ_ARGS...]: appends ID plus the results
 # FILTER takes from the tool's JSON output FILE, with "counters" when

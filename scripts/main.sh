@@ -73,6 +73,13 @@ Usage: scripts/main.sh [options]
                    falls on every configuration alike; blocks: each
                    configuration boots once for all its repeats (fewer
                    boots); the report's meta names it
+  --clock CLOCK    nested only: the network and disk cells' L1 clock,
+                   wall (default) or icount: L1 counts its instructions as
+                   its time (scripts/arm64/run.sh --clock), so the cells'
+                   rates are per second of instruction time and the
+                   host's load does not reach them (about 2.5x longer;
+                   docs/benchmarks.md, "In instruction time"); the
+                   start-up and microbenchmark boot is always icount
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
                    of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s,
@@ -102,7 +109,7 @@ EOF
 repeats=3 seconds=5 pps_seconds=3 pps_flows=1 guest_cpus=1 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
-fio_depths=1,32 guest_args='' order=rounds pin=0 check_only=0
+fio_depths=1,32 guest_args='' order=rounds pin=0 check_only=0 clock=wall
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -121,6 +128,7 @@ while (($#)); do
     --startup-repeats) startup_repeats=${2:?--startup-repeats needs N}; shift 2 ;;
     --guest-args) guest_args=${2?--guest-args needs ARGS}; shift 2 ;;
     --order) order=${2:?--order needs rounds or blocks}; shift 2 ;;
+    --clock) clock=${2:?--clock needs wall or icount}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3 quick=1
         fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
@@ -151,6 +159,7 @@ if [ -z "$g2g_configs" ]; then
 fi
 ((pps_flows <= 64)) || { echo "main.sh: --pps-flows '$pps_flows': give 1-64" >&2; exit 2; }
 [[ $order == @(rounds|blocks) ]] || { echo "main.sh: --order '$order': give rounds or blocks" >&2; exit 2; }
+[[ $clock == @(wall|icount) ]] || { echo "main.sh: --clock '$clock': give wall or icount" >&2; exit 2; }
 for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths" "$g2g_configs"; do
     [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
@@ -169,6 +178,8 @@ elif ((!build_only)); then
 fi
 build=${KVMMIO_BUILD:-$src/build}
 arch=$(uname -m)
+[[ $clock == wall || $arch != aarch64 ]] ||
+    { echo "main.sh: --clock icount is the nested platform's: on this arm64 host the cells run on its own clock; leave --clock out" >&2; exit 2; }
 started=$SECONDS
 step() { echo "== $*"; }
 
@@ -282,11 +293,14 @@ if [ "$arch" != aarch64 ]; then
     [ "$fio_configs" = none ] ||
         fio_runs=$(($(tr ',' '\n' <<<"$fio_configs" | wc -l) * 4 * $(tr ',' '\n' <<<"$fio_depths" | wc -l) * repeats))
     timeout=$((900 + runs * (seconds + 20) + pps_runs * (pps_seconds + 20) + fio_runs * (fio_seconds + 20)))
+    # Instruction-counted time: one TCG thread for L1's CPUs, and every
+    # second of L1's time is a billion of its instructions.
+    [[ $clock == wall ]] || timeout=$((timeout * 3))
     step "guest versus host on real KVM/ARM, nested under qemu-system-aarch64 (TCG):" \
         "$runs iperf3 runs of $seconds s, $pps_runs udp_pps runs of $pps_seconds s," \
         "$fio_runs fio runs of $fio_seconds s, at most $((timeout / 60)) min"
     "$src/scripts/arm64/prepare.sh" "$build/arm64-platform"
-    "$src/scripts/arm64/run.sh" --scenario net-compare --gic 3 --quiet --progress \
+    "$src/scripts/arm64/run.sh" --scenario net-compare --gic 3 --clock "$clock" --quiet --progress \
         --initramfs "$build/arm64-platform/l1-initramfs.cpio.gz" --results "$out/arm64-gicv3" \
         --timeout "$timeout" --env KVMMIO_BENCH_REPEATS="$repeats" \
         --env KVMMIO_BENCH_SECONDS="$seconds" --env KVMMIO_BENCH_PPS_SECONDS="$pps_seconds" \
@@ -313,6 +327,7 @@ if [ "$arch" != aarch64 ]; then
         raws+=(--raw "$out/arm64-gicv2/bench-kvm/raw.jsonl")
     fi
     title="kvmmio on nested KVM/ARM (TCG; only ratios and counts carry over to hardware)"
+    [[ $clock == wall ]] || title+="; rates per second of L1's instruction-counted time"
 else
     # An arm64 board: the same driver, directly. The guest is Debian's arm64
     # kernel with the L2 initramfs the test platform builds.
