@@ -39,7 +39,8 @@ NET_COMPARE_EXTRA_PEER_CONFIGS=qemu-pci-mq
 # mode with vhost-net's busy polling, without VIRTIO_F_EVENT_IDX (the
 # rings' flags alone suppress interrupts and notifies), and with two queue
 # pairs (for a guest with two vCPUs; virtio-mmio gives the device one
-# interrupt line for all its queues) (docs/benchmarks.md).
+# interrupt line for all its queues) (docs/benchmarks.md, "What is
+# measured"; their runs in docs/results-log.md).
 # shellcheck disable=SC2034 # as above
 NET_COMPARE_EXTRA_CONFIGS=vhost-irqfd-mirror-poll,vhost-irqfd-mirror-noevidx,vhost-irqfd-mirror-mq
 
@@ -52,7 +53,8 @@ net_mode_spec() {
     vhost-irqfd) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=trap" ;;
     vhost-irqfd-mirror) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror" ;;
     # 50 us: QEMU's usual poll-us, and about the gap between 64-byte
-    # datagrams on the nested platform (docs/benchmarks.md)
+    # datagrams on the nested platform (docs/results-log.md, "2026-12-03:
+    # busy polling on the mirror (`poll_us`)")
     vhost-irqfd-mirror-poll) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,poll_us=50" ;;
     vhost-irqfd-mirror-noevidx) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,event_idx=off" ;;
     vhost-irqfd-mirror-mq) echo "vhost=on,irq=irqfd,notify=ioeventfd,regs=mirror,queues=2" ;;

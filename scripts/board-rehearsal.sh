@@ -88,7 +88,8 @@
 #         0 failed, N skipped" with N passed > 0; and no compiler line in
 #         either log (the carried build was up to date). QEMU runs under
 #         nice -n 10.
-# docs/benchmarks.md ("On a board") has the steps and measured times.
+# docs/benchmarks.md ("On a board") has the steps; docs/results-log.md
+# the measured times.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/lib/debian-root.sh

@@ -17,7 +17,8 @@
 // loop kept a CPU busy whenever a vCPU held the lock for a trapped
 // notify, starving everything else on the host (nested arm64 platform:
 // userspace+trap, 4 streams guest-to-host, 0.005-0.017 Gbit/s with the
-// loop, 0.20-0.21 without; docs/benchmarks.md).
+// loop, 0.20-0.21 without; docs/results-log.md, "2026-11-30: the full
+// matrix with 1, 4 and 10 streams").
 #pragma once
 
 #include <atomic>
