@@ -1002,7 +1002,7 @@ guest_start() {
         say "$1: boot the guest (--net $_spec${guest_disks:+ $guest_disks})"
         # shellcheck disable=SC2086 # $guest_disks: words without spaces
         kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" \
-            --net "$_spec" --stats "$stats" $guest_disks --cmdline "$_cmdline" \
+            --net "$_spec" --stats "$stats" $guest_disks --cmdline-replace "$_cmdline" \
             </dev/null >"$base.console" 2>"$base.log" &
         pid=$!
     fi

@@ -136,7 +136,7 @@ kvmmio_once() {
     rm -f "$s"
     # shellcheck disable=SC2086 # $net: options, words without spaces
     if timed "$name" "$3" "$prog" run --kernel "$kernel" --initrd "$initrd" --mem "${mem}M" --cpus 1 \
-        --gic "$kvmmio_gic" $net --cmdline "$cmdline" --stats "$s" &&
+        --gic "$kvmmio_gic" $net --cmdline-replace "$cmdline" --stats "$s" &&
         phases=$(jq -ce '.startup_ms | select(.to_first_run != null)' "$s" 2>/dev/null); then
         record "$name" "$3" "$phases"
     else

@@ -420,9 +420,9 @@ terminal, Ctrl-A x stops the VM):
 
   kvmmio run --kernel $out/Image --initrd $out/initrd.img \\
       --disk $out/debian.img --cpus 2 --mem 1G \\
-      --cmdline "root=/dev/vda rw console=ttyAMA0"$net
+      --cmdline "root=/dev/vda rw"$net
 
 $login$eth0
-With --console virtio the console is hvc0: --cmdline "root=/dev/vda rw console=hvc0".
+With --console virtio the console is hvc0 (kvmmio's default console= follows it).
 docs/usage.md, "Your first guest", says more.
 EOF

@@ -132,14 +132,10 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
        [&o](const std::string& v) { o.kernel = non_empty("--kernel", v, "a file"); }},
       {"--initrd", "an initramfs file, e.g. --initrd initrd.img",
        [&o](const std::string& v) { o.initrd = non_empty("--initrd", v, "a file"); }},
-      {"--cmdline", "the kernel command line, e.g. --cmdline \"console=ttyAMA0\"",
-       [&o](const std::string& v) {
-         if (v.size() > kMaxCmdline)
-           throw UsageError("--cmdline is " + std::to_string(v.size()) +
-                            " bytes; Linux on arm64 accepts at most " +
-                            std::to_string(kMaxCmdline) + ": shorten it");
-         o.cmdline = v;
-       }},
+      {"--cmdline", "kernel command-line words to add, e.g. --cmdline \"quiet root=/dev/vda\"",
+       [&o](const std::string& v) { o.cmdline_extra = v; }},
+      {"--cmdline-replace", "the whole kernel command line, e.g. --cmdline-replace \"console=ttyAMA0\"",
+       [&o](const std::string& v) { o.cmdline_replace = v; }},
       {"--mem", "a size, e.g. --mem 512 (MiB) or --mem 1G",
        [&o](const std::string& v) { o.mem = parse_mem(v); }},
       {"--cpus", "a number of vCPUs, e.g. --cpus 2",
@@ -194,8 +190,11 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
 Command parse_run(const std::vector<std::string>& args) {
   Command cmd;
   cmd.kind = Command::Kind::kRun;
-  for (size_t i = 1; i < args.size(); ++i)
+  // --help and --version answer whatever else is on the line.
+  for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "-h") return Command{Command::Kind::kHelp, {}, {}};
+    if (args[i] == "--version") return Command{Command::Kind::kVersion, {}, {}};
+  }
   bool help = false;
   try {
     parse_cli(run_options(cmd.run, help), std::vector<std::string>(args.begin() + 1, args.end()), 0);
@@ -205,6 +204,14 @@ Command parse_run(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   }
   if (help) return Command{Command::Kind::kHelp, {}, {}};
+  if (cmd.run.cmdline_extra && cmd.run.cmdline_replace)
+    throw UsageError("--cmdline and --cmdline-replace: give one; --cmdline adds to the default \"" +
+                     default_cmdline(cmd.run.console) + "\", --cmdline-replace is the whole line");
+  if (const std::string line = cmd.run.kernel_cmdline(); line.size() > kMaxCmdline)
+    throw UsageError(std::string(cmd.run.cmdline_replace ? "--cmdline-replace" : "--cmdline") +
+                     ": the kernel command line is " + std::to_string(line.size()) +
+                     " bytes; Linux on arm64 accepts at most " + std::to_string(kMaxCmdline) +
+                     ": shorten it");
   // A disk without queues= gets one request queue per vCPU,
   // as many as Linux's virtio_blk uses, up to the bound.
   for (block::DiskOptions& d : cmd.run.disks)
@@ -257,7 +264,10 @@ const char* to_string(ConsoleKind console) {
 RunOptions::RunOptions() : mem(layout::kDefaultRamSize) {}
 
 std::string RunOptions::kernel_cmdline() const {
-  return cmdline.value_or(default_cmdline(console));
+  if (cmdline_replace) return *cmdline_replace;
+  std::string line = default_cmdline(console);
+  if (cmdline_extra && !cmdline_extra->empty()) line += " " + *cmdline_extra;
+  return line;
 }
 
 std::string default_cmdline(ConsoleKind console) {
@@ -304,9 +314,13 @@ Options of `run`:
                       header), uncompressed or gzip-compressed (Image.gz); not
                       vmlinux, an EFI zboot vmlinuz.efi or an x86 kernel
   --initrd FILE       an initramfs, placed in guest RAM and named in /chosen
-  --cmdline STR       the kernel command line; default "console=ttyAMA0"
-                      (with --console virtio: "console=hvc0"); add
-                      "earlycon" to see messages from before the console
+  --cmdline STR       words added to the kernel command line, after the
+                      default "console=ttyAMA0" (with --console virtio:
+                      "console=hvc0"), e.g. --cmdline "root=/dev/vda rw";
+                      add "earlycon" to see messages from before the console
+  --cmdline-replace STR
+                      the whole kernel command line instead of the default
+                      and --cmdline (give console= yourself)
   --mem SIZE          guest RAM, a whole number of MiB (default 512): a plain
                       number counts MiB, K, M, G and T suffixes are binary
                       multiples (--mem 512, --mem 1G)
@@ -317,9 +331,8 @@ Options of `run`:
   --console serial|virtio[,DEST][,KEY=VALUE...]
                       the guest console: the PL011 UART (ttyAMA0, default) or
                       virtio-console (hvc0), in the virtio-mmio slot after the
-                      --net devices, with --net's transport keys: version=1|2,
-                      notify=ioeventfd|trap, irq=irqfd|relay, regs=mirror|trap,
-                      event_idx=on|off; the UART stays for earlycon, input goes to hvc0.
+                      --net devices, and the expert keys (below); the UART
+                      stays for earlycon, input goes to hvc0.
                       DEST is where the console goes: stdio (default),
                       file=PATH (output only, appended; created mode 0600),
                       pty (a pseudo-terminal; its /dev/pts path is printed on
@@ -327,11 +340,9 @@ Options of `run`:
                       client at a time). A pty or socket never slows the
                       guest: output nobody takes is dropped and counted
   --net SPEC          a virtio-net device on a tap (repeatable); SPEC is
-                      tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay]
-                      [,notify=ioeventfd|trap][,regs=mirror|trap][,version=1|2]
-                      [,mac=MAC][,queues=N][,mtu=N][,bridge=NAME]
-                      [,poll_us=N][,event_idx=on|off]; the tap is created
-                      if absent, and added
+                      tap=NAME[,vhost=on|off|auto][,mac=MAC][,queues=N]
+                      [,mtu=N][,bridge=NAME][,poll_us=N] and the expert keys
+                      (below); the tap is created if absent, and added
                       to the existing bridge NAME; the default MAC is a
                       stable hash of the tap's name; poll_us: vhost-net
                       busy-polls each ring N microseconds (0-10000, 0: off);
@@ -340,7 +351,7 @@ Options of `run`:
                       ... in order, in the slots after --net and --console
                       virtio); SPEC is PATH[,ro=on|off][,serial=ID]
                       [,cache=writeback|none][,engine=io_uring|threads]
-                      [,queues=N][,device=on] and --net's transport keys;
+                      [,queues=N][,device=on] and the expert keys (below);
                       PATH is a regular file (a block device only with
                       device=on), whole 512-byte sectors, locked against
                       other users (shared with ro=on); in a directory other
@@ -381,6 +392,16 @@ Without `run`:
                       answer; exit 0 on an answer, 1 on an error answer, 2
                       when PATH cannot be reached
 
+Expert keys of --net, --disk and --console virtio, for measurements and
+comparisons: the defaults are kvmmio's fast path, and each other value
+puts the VMM back in a path the defaults take it out of:
+  irq=irqfd|relay     interrupts by irqfd (default), or relayed by kvmmio
+  notify=ioeventfd|trap  queue notifies by ioeventfd (default), or an exit
+  regs=mirror|trap    register reads from a read-only mirror (default), or
+                      an exit each
+  version=2|1         virtio-mmio 1.x (default), or the legacy transport
+  event_idx=on|off    VIRTIO_F_EVENT_IDX offered (default) or not
+
 Options take their value as --name VALUE or --name=VALUE (a value that
 starts with -- only as --name=VALUE); each is given once, except --net
 and --disk.
@@ -400,7 +421,8 @@ Exit status:
        in-process; run it again
   128+N  stopped by signal N (SIGINT: 130, SIGTERM: 143) or Ctrl-A x (130)
 
-Sizes, the memory map and the stats format: docs/usage.md and kvmmio(1).
+The manual, man kvmmio (kvmmio(1)), has the rest: sizes, the memory map,
+paths, the stats format.
 )");
 }
 

@@ -36,7 +36,10 @@ const char* to_string(ConsoleKind console);
 struct RunOptions {
   std::string kernel;
   std::optional<std::string> initrd;
-  std::optional<std::string> cmdline;  // nullopt: default_cmdline(console)
+  // The kernel command line: --cmdline adds words after the default
+  // (default_cmdline(console)); --cmdline-replace is the whole line.
+  std::optional<std::string> cmdline_extra;    // --cmdline
+  std::optional<std::string> cmdline_replace;  // --cmdline-replace
   uint64_t mem;
   int cpus = 1;
   GicChoice gic = GicChoice::kAuto;
@@ -53,7 +56,8 @@ struct RunOptions {
   LogLevel log_level = LogLevel::kInfo;
 
   RunOptions();
-  // The kernel command line the guest gets.
+  // The kernel command line the guest gets: --cmdline-replace's, or the
+  // default with --cmdline's words after it.
   std::string kernel_cmdline() const;
 };
 

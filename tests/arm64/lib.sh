@@ -148,7 +148,7 @@ start_l2_net() {
     : >"$1.console"
     timeout "$4" kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus "$3" \
         --net "tap=$TAP,$2" --stats "$1.json" \
-        --cmdline "console=ttyAMA0 $L2_ARGS kvmmio.ip=$GUEST kvmmio.host=$HOST $5" \
+        --cmdline-replace "console=ttyAMA0 $L2_ARGS kvmmio.ip=$GUEST kvmmio.host=$HOST $5" \
         </dev/null >"$1.console" 2>"$1.log" &
     l2_pid=$!
     _i=0

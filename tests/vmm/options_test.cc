@@ -15,14 +15,14 @@ Command parse(std::vector<std::string> args) { return parse_command_line(args); 
 
 TEST(Options, ParsesEveryRunOptionInBothForms) {
   Command c = parse({"run", "--kernel", "/k/Image", "--initrd=/i.cpio", "--cmdline",
-                     "console=ttyAMA0 quiet", "--mem=1G", "--cpus", "4", "--gic=v2", "--console",
+                     "quiet root=/dev/vda", "--mem=1G", "--cpus", "4", "--gic=v2", "--console",
                      "serial", "--dump-dtb", "out.dtb", "--stats=s.json"});
   ASSERT_EQ(c.kind, Command::Kind::kRun);
   const RunOptions& o = c.run;
   EXPECT_EQ(o.kernel, "/k/Image");
   EXPECT_EQ(o.initrd, "/i.cpio");
-  EXPECT_EQ(o.cmdline, "console=ttyAMA0 quiet");
-  EXPECT_EQ(o.kernel_cmdline(), "console=ttyAMA0 quiet");
+  EXPECT_EQ(o.cmdline_extra, "quiet root=/dev/vda");
+  EXPECT_EQ(o.kernel_cmdline(), "console=ttyAMA0 quiet root=/dev/vda");
   EXPECT_EQ(o.mem, uint64_t{1} << 30);
   EXPECT_EQ(o.cpus, 4);
   EXPECT_EQ(o.gic, GicChoice::kV2);
@@ -37,12 +37,19 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.cpus, 1);
   EXPECT_EQ(o.gic, GicChoice::kAuto);
   EXPECT_EQ(o.console, ConsoleKind::kSerial);
-  EXPECT_FALSE(o.initrd || o.dump_dtb || o.stats || o.cmdline);
+  EXPECT_FALSE(o.initrd || o.dump_dtb || o.stats || o.cmdline_extra || o.cmdline_replace);
   EXPECT_EQ(o.kernel_cmdline(), "console=ttyAMA0");
   RunOptions v = parse({"run", "--kernel", "Image", "--console", "virtio"}).run;
   EXPECT_EQ(v.kernel_cmdline(), "console=hvc0");
-  // An explicitly empty command line stays empty.
-  EXPECT_EQ(parse({"run", "--kernel", "Image", "--cmdline="}).run.kernel_cmdline(), "");
+  // --cmdline adds to the default, after it; an empty one adds nothing.
+  EXPECT_EQ(parse({"run", "--kernel", "Image", "--console", "virtio", "--cmdline", "quiet"}).run.kernel_cmdline(),
+            "console=hvc0 quiet");
+  EXPECT_EQ(parse({"run", "--kernel", "Image", "--cmdline="}).run.kernel_cmdline(), "console=ttyAMA0");
+  // --cmdline-replace is the whole line, the default left out; an
+  // explicitly empty one stays empty.
+  EXPECT_EQ(parse({"run", "--kernel", "Image", "--cmdline-replace", "console=hvc0 rdinit=/x"}).run.kernel_cmdline(),
+            "console=hvc0 rdinit=/x");
+  EXPECT_EQ(parse({"run", "--kernel", "Image", "--cmdline-replace="}).run.kernel_cmdline(), "");
 }
 
 TEST(Options, HelpAndVersion) {
@@ -50,12 +57,15 @@ TEST(Options, HelpAndVersion) {
   EXPECT_EQ(parse({"-h"}).kind, Command::Kind::kHelp);
   EXPECT_EQ(parse({"run", "--kernel", "x", "--help"}).kind, Command::Kind::kHelp);
   EXPECT_EQ(parse({"--version"}).kind, Command::Kind::kVersion);
+  // After run too, whatever else is on the line.
+  EXPECT_EQ(parse({"run", "--version"}).kind, Command::Kind::kVersion);
+  EXPECT_EQ(parse({"run", "--kernel", "x", "--mem", "junk", "--version"}).kind, Command::Kind::kVersion);
   EXPECT_EQ(version_text().rfind("kvmmio ", 0), 0u);
 }
 
 TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   const std::string help = help_text();
-  for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--mem", "--cpus", "--gic",
+  for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--cmdline-replace", "--mem", "--cpus", "--gic",
                           "--console", "--net", "--disk", "--dump-dtb", "--stats", "--seccomp", "--user",
                           "--group", "--log-level", "--help", "--version"})
     EXPECT_TRUE(help.find(std::string("\n  ") + opt + " ") != std::string::npos ||
@@ -65,8 +75,15 @@ TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
     EXPECT_NE(help.find(status), std::string::npos) << status;
   EXPECT_NE(help.find(default_cmdline(ConsoleKind::kVirtio)), std::string::npos);
   for (const char* key : {"tap=NAME", "vhost=on|off|auto", "irq=irqfd|relay", "notify=ioeventfd|trap",
-                          "regs=mirror|trap"})
+                          "regs=mirror|trap", "version=2|1", "event_idx=on|off"})
     EXPECT_NE(help.find(key), std::string::npos) << key;
+  // The transport's keys are in a section of their own, after the options.
+  const size_t expert = help.find("\nExpert keys");
+  ASSERT_NE(expert, std::string::npos);
+  EXPECT_GT(help.find("irq=irqfd|relay"), expert);
+  // An installed kvmmio names its installed manual, not the source tree's docs.
+  EXPECT_NE(help.find("man kvmmio"), std::string::npos);
+  EXPECT_EQ(help.find("docs/usage.md"), std::string::npos);
 }
 
 TEST(Options, DisksAreRepeatableAndTakeTheSlotsAfterNetsAndTheConsole) {
@@ -209,7 +226,7 @@ TEST(Options, HugeMemIsTooLargeNotWrapped) {
 }
 
 TEST(Options, ValuesThatLookLikeOptionsNeedTheEqualsForm) {
-  EXPECT_EQ(parse({"run", "--kernel", "k", "--cmdline=--x"}).run.cmdline, "--x");
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--cmdline=--x"}).run.cmdline_extra, "--x");
   EXPECT_EQ(parse({"run", "--kernel=--odd-name"}).run.kernel, "--odd-name");
 }
 
@@ -344,7 +361,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--kernel", "k", "--stats"}, {"--stats needs a value"}},
         BadCase{{"run", "--kernel", "k", "--dump-dtb="}, {"--dump-dtb needs a file"}},
         BadCase{{"run", "--kernel", "k", "--cmdline", kHugeCmdline},
-                {"--cmdline is 3000 bytes", "2047", "shorten"}}));
+                {"--cmdline: the kernel command line is 3016 bytes", "2047", "shorten"}},
+        BadCase{{"run", "--kernel", "k", "--cmdline-replace", kHugeCmdline},
+                {"--cmdline-replace: the kernel command line is 3000 bytes", "2047", "shorten"}},
+        BadCase{{"run", "--kernel", "k", "--cmdline", "quiet", "--cmdline-replace", "console=hvc0"},
+                {"--cmdline and --cmdline-replace: give one", "console=ttyAMA0"}}));
 
 TEST(Options, LargestValuesAreAccepted) {
   const RunOptions o = parse({"run", "--kernel", "k", "--cpus", "123", "--mem", "1023G"}).run;

@@ -86,7 +86,7 @@ run_engine() {
     # keeps those: /dev/mem refuses a range over them).
     kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus 2 \
         --console "virtio,socket=$sock" --disk "$img,queues=$QUEUES,engine=$engine" --stats "$out.json" \
-        --cmdline "console=hvc0 $L2_ARGS mem=160M kvmmio.l2test=disk-stall kvmmio.reserved=0x4a000000,0x2000000" \
+        --cmdline-replace "console=hvc0 $L2_ARGS mem=160M kvmmio.l2test=disk-stall kvmmio.reserved=0x4a000000,0x2000000" \
         </dev/null >"$out.stdout" 2>"$out.stderr" &
     pid=$!
     msg='' probe=0

@@ -4,7 +4,8 @@
 # boots under kvmmio from its --disk, as docs/usage.md ("Your first guest")
 # tells a user to boot it: the tap made beforehand with 10.0.0.1/24, then
 # kvmmio run --kernel Image --initrd initrd.img --disk debian.img --cpus 2
-# --mem 1G --cmdline "root=/dev/vda rw console=ttyAMA0" --net tap=kvmtap0.
+# --mem 1G --cmdline "root=/dev/vda rw" --net tap=kvmtap0 (the console=
+# word is kvmmio's default: ttyAMA0, or hvc0 with --console virtio).
 # Then, on the console, as a user would: root logs in at the login prompt
 # with KVMMIO_GUEST_PASSWORD (make-guest.sh locks root without a password;
 # guest-disk-test.sh makes the guest with one and sets it), systemd
@@ -81,7 +82,7 @@ mkfifo $fifo
 : >"$con"
 t0=$(uptime_s)
 kvmmio run --kernel $g/Image --initrd $g/initrd.img --disk "$disk,device=on" --cpus "$cpus" --mem "$mem" \
-    --console "$console" --cmdline "root=/dev/vda rw console=$tty" --net tap=kvmtap0 --stats "$R/guest.json" \
+    --console "$console" --cmdline "root=/dev/vda rw" --net tap=kvmtap0 --stats "$R/guest.json" \
     <$fifo >"$con" 2>"$R/guest.stderr" &
 pid=$!
 exec 3>$fifo

@@ -109,7 +109,7 @@ boot() {
     case ${5:-serial} in serial) tty=ttyAMA0 ;; *) tty=hvc0 ;; esac
     kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus "$2" --gic auto \
         --console "${5:-serial}" \
-        --cmdline "console=$tty earlycon $L2_ARGS kvmmio.l2test=$3" --stats "${STATS:-$R/$1.json}" \
+        --cmdline-replace "console=$tty earlycon $L2_ARGS kvmmio.l2test=$3" --stats "${STATS:-$R/$1.json}" \
         ${EXTRA:-} <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
     pid=$!
 }
@@ -389,7 +389,7 @@ run_background() {
         return
     fi
     keys "stty -g >/tmp/bg.stty-before"
-    keys "{ kvmmio run --kernel $KVMMIO_L2/Image --initrd $KVMMIO_L2/initramfs --mem 256M --cpus 1 --gic auto --api-socket $sock --stats $R/background.json --cmdline 'console=ttyAMA0 earlycon $L2_ARGS kvmmio.l2test=powerkey'; echo \$? >/tmp/bg.status; } &"
+    keys "{ kvmmio run --kernel $KVMMIO_L2/Image --initrd $KVMMIO_L2/initramfs --mem 256M --cpus 1 --gic auto --api-socket $sock --stats $R/background.json --cmdline-replace 'console=ttyAMA0 earlycon $L2_ARGS kvmmio.l2test=powerkey'; echo \$? >/tmp/bg.status; } &"
     i=0 pid=''
     while [ -z "$pid" ] && [ $i -lt 50 ]; do sleep 0.2; pid=$(pidof kvmmio || true); i=$((i + 1)); done
     # Its state, sampled while the guest boots: T is stopped by the terminal.
