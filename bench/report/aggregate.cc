@@ -116,8 +116,8 @@ struct Judged {
 // tried again counts once, by how its last attempt went, so a failure that
 // a retry made good is not a failed run.
 std::vector<Judged> last_attempts(const RawData& raw) {
-  using Id = std::tuple<std::string, std::string, decltype(Params().key()), unsigned>;
-  const auto id = [](const Run& r) { return Id{r.kind, r.config, r.params.key(), r.rep}; };
+  using Id = decltype(run_identity(Run()));
+  const auto id = [](const Run& r) { return run_identity(r); };
   std::map<Id, const Run*> last;
   for (const Run& r : raw.runs) {
     const Run*& l = last[id(r)];

@@ -140,9 +140,7 @@ std::map<std::string, std::optional<double>> read_outside(Record& rec) {
 
 // A run's identity but for the attempt: the records of a run tried more
 // than once share it, one record per attempt.
-bool same_run(const Run& a, const Run& b) {
-  return a.kind == b.kind && a.config == b.config && a.params == b.params && a.rep == b.rep;
-}
+bool same_run(const Run& a, const Run& b) { return run_identity(a) == run_identity(b); }
 
 // "attempt" and "outcome" come together (net-compare.sh writes both on
 // every record of a retried run), and the outcome must agree with
@@ -269,9 +267,31 @@ void add_line(std::string_view line, const Source& at, const std::string& base_d
   add_run(*spec, rec, into);
 }
 
+// The file's non-blank lines, one per line: what it says, whatever its
+// blank lines.
+std::string records_of(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    out.append(line).push_back('\n');
+  }
+  return out;
+}
+
 }  // namespace
 
 void parse_runs(std::string_view text, const std::string& name, const std::string& base_dir, RawData& into) {
+  std::string records = records_of(text);
+  if (!records.empty())
+    for (const auto& [earlier, its_records] : into.files)
+      if (its_records == records)
+        throw InputError(name + ": the same records as " + earlier +
+                         ": one file given twice? (each raw file is one boot's runs, and runs of "
+                         "different files pool)");
+  into.files.emplace_back(name, std::move(records));
   int number = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');

@@ -34,9 +34,12 @@ namespace kvmmio::report {
 // ("NAME:LINE: what is wrong") for a line that is not a JSON object, an
 // unknown kind, a missing, mistyped or unknown member, "attempt" without
 // "outcome" (or the reverse) or an outcome that contradicts "failed", a run's
-// attempt given twice (across files too), an attempt below the run's
-// highest that did not fail, a meta key that contradicts an earlier one, or
-// a micro file that cannot be read or is not a kvm_notify_bench result.
+// attempt given twice, an attempt below the run's highest that did not
+// fail, a meta key that contradicts an earlier one, a micro file that
+// cannot be read or is not a kvm_notify_bench result, or a file whose
+// records are those of a file parsed before (given twice). Each file is
+// one boot's runs: the same repeat of the same cell in two files is two
+// runs, which pool in the cell (run_identity(), records.h).
 void parse_runs(std::string_view text, const std::string& name, const std::string& base_dir, RawData& into);
 
 // Reads the file at `path` and parses it, relative micro paths being taken

@@ -87,6 +87,18 @@ struct RawData {
   std::vector<MetaEntry> meta;
   std::vector<Run> runs;
   std::vector<MicroResult> micro;
+  // Each file read so far (its name, then its records' lines), so that a
+  // file given twice is refused rather than pooled with itself.
+  std::vector<std::pair<std::string, std::string>> files;
 };
+
+// A run's identity but for its attempt: its kind, config, parameters and
+// repeat, and the raw file it came from. A raw file holds one boot's runs
+// (bench/net-compare.sh writes one per boot of L1 or of a board), so repeat
+// 1 of another file is another run of another boot: the two pool in their
+// cell. The records of a run tried more than once share its identity.
+inline auto run_identity(const Run& r) {
+  return std::make_tuple(r.kind, r.config, r.params.key(), r.rep, r.source.file);
+}
 
 }  // namespace kvmmio::report

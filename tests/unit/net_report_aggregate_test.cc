@@ -6,6 +6,7 @@
 
 #include <tuple>
 
+#include "bench/report/read_runs.h"
 #include "bench/report/report.h"
 #include "bench/report/stats.h"
 #include "tests/unit/net_report_test_data.h"
@@ -250,6 +251,17 @@ std::tuple<unsigned, unsigned, unsigned> counts(const Cell& c) { return {c.runs_
 
 // A run is judged by its last attempt: one that a retry made good is a
 // completed run, in the medians, and shows only as a retry.
+// Two boots' raw files, each with repeats 1 and 2 of a cell: four runs,
+// and the median is over all of them (2, 4, 6, 8 Gbit/s: 5).
+TEST(NetReportAggregate, RepeatsOfTwoBootsPoolInTheirCell) {
+  RawData d;
+  parse_runs(iperf_line("host", 1, 2) + iperf_line("host", 2, 4), "boot1.jsonl", ".", d);
+  parse_runs(iperf_line("host", 1, 6) + iperf_line("host", 2, 8), "boot2.jsonl", ".", d);
+  const Cell host = cell(aggregate(d), "host");
+  EXPECT_EQ(counts(host), std::make_tuple(4u, 0u, 0u));
+  EXPECT_DOUBLE_EQ(gbps(host), 5);
+}
+
 TEST(NetReportAggregate, ARetriedRunThatPassedCountsAsPassedWithItsRetryShown) {
   const Report r = aggregate(parse(test::kSampleAttempts));
   const Cell host = cell(r, "host");

@@ -285,17 +285,26 @@ TEST(NetReportParse, ContradictingMetaNamesBothLines) {
             "raw:3: meta gic=2 contradicts gic=3 at raw:1");
 }
 
-TEST(NetReportParse, RunsGivenTwiceAcrossFilesAreRefused) {
+// A raw file is one boot's runs: the same repeat of a cell in another file
+// is another boot's run, and both count; a file given twice (the same
+// records, whatever its blank lines) is refused, never pooled with itself.
+TEST(NetReportParse, RunsOfTwoBootsPoolAndAFileGivenTwiceIsRefused) {
   RawData d;
-  parse_runs(kIperf, "a.jsonl", ".", d);
+  parse_runs(kIperf, "boot1.jsonl", ".", d);
+  parse_runs(iperf_with("bps", "2e9"), "boot2.jsonl", ".", d);
+  ASSERT_EQ(d.runs.size(), 2u);
+  EXPECT_EQ(d.runs[0].rep, d.runs[1].rep);
+  EXPECT_NE(run_identity(d.runs[0]), run_identity(d.runs[1]));
   try {
-    parse_runs(std::string("\n") + kIperf, "b.jsonl", ".", d);
+    parse_runs(std::string("\n") + kIperf + "\n", "again.jsonl", ".", d);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "b.jsonl:2: iperf run already given at a.jsonl:1");
+    EXPECT_STREQ(e.what(),
+                 "again.jsonl: the same records as boot1.jsonl: one file given twice? (each raw file is one "
+                 "boot's runs, and runs of different files pool)");
   }
-  // The same parameters at another repeat are another run.
-  EXPECT_NO_THROW(parse_runs(iperf_with("rep", "2"), "c.jsonl", ".", d));
+  // Within one file the same run twice is still refused.
+  EXPECT_EQ(parse_error(std::string(kIperf) + "\n" + kIperf), "raw:2: iperf run already given at raw:1");
 }
 
 TEST(NetReportParse, EveryAttemptOfARetriedRunIsARecord) {
@@ -321,7 +330,9 @@ TEST(NetReportParse, AnAttemptGivenTwiceIsRefused) {
     parse_runs(failed1, "b.jsonl", ".", d);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "b.jsonl:1: attempt 1 of this pps run already given at a.jsonl:1");
+    EXPECT_STREQ(e.what(),
+                 "b.jsonl: the same records as a.jsonl: one file given twice? (each raw file is one boot's "
+                 "runs, and runs of different files pool)");
   }
 }
 
