@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The C API (kvmmio/kvmmio.h): its handles over the C++ objects, and the
-// one boundary rule: every function runs its body in guarded(), which turns
-// each exception into a kvmmio_status and the calling thread's message, so
-// none crosses into C.
+// The C API (kvmmio/kvmmio.h): its handles over the C++ objects (made from
+// the typed configs of capi/configs.h), and the one boundary rule: every
+// function runs its body in guarded(), which turns each exception into a
+// kvmmio_status and the calling thread's message, so none crosses into C.
 #include "kvmmio/kvmmio.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstring>
@@ -19,12 +18,12 @@
 #include <system_error>
 
 #include "capi/callback_device.h"
-#include "config.h"
+#include "capi/configs.h"
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/log.h"
-#include "kvmmio/base/parse.h"
+#include "kvmmio/console/virtio_console.h"
 #include "kvmmio/kvm.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/virtio_net.h"
@@ -45,6 +44,7 @@ struct kvmmio_device {
   std::unique_ptr<kvmmio::virtio::VirtioDevice> device;
   kvmmio::capi::CallbackDevice* callbacks = nullptr;  // a device of callbacks
   kvmmio::net::VirtioNet* net = nullptr;              // the net device
+  kvmmio::console::VirtioConsole* console = nullptr;  // the console device
   std::string name;
   kvmmio::virtio::TransportOptions transport_defaults;
   std::atomic<int> transports{0};
@@ -66,10 +66,7 @@ static_assert(static_cast<int>(LogLevel::kDebug) == KVMMIO_LOG_DEBUG &&
 
 thread_local std::string t_last_error;
 
-// A mistake of the caller's: KVMMIO_ERR_INVALID.
-struct ArgumentError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
+using kvmmio::capi::ArgumentError;
 // Something made on the handle still lives: KVMMIO_ERR_BUSY.
 struct BusyError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -113,18 +110,6 @@ T& need(T* handle, const char* what) {
   return *handle;
 }
 
-// What the embedder's words ask of a transport: `defaults`, then each word
-// of `options` (TransportOptions::set()). Mistakes are the caller's.
-kvmmio::virtio::TransportOptions transport_options(kvmmio::virtio::TransportOptions options, const char* words) {
-  if (!words || !*words) return options;
-  try {
-    for (const auto& [key, value] : kvmmio::parse_key_values(words, "transport options")) options.set(key, value);
-  } catch (const kvmmio::UserError& e) {
-    throw ArgumentError(e.what());
-  }
-  return options;
-}
-
 kvmmio_status new_vm(const char* function, kvmmio_vm** out, const kvmmio::AdoptedVm* adopted) {
   return guarded(function, [&] {
     need(out, "the kvmmio_vm** argument") = nullptr;
@@ -137,10 +122,14 @@ kvmmio_status new_vm(const char* function, kvmmio_vm** out, const kvmmio::Adopte
   });
 }
 
+// A device made on `vm` by `make`, once `check` has read the caller's
+// config: its mistakes are named before the handles' (a config can be
+// checked without a VM).
 kvmmio_status add_device(const char* function, kvmmio_vm* vm, kvmmio_device** out,
-                         const std::function<void(kvmmio_device&)>& make) {
+                         const std::function<void()>& check, const std::function<void(kvmmio_device&)>& make) {
   return guarded(function, [&] {
     need(out, "the kvmmio_device** argument") = nullptr;
+    check();
     auto handle = std::make_unique<kvmmio_device>();
     handle->vm = &need(vm, "vm");
     make(*handle);
@@ -164,7 +153,7 @@ extern "C" {
 
 const char* kvmmio_last_error(void) { return t_last_error.c_str(); }
 
-const char* kvmmio_version(void) { return PACKAGE_VERSION; }
+const char* kvmmio_version(void) { return KVMMIO_VERSION_STRING; }
 
 kvmmio_status kvmmio_set_log_sink(kvmmio_log_fn sink, void* opaque) {
   return guarded(__func__, [&] {
@@ -230,39 +219,69 @@ kvmmio_status kvmmio_vm_destroy(kvmmio_vm* vm) {
 
 kvmmio_status kvmmio_device_create(kvmmio_vm* vm, const kvmmio_device_ops* ops, size_t ops_size, void* opaque,
                                    kvmmio_device** device) {
-  return add_device(__func__, vm, device, [&](kvmmio_device& d) {
-    // Up to queue_notify: what every version of the struct has.
-    constexpr size_t kMinimum = offsetof(kvmmio_device_ops, queue_notify) + sizeof(ops->queue_notify);
-    if (ops_size < kMinimum) throw ArgumentError("ops_size is smaller than any kvmmio_device_ops");
-    kvmmio_device_ops widened{};
-    std::memcpy(&widened, &need(ops, "ops"), std::min(ops_size, sizeof widened));
-    auto callbacks = std::make_unique<kvmmio::capi::CallbackDevice>(vm->vm->memory(), widened, opaque);
-    d.callbacks = callbacks.get();
-    d.name = callbacks->name();
-    d.device = std::move(callbacks);
-  });
+  kvmmio_device_ops widened{};
+  // Up to queue_notify: what every version of the struct has.
+  constexpr size_t kFirstVersion = offsetof(kvmmio_device_ops, queue_notify) + sizeof(ops->queue_notify);
+  return add_device(
+      __func__, vm, device,
+      [&] { widened = kvmmio::capi::widened(ops, ops_size, "ops_size", "kvmmio_device_ops", kFirstVersion); },
+      [&](kvmmio_device& d) {
+        auto callbacks = std::make_unique<kvmmio::capi::CallbackDevice>(vm->vm->memory(), widened, opaque);
+        d.callbacks = callbacks.get();
+        d.name = callbacks->name();
+        d.device = std::move(callbacks);
+      });
 }
 
-kvmmio_status kvmmio_net_create(kvmmio_vm* vm, const char* spec, uint32_t index, kvmmio_device** device) {
-  return add_device(__func__, vm, device, [&](kvmmio_device& d) {
-    kvmmio::net::NetOptions options;
-    try {
-      if (!spec) throw ArgumentError("spec is NULL");
-      options = kvmmio::net::NetOptions::parse(spec);
-    } catch (const kvmmio::UserError& e) {
-      throw ArgumentError(e.what());
-    }
-    auto net = std::make_unique<kvmmio::net::VirtioNet>(options, index, vm->vm->memory(), *vm->loop);
-    d.net = net.get();
-    d.name = "net " + options.tap;
-    d.transport_defaults = options.transport;
-    d.device = std::move(net);
-  });
+kvmmio_status kvmmio_net_create(kvmmio_vm* vm, const kvmmio_net_config* config, kvmmio_device** device) {
+  kvmmio::net::NetOptions options;
+  return add_device(
+      __func__, vm, device, [&] { options = kvmmio::capi::net_options(config); },
+      [&](kvmmio_device& d) {
+        // (VirtioNet's index is unused: the default MAC derives from the tap.)
+        auto net = std::make_unique<kvmmio::net::VirtioNet>(options, 0, vm->vm->memory(), *vm->loop);
+        d.net = net.get();
+        d.name = "net " + options.tap;
+        d.transport_defaults = options.transport;
+        d.device = std::move(net);
+      });
 }
 
 int kvmmio_net_uses_vhost(const kvmmio_device* device) {
   if (!device || !device->net) return KVMMIO_ERR_INVALID;
   return device->net->uses_vhost() ? 1 : 0;
+}
+
+kvmmio_status kvmmio_blk_create(kvmmio_vm* vm, const kvmmio_blk_config* config, kvmmio_device** device) {
+  kvmmio::capi::BlockOptions options;
+  return add_device(
+      __func__, vm, device, [&] { options = kvmmio::capi::block_options(config); },
+      [&](kvmmio_device& d) {
+        d.device = kvmmio::capi::make_block(options, vm->vm->memory(), *vm->loop);
+        d.name = "disk " + options.disk.path;
+      });
+}
+
+kvmmio_status kvmmio_console_create(kvmmio_vm* vm, const kvmmio_console_config* config, kvmmio_device** device) {
+  kvmmio::capi::ConsoleOptions options;
+  return add_device(
+      __func__, vm, device, [&] { options = kvmmio::capi::console_options(config); },
+      [&](kvmmio_device& d) {
+        auto console = kvmmio::capi::make_console(options, vm->vm->memory(), *vm->loop);
+        d.console = console.get();
+        d.name = "console";
+        d.device = std::move(console);
+      });
+}
+
+kvmmio_status kvmmio_console_input(kvmmio_device* device, const void* data, size_t len, size_t* taken) {
+  return guarded(__func__, [&] {
+    need(taken, "taken") = 0;
+    if (!need(device, "device").console)
+      throw ArgumentError("the device is no console device (kvmmio_console_create())");
+    if (!data && len) throw ArgumentError("data is NULL");
+    *taken = device->console->receive({static_cast<const uint8_t*>(data), len});
+  });
 }
 
 kvmmio_status kvmmio_device_lock(kvmmio_device* device) {
@@ -333,15 +352,17 @@ int kvmmio_queue_interrupt(kvmmio_queue* queue) {
 uint64_t kvmmio_transport_window_size(void) { return kvmmio::virtio::MmioTransport::window_size(); }
 
 kvmmio_status kvmmio_transport_create(kvmmio_vm* vm, kvmmio_device* device, uint64_t base, uint32_t gsi,
-                                      const char* options, kvmmio_transport** transport) {
+                                      const kvmmio_transport_config* config, kvmmio_transport** transport) {
   return guarded(__func__, [&] {
     need(transport, "the kvmmio_transport** argument") = nullptr;
+    // The config's mistakes first, as the devices' (add_device()).
+    const kvmmio::virtio::TransportOptions options = kvmmio::capi::transport_options(
+        config, device ? device->transport_defaults : kvmmio::virtio::TransportOptions{});
     if (need(device, "device").vm != &need(vm, "vm")) throw ArgumentError("the device was made on another VM");
-    kvmmio::virtio::KvmMmioSlotConfig config{.base = base, .gsi = gsi, .name = device->name,
-                                             .options = transport_options(device->transport_defaults, options)};
+    const kvmmio::virtio::KvmMmioSlotConfig slot{.base = base, .gsi = gsi, .name = device->name, .options = options};
     auto handle = std::make_unique<kvmmio_transport>();
     handle->device = device;
-    handle->slot = std::make_unique<kvmmio::virtio::KvmMmioSlot>(*vm->vm, *device->device, *vm->loop, config);
+    handle->slot = std::make_unique<kvmmio::virtio::KvmMmioSlot>(*vm->vm, *device->device, *vm->loop, slot);
     ++device->transports;
     *transport = handle.release();
   });

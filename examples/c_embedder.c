@@ -15,10 +15,10 @@
  * then asks for N buffers one at a time and takes the device's interrupt
  * for each: acknowledge at the GIC, read InterruptStatus, write
  * InterruptACK, EOI. The VMM counts its vCPU's exits meanwhile. With the
- * register mirror (regs=mirror, the default) the read is a memory load and
- * the ACK an ioeventfd in the kernel: 0 exits per interrupt, which the
- * program checks. It then runs the same with regs=trap for contrast: 2 per
- * interrupt.
+ * register mirror (KVMMIO_REGS_MIRROR, the default: "regs=mirror" in its
+ * output) the read is a memory load and the ACK an ioeventfd in the kernel:
+ * 0 exits per interrupt, which the program checks. It then runs the same
+ * with KVMMIO_REGS_TRAP ("regs=trap") for contrast: 2 per interrupt.
  *
  * Build it against an installed kvmmio:
  *   cc -std=c11 c_embedder.c irq_guest.S $(pkg-config --cflags --libs kvmmio-c) -o c_embedder
@@ -43,6 +43,12 @@
 #include <kvmmio/kvmmio.h>
 
 #include "irq_guest.h"
+
+/* Written for ABI 2's typed configs (kvmmio_transport_config):
+ * kvmmio/version.h says which the headers describe. */
+#if KVMMIO_ABI < 2
+#error "c_embedder needs kvmmio's ABI 2 or later (kvmmio_transport_config)"
+#endif
 
 #define INTERRUPTS 64u
 #define RUN_SECONDS 120u /* the guest's whole run, set-up included; TCG is slow */
@@ -172,8 +178,9 @@ static uint64_t counter(const kvmmio_transport* t, const char* name) {
   return v;
 }
 
-/* One VM, one device, one guest run with transport `options`. */
-static struct run_result run(int kvm, const char* options) {
+/* One VM, one device, one guest run with the transport's registers as
+ * `regs` says (`options`, its name in messages: "regs=mirror"). */
+static struct run_result run(int kvm, kvmmio_regs regs, const char* options) {
   struct run_result res;
   memset(&res, 0, sizeof res);
 
@@ -204,8 +211,10 @@ static struct run_result run(int kvm, const char* options) {
   struct entropy state = {0, 0};
   kvmmio_device* dev;
   check(kvmmio_device_create(kv, &entropy_ops, sizeof entropy_ops, &state, &dev), "kvmmio_device_create");
+  kvmmio_transport_config config = KVMMIO_TRANSPORT_CONFIG_INIT; /* the defaults, then what differs */
+  config.regs = regs;
   kvmmio_transport* t;
-  check(kvmmio_transport_create(kv, dev, IRQ_GUEST_VIRTIO, IRQ_GUEST_GSI, options, &t), "kvmmio_transport_create");
+  check(kvmmio_transport_create(kv, dev, IRQ_GUEST_VIRTIO, IRQ_GUEST_GSI, &config, &t), "kvmmio_transport_create");
   res.mirror = kvmmio_transport_mirror_mapped(t) == 1;
   const uint64_t window = kvmmio_transport_window_size();
 
@@ -290,7 +299,7 @@ int main(void) {
   printf("c_embedder: kvmmio %s; the VM, its RAM, vCPU and vGIC are this program's, kvmmio adopts the VM\n",
          kvmmio_version());
 
-  const struct run_result mirror = run(kvm, "regs=mirror");
+  const struct run_result mirror = run(kvm, KVMMIO_REGS_MIRROR, "regs=mirror");
   report("regs=mirror", &mirror);
   if (!mirror.mirror) die("regs=mirror: KVM here lacks read-only memory slots, so there is no mirror to show");
   if (mirror.traffic_exits != 0) die("regs=mirror: %" PRIu64 " vCPU exits while the guest took its interrupts, not 0",
@@ -299,7 +308,7 @@ int main(void) {
     die("regs=mirror: %" PRIu64 " ACKs in the kernel and %" PRIu64 " register reads served, not %u and 0",
         mirror.acks_in_kernel, mirror.register_reads, INTERRUPTS);
 
-  const struct run_result trap = run(kvm, "regs=trap");
+  const struct run_result trap = run(kvm, KVMMIO_REGS_TRAP, "regs=trap");
   report("regs=trap", &trap);
   if (trap.window_exits != 2 * INTERRUPTS)
     die("regs=trap: %" PRIu64 " exits in the window, not 2 per interrupt", trap.window_exits);

@@ -11,7 +11,10 @@
 #     the library holds, and every public free function, has its symbols
 #     exported;
 #  3. no class of the library's private headers (capi/*.h, hw/*/*.h) has a
-#     symbol exported.
+#     symbol exported;
+#  4. everything exported is in the version node of the ABI, KVMMIO_N
+#     (libkvmmio.map), and the soname is libkvmmio.so.N, N being KVMMIO_ABI
+#     of the build's kvmmio/version.h (configure.ac's libtool version).
 # Before it trusts a clean answer on 2 and 3 it makes sure the names it
 # looks for are in the library's objects (libkvmmio-core.a, where hidden
 # symbols keep their names): a check that finds nothing to look at proves
@@ -32,7 +35,9 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 # Defined symbols: the shared library's exported ones, and every one of the
 # library's objects, demangled.
-nm -D --defined-only "$so" | awk '{print $3}' >"$scratch/raw"
+# (nm prints each with its version, NAME@@KVMMIO_N: check 4 reads those.)
+nm -D --defined-only "$so" | awk '{print $3}' >"$scratch/versioned"
+sed 's/@.*//' "$scratch/versioned" | grep -v '^KVMMIO_[0-9.]*$' >"$scratch/raw"
 c++filt <"$scratch/raw" >"$scratch/exported"
 nm -C --defined-only "$core" 2>/dev/null | awk 'NF >= 3 && $2 ~ /^[TtWwVvBbDdRr]$/ {sub(/^[^ ]+ [^ ]+ /, ""); print}' |
     sort -u >"$scratch/objects"
@@ -81,5 +86,19 @@ for name in $(cat "$scratch/private"); do
 done
 [ "$present" -ge 3 ] || fail "only $present private classes have symbols in $core: the check would see nothing"
 
+# 4. The version node and the soname.
+abi=$(sed -n 's/^#define KVMMIO_ABI \([0-9][0-9]*\)$/\1/p' "$build/include/kvmmio/version.h" 2>/dev/null || true)
+if [ -z "$abi" ]; then
+    fail "no KVMMIO_ABI in $build/include/kvmmio/version.h (configure writes it)"
+else
+    node=KVMMIO_$abi
+    soname=$(objdump -p "$so" | awk '$1 == "SONAME" {print $2}')
+    [ "$soname" = "libkvmmio.so.$abi" ] || fail "the soname is $soname, not libkvmmio.so.$abi (KVMMIO_ABI)"
+    # The node's own definition is the one line without an @.
+    grep -qx "$node" "$scratch/versioned" || fail "libkvmmio.so defines no version node $node: libkvmmio.map's must be KVMMIO_ABI's"
+    others=$(grep -v "@@$node\$" "$scratch/versioned" | grep -vx "$node" || true)
+    [ -z "$others" ] || fail "exported outside the node $node: $(echo "$others" | head -3 | tr '\n' ' ')"
+fi
+
 [ "$bad" = 0 ] || exit 1
-echo "check-exports.sh: $(wc -l <"$scratch/raw") symbols exported: the $n_c C functions, the $checked public classes and functions with code; none of the $present private classes with code"
+echo "check-exports.sh: $(wc -l <"$scratch/raw") symbols exported in $node ($soname): the $n_c C functions, the $checked public classes and functions with code; none of the $present private classes with code"

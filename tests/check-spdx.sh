@@ -15,12 +15,12 @@ files() {
         cd "$1"
         for d in base bench capi examples fuzz hw include kvm scripts tests vmm; do
             [ -d "$d" ] || continue
-            find "$d" -type f \( -name '*.cc' -o -name '*.h' -o -name '*.S' -o -name '*.inc' \
+            find "$d" -type f \( -name '*.cc' -o -name '*.h' -o -name '*.h.in' -o -name '*.S' -o -name '*.inc' \
                 -o -name '*.sh' -o -name '*.test' -o -name '*.py' -o -name '*.am' \) -print
         done
         # scripts and hooks without an extension: every executable file there
         find scripts tests/arm64/l2-hooks -type f -perm -u+x ! -name '*.*' -print 2>/dev/null || true
-        for f in configure.ac Makefile.am kvmmio.pc.in docs/kvmmio.1 .ci/run; do
+        for f in configure.ac Makefile.am kvmmio.pc.in kvmmio-c.pc.in libkvmmio.map docs/kvmmio.1 .ci/run; do
             [ -f "$f" ] && echo "$f"
         done
     ) | sort -u

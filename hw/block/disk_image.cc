@@ -12,13 +12,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "hw/block/disk_words.h"
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/user_path.h"
 
 namespace kvmmio::block {
 namespace {
 
-std::string named(const std::string& path) { return "--disk " + path; }
+std::string named(const DiskOptions& o) { return disk_named(o.wording, o.path); }
 
 // Whether fallocate(mode) works on a block past the end of the file: KEEP_SIZE
 // leaves the size as it is, so the probe changes nothing the guest sees.
@@ -48,10 +49,10 @@ uint32_t dio_alignment(int fd) {
 // Refuses what is not an image before it is opened: a block device only
 // with device=on, nothing else but a regular file.
 void check_kind(const DiskOptions& o, const struct stat& st) {
-  const std::string p = named(o.path);
+  const std::string p = named(o);
   if (S_ISBLK(st.st_mode) && !o.block_device)
-    throw UserError(p + ": a block device; kvmmio gives the guest a host disk only when told so: add "
-                    ",device=on (--disk " + o.path + ",device=on), or give a raw image file");
+    throw UserError(p + ": a block device; kvmmio gives the guest a host disk only when told so: " +
+                    disk_ask(o.wording, DiskSetting::kBlockDevice, o.path) + ", or give a raw image file");
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
     throw UserError(p + ": " + file_kind(st.st_mode) +
                     ", not a regular file or a block device; give a raw image file");
@@ -60,7 +61,7 @@ void check_kind(const DiskOptions& o, const struct stat& st) {
 // Opened by the rule of kvmmio/base/user_path.h: root gives the guest no
 // file, and no host disk, through another user's link or file.
 UniqueFd open_checked(const DiskOptions& o) {
-  const std::string p = named(o.path);
+  const std::string p = named(o);
   const FoundFile found = find_user_file(o.path, p);
   if (found.exists()) check_kind(o, found.st);
   int flags = o.read_only ? O_RDONLY : O_RDWR;
@@ -73,13 +74,15 @@ UniqueFd open_checked(const DiskOptions& o) {
   if ((err == EACCES || err == EPERM || err == EROFS) && !o.read_only && found.exists() &&
       ::faccessat(found.place.dir.get(), found.place.name.c_str(), R_OK, 0) == 0)
     throw UserError(p + ": the image is read-only here (" + std::strerror(err) +
-                    "): give ro=on (--disk " + o.path + ",ro=on) or make it writable for this user");
+                    "): " + disk_ask(o.wording, DiskSetting::kReadOnly, o.path) +
+                    " or make it writable for this user");
   if (err == EACCES || err == EPERM)
     throw UserError(p + ": no permission to open it (" + std::strerror(err) +
                     "): run kvmmio as a user who may read" + (o.read_only ? "" : " and write") +
                     " it, or change its owner or mode");
   if (err == EINVAL && o.cache == CacheMode::kNone)
-    throw UserError(p + ": its file system refuses O_DIRECT: use cache=writeback");
+    throw UserError(p + ": its file system refuses O_DIRECT: " +
+                    disk_ask(o.wording, DiskSetting::kCacheWriteback, o.path));
   throw UserError(p + ": cannot open it: " + std::strerror(err));
 }
 
@@ -88,10 +91,11 @@ UniqueFd open_checked(const DiskOptions& o) {
 DiskImage DiskImage::open(const DiskOptions& o) {
   DiskImage d;
   d.path_ = o.path;
+  d.wording_ = o.wording;
   d.read_only_ = o.read_only;
   d.direct_ = o.cache == CacheMode::kNone;
   d.fd_ = open_checked(o);
-  const std::string p = named(o.path);
+  const std::string p = named(o);
   struct stat st {};
   if (::fstat(d.fd(), &st) != 0) throw UserError(p + ": cannot stat it: " + std::strerror(errno));
   if (S_ISBLK(st.st_mode)) {
@@ -109,7 +113,7 @@ DiskImage DiskImage::open(const DiskOptions& o) {
     throw UserError(p + ": its size, " + std::to_string(d.size_) +
                     " bytes, is not a multiple of 512 (a disk is whole sectors): e.g. truncate -s " +
                     std::to_string((d.size_ / spec::kSectorSize + 1) * spec::kSectorSize) + " " + o.path);
-  lock_image(d.fd(), o.path, o.read_only);
+  lock_image(d.fd(), o.path, o.read_only, o.wording);
   if (d.direct_) d.alignment_ = dio_alignment(d.fd());
   if (!d.read_only_ && !d.block_device_) {
     d.discard_ = fallocate_works(d.fd(), FALLOC_FL_PUNCH_HOLE, d.size_);

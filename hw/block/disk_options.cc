@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Parsing of --disk specifications; the file itself is checked when it is
-// opened (DiskImage::open).
+// opened (DiskImage::open). And the words messages about a disk use
+// (disk_words.h), the --disk ones next to their parser.
 #include "kvmmio/block/disk_options.h"
 
+#include "hw/block/disk_words.h"
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/parse.h"
 
@@ -13,6 +15,22 @@ std::string shown(std::string_view key, std::string_view value) {
   return "--disk ..." + std::string(key) + "=" + std::string(value);
 }
 
+// Each setting a message may ask for: its --disk key and value, and its
+// kvmmio_blk_config field and value.
+struct SettingWords {
+  const char* option;
+  const char* field;
+};
+constexpr SettingWords kSettingWords[] = {
+    /* kReadOnly */ {"ro=on", "read_only = 1"},
+    /* kBlockDevice */ {"device=on", "block_device = 1"},
+    /* kCacheWriteback */ {"cache=writeback", "cache = KVMMIO_BLK_CACHE_WRITEBACK"},
+    /* kEngineIoUring */ {"engine=io_uring", "engine = KVMMIO_BLK_ENGINE_IO_URING"},
+    /* kEngineThreads */ {"engine=threads", "engine = KVMMIO_BLK_ENGINE_THREADS"},
+};
+
+const SettingWords& words_of(DiskSetting setting) { return kSettingWords[static_cast<size_t>(setting)]; }
+
 bool parse_on_off(std::string_view key, std::string_view value) {
   if (value == "on") return true;
   if (value == "off") return false;
@@ -22,6 +40,21 @@ bool parse_on_off(std::string_view key, std::string_view value) {
 }  // namespace
 
 const char* to_string(CacheMode mode) { return mode == CacheMode::kNone ? "none" : "writeback"; }
+
+std::string disk_named(Wording wording, const std::string& path) {
+  return (wording == Wording::kCApi ? "kvmmio_blk_config.path " : "--disk ") + path;
+}
+
+std::string disk_named(Wording wording, const std::string& path, DiskSetting given) {
+  if (wording == Wording::kCApi)
+    return disk_named(wording, path) + " with kvmmio_blk_config." + words_of(given).field;
+  return disk_named(wording, path) + "," + words_of(given).option;
+}
+
+std::string disk_ask(Wording wording, DiskSetting setting, const std::string& path) {
+  if (wording == Wording::kCApi) return std::string("set kvmmio_blk_config.") + words_of(setting).field;
+  return std::string("give ") + words_of(setting).option + " (" + disk_named(wording, path, setting) + ")";
+}
 
 DiskOptions DiskOptions::parse(std::string_view spec) {
   DiskOptions o;

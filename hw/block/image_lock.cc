@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "hw/block/disk_words.h"
 #include "kvmmio/base/error.h"
 #include "kvmmio/block/disk_image.h"
 
@@ -49,21 +50,22 @@ std::string holders(int fd) {
 
 }  // namespace
 
-void lock_image(int fd, const std::string& path, bool shared) {
+void lock_image(int fd, const std::string& path, bool shared, Wording wording) {
   for (;;) {
     if (::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return;
     if (errno == EINTR) continue;
     break;
   }
   const int err = errno;
+  const std::string p = disk_named(wording, path);
   if (err != EWOULDBLOCK)
-    throw UserError("--disk " + path + ": cannot lock the image (" + std::strerror(err) +
+    throw UserError(p + ": cannot lock the image (" + std::strerror(err) +
                     "); kvmmio locks every image so two VMMs never write one");
   const std::string who = holders(fd);
-  throw UserError("--disk " + path + ": the image is in use by " +
-                  (who.empty() ? std::string("another process") : who) +
-                  (shared ? " (it writes to it)" : "") +
-                  ": stop that VMM first" + (shared ? "" : ", or give ro=on to every VMM that shares the image"));
+  throw UserError(p + ": the image is in use by " + (who.empty() ? std::string("another process") : who) +
+                  (shared ? " (it writes to it)" : "") + ": stop that VMM first" +
+                  (shared ? "" : ", or " + disk_ask(wording, DiskSetting::kReadOnly, path) +
+                                     " in every VMM that shares the image"));
 }
 
 }  // namespace kvmmio::block

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "block_io.h"
+#include "disk_words.h"
 #include "io_worker.h"
 #include "kvmmio/base/error.h"
 #include "uring_worker.h"
@@ -140,9 +141,11 @@ void VirtioBlock::make_engines() {
     if (all) return;
     for (auto& q : queues_) q->engine.reset();
     if (options_.engine == EngineChoice::kIoUring)
-      throw UserError("--disk " + disk_.path() + ",engine=io_uring: the io_uring ring cannot be set up (" + why +
-                      "); use engine=threads, or allow io_uring (kernel.io_uring_disabled=0, a seccomp profile "
-                      "that permits io_uring_setup)");
+      throw UserError(disk_named(disk_.wording(), disk_.path(), DiskSetting::kEngineIoUring) +
+                      ": the io_uring ring cannot be set up (" + why + "); " +
+                      disk_ask(disk_.wording(), DiskSetting::kEngineThreads, disk_.path()) +
+                      ", or allow io_uring (kernel.io_uring_disabled=0, a seccomp profile that permits "
+                      "io_uring_setup)");
     KVMMIO_LOG_WARN("virtio-blk %s: io_uring unavailable (%s); using the threads engine", disk_.path().c_str(),
                     why.c_str());
   }

@@ -13,10 +13,14 @@
 
 #include <string>
 
+#include "kvmmio/base/error.h"
+
 namespace kvmmio::net {
 
 // UserError naming the fix when `bridge` does not exist, is no bridge, the
-// tap is another bridge's, or privilege is lacking.
-void add_to_bridge(const std::string& tap, const std::string& bridge);
+// tap is another bridge's, or privilege is lacking; in `wording`'s words
+// (NetOptions::wording).
+void add_to_bridge(const std::string& tap, const std::string& bridge,
+                   Wording wording = Wording::kCommandLine);
 
 }  // namespace kvmmio::net

@@ -68,11 +68,11 @@ constexpr DeviceKey kDeviceKeys[] = {
     {"mac", [](NetOptions& o, std::string_view v) { o.mac = parse_mac(v); }},
     {"queues",
      [](NetOptions& o, std::string_view v) {
-       o.queue_pairs = static_cast<uint16_t>(parse_uint(v, shown("queues", v), 1, 16));
+       o.queue_pairs = static_cast<uint16_t>(parse_uint(v, shown("queues", v), 1, NetOptions::kMaxQueuePairs));
      }},
     {"mtu",
      [](NetOptions& o, std::string_view v) {
-       o.mtu = static_cast<uint16_t>(parse_uint(v, shown("mtu", v), 68, 65535));
+       o.mtu = static_cast<uint16_t>(parse_uint(v, shown("mtu", v), NetOptions::kMinMtu, 65535));
      }},
     {"bridge",
      [](NetOptions& o, std::string_view v) {

@@ -62,7 +62,7 @@ VirtioNet::VirtioNet(const NetOptions& options, unsigned /*index*/, const GuestM
   if (!options.bridge.empty()) {
     if (tap_.is_socketpair())
       throw UserError("net " + tap_.name() + ": bridge= needs a real tap, not a socketpair");
-    add_to_bridge(tap_.name(), options.bridge);
+    add_to_bridge(tap_.name(), options.bridge, options.wording);
   }
   switch (options.vhost) {
     case VhostMode::kOn:

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* kvmmio's C API: a virtio-mmio transport on a guest-physical window, with
  * its irqfd, notify ioeventfds and read-only register mirror, in front of a
- * device supplied as C callbacks or of the library's virtio-net device
- * (vhost-net), on a KVM VM that kvmmio creates or adopts from the embedder;
- * and the library's log sink. C11; the same header compiles as C++.
+ * device supplied as C callbacks or of one of the library's devices
+ * (virtio-net with vhost-net, virtio-blk, virtio-console), on a KVM VM that
+ * kvmmio creates or adopts from the embedder; and the library's log sink.
+ * C11; the same header compiles as C++.
  *
  * Rules of the boundary (docs/embedding.md, "The C API"):
  *  - Handles are opaque. Every function that can fail returns a
@@ -19,9 +20,10 @@
  *    call the kvmmio_queue_* and kvmmio_chain_* functions, nothing else of
  *    this header. It must not unwind (longjmp, C++ exceptions) into the
  *    library.
- *  - Struct arguments that may grow carry their size (kvmmio_device_create's
- *    ops_size), so a program built against an older header keeps working:
- *    the ABI promise of docs/embedding.md, "Versions and the ABI". */
+ *  - Struct arguments that may grow carry their size (the configs' `size`,
+ *    kvmmio_device_create's ops_size), so a program built against an older
+ *    header keeps working: the ABI promise of docs/embedding.md, "Versions
+ *    and the ABI", and "Configs" below. */
 #ifndef KVMMIO_KVMMIO_H
 #define KVMMIO_KVMMIO_H
 
@@ -29,6 +31,7 @@
 #include <stdint.h>
 
 #include "kvmmio/base/export.h"
+#include "kvmmio/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,7 +41,7 @@ extern "C" {
 
 typedef enum kvmmio_status {
   KVMMIO_OK = 0,
-  KVMMIO_ERR_INVALID = -1,  /* an argument is wrong (NULL handle, bad size, malformed options) */
+  KVMMIO_ERR_INVALID = -1,  /* an argument is wrong (NULL handle, bad size, a config field out of range) */
   KVMMIO_ERR_USER = -2,     /* the host or the set-up needs a fix the message names (no /dev/kvm, no tap) */
   KVMMIO_ERR_SYSTEM = -3,   /* a system call failed; the message names it and its errno */
   KVMMIO_ERR_BUSY = -4,     /* still in use: destroy what was made on it first */
@@ -50,7 +53,8 @@ typedef enum kvmmio_status {
  * "kvmmio_vm_create: cannot open /dev/kvm: ... (run as root or add your
  * user to the 'kvm' group)". Valid until the thread's next failed call. */
 KVMMIO_EXPORT const char* kvmmio_last_error(void);
-/* The library's version, e.g. "0.1.0". */
+/* The library's version, e.g. "0.1.0": KVMMIO_VERSION_STRING of the headers
+ * it was built with (kvmmio/version.h has the caller's). */
 KVMMIO_EXPORT const char* kvmmio_version(void);
 
 /* ---- Logging ------------------------------------------------------------ */
@@ -108,6 +112,68 @@ KVMMIO_EXPORT kvmmio_status kvmmio_vm_add_ram_fd(kvmmio_vm* vm, uint64_t gpa, ui
  * KVMMIO_ERR_BUSY while devices made on it exist. NULL is a no-op. */
 KVMMIO_EXPORT kvmmio_status kvmmio_vm_destroy(kvmmio_vm* vm);
 
+/* ---- Configs ------------------------------------------------------------ */
+
+/* Every config struct starts with `size_t size`: sizeof the struct as the
+ * caller's header has it, which its KVMMIO_..._CONFIG_INIT initializer
+ * sets, with every other field at its default (designated initializers:
+ * C99 and later, C++20):
+ *
+ *     kvmmio_blk_config blk = KVMMIO_BLK_CONFIG_INIT;
+ *     blk.path = "disk.img";
+ *     blk.read_only = 1;
+ *
+ * The library reads the fields `size` covers and gives the others their
+ * defaults, so a program built against an older header (a shorter struct)
+ * keeps working with a newer library; a size below the struct's first
+ * version or above what the library knows (a newer header than the
+ * library) is KVMMIO_ERR_INVALID, as is a field out of its range (the
+ * message names it: "kvmmio_net_config.mtu: ..."). Fields are only ever
+ * added at the end, past the previous version's sizeof. Each field's
+ * default is 0 (NULL, the enums' first value) unless its comment says
+ * otherwise; a required field has none (the initializer leaves it NULL, or
+ * -1 for an fd, which is refused). The library copies what it keeps,
+ * strings included. */
+
+/* ---- Transports' options -------------------------------------------------- */
+
+/* KVMMIO_*_DEFAULT (0): the device's default (a net device's
+ * kvmmio_net_config.transport), else the library's, named below. */
+typedef enum kvmmio_notify {
+  KVMMIO_NOTIFY_DEFAULT = 0,
+  KVMMIO_NOTIFY_IOEVENTFD = 1, /* queue notifies reach KVM ioeventfds (the library's default) */
+  KVMMIO_NOTIFY_TRAP = 2,      /* every notify is an MMIO exit, handled by the transport */
+} kvmmio_notify;
+typedef enum kvmmio_irq {
+  KVMMIO_IRQ_DEFAULT = 0,
+  KVMMIO_IRQ_IRQFD = 1, /* a backend's interrupts go straight to the irqfd (the library's default) */
+  KVMMIO_IRQ_RELAY = 2, /* they are relayed through the transport */
+} kvmmio_irq;
+typedef enum kvmmio_regs {
+  KVMMIO_REGS_DEFAULT = 0,
+  KVMMIO_REGS_MIRROR = 1, /* register reads from the read-only mirror page (the library's default) */
+  KVMMIO_REGS_TRAP = 2,   /* every register access is an MMIO exit */
+} kvmmio_regs;
+typedef enum kvmmio_event_idx {
+  KVMMIO_EVENT_IDX_DEFAULT = 0,
+  KVMMIO_EVENT_IDX_ON = 1, /* VIRTIO_F_EVENT_IDX offered (the library's default) */
+  KVMMIO_EVENT_IDX_OFF = 2,
+} kvmmio_event_idx;
+
+/* How one virtio-mmio transport presents its device and moves notifies and
+ * interrupts (docs/virtio-mmio.md, "Options"). */
+typedef struct kvmmio_transport_config {
+  size_t size;                /* sizeof(kvmmio_transport_config) */
+  uint32_t version;           /* register layout: 1 legacy, 2 modern; 0: the default (2) */
+  kvmmio_notify notify;
+  kvmmio_irq irq;
+  kvmmio_regs regs;
+  kvmmio_event_idx event_idx;
+} kvmmio_transport_config;
+#define KVMMIO_TRANSPORT_CONFIG_INIT                                                             \
+  {.size = sizeof(kvmmio_transport_config), .version = 0, .notify = KVMMIO_NOTIFY_DEFAULT,        \
+   .irq = KVMMIO_IRQ_DEFAULT, .regs = KVMMIO_REGS_DEFAULT, .event_idx = KVMMIO_EVENT_IDX_DEFAULT}
+
 /* ---- Devices ---------------------------------------------------------------- */
 
 typedef struct kvmmio_device kvmmio_device;
@@ -143,16 +209,101 @@ typedef struct kvmmio_device_ops {
  * every callback. */
 KVMMIO_EXPORT kvmmio_status kvmmio_device_create(kvmmio_vm* vm, const kvmmio_device_ops* ops, size_t ops_size,
                                                  void* opaque, kvmmio_device** device);
+
+/* ---- The library's devices ----------------------------------------------- */
+
+typedef enum kvmmio_vhost {
+  KVMMIO_VHOST_AUTO = 0, /* vhost-net where /dev/vhost-net opens, else kvmmio's backend (one warning) */
+  KVMMIO_VHOST_ON = 1,   /* vhost-net, or KVMMIO_ERR_USER naming the module */
+  KVMMIO_VHOST_OFF = 2,  /* kvmmio's userspace backend */
+} kvmmio_vhost;
+
+/* The virtio-net device on a tap (docs/virtio-net.md). */
+typedef struct kvmmio_net_config {
+  size_t size;              /* sizeof(kvmmio_net_config) */
+  const char* tap;          /* required: the tap's name (1 to 15 bytes); created if it does not exist */
+  kvmmio_vhost vhost;
+  uint16_t queue_pairs;     /* RX/TX pairs, 1 to 16 (more than 1: VIRTIO_NET_F_MQ); 0: 1 */
+  uint16_t mtu;             /* 68 to 65535, offered as VIRTIO_NET_F_MTU; 0: none offered */
+  uint8_t mac[6];           /* a unicast MAC; all zero: derived from the tap's name (the same tap, the same MAC) */
+  const char* bridge;       /* an existing bridge the tap is made a port of; NULL: none */
+  uint32_t poll_us;         /* vhost-net's busy polling per vring, 0 (off) to 10000 microseconds */
+  /* The defaults of the device's transports (kvmmio_transport_create()'s
+   * KVMMIO_*_DEFAULT fields); NULL: the library's. */
+  const kvmmio_transport_config* transport;
+} kvmmio_net_config;
+#define KVMMIO_NET_CONFIG_INIT                                                                  \
+  {.size = sizeof(kvmmio_net_config), .tap = NULL, .vhost = KVMMIO_VHOST_AUTO, .queue_pairs = 0, \
+   .mtu = 0, .mac = {0, 0, 0, 0, 0, 0}, .bridge = NULL, .poll_us = 0, .transport = NULL}
+
 /* The library's virtio-net device on a tap, its queues moved by vhost-net
- * (or by kvmmio's userspace backend): `spec` is the kvmmio program's --net
- * value, "tap=NAME[,vhost=on|off|auto][,queues=N][,mac=..][,mtu=N][,bridge=..]" plus
- * the transport's words (version=, notify=, irq=, regs=, event_idx=), which become the
- * defaults of its transport. The default MAC derives from the tap's name
- * (kvmmio/net/net_options.h, default_mac()); `index` is no longer used. */
-KVMMIO_EXPORT kvmmio_status kvmmio_net_create(kvmmio_vm* vm, const char* spec, uint32_t index,
+ * (or by kvmmio's userspace backend). Needs CAP_NET_ADMIN for a tap that
+ * does not exist yet, and for a bridge. */
+KVMMIO_EXPORT kvmmio_status kvmmio_net_create(kvmmio_vm* vm, const kvmmio_net_config* config,
                                               kvmmio_device** device);
 /* 1 when vhost-net moves the net device's packets, 0 when kvmmio does, <0 not a net device. */
 KVMMIO_EXPORT int kvmmio_net_uses_vhost(const kvmmio_device* device);
+
+typedef enum kvmmio_blk_cache {
+  KVMMIO_BLK_CACHE_WRITEBACK = 0, /* the host's page cache; a write is durable after the guest's next FLUSH */
+  KVMMIO_BLK_CACHE_NONE = 1,      /* O_DIRECT: no host page cache */
+} kvmmio_blk_cache;
+typedef enum kvmmio_blk_engine {
+  KVMMIO_BLK_ENGINE_AUTO = 0,     /* io_uring; where its ring cannot be set up, one warning and threads */
+  KVMMIO_BLK_ENGINE_IO_URING = 1, /* io_uring, or KVMMIO_ERR_USER naming the fix */
+  KVMMIO_BLK_ENGINE_THREADS = 2,  /* a worker thread per queue with pread/pwritev */
+} kvmmio_blk_engine;
+
+/* The virtio-blk device on a raw image. The image is opened, checked and
+ * locked (shared when read-only, else exclusive) by kvmmio_blk_create(). */
+typedef struct kvmmio_blk_config {
+  size_t size;              /* sizeof(kvmmio_blk_config) */
+  const char* path;         /* required: a raw image, a regular file of whole 512-byte sectors */
+  int read_only;            /* nonzero: opened read-only, VIRTIO_BLK_F_RO offered, writes refused */
+  int block_device;         /* nonzero: `path` may be a host block device (never one by mistake) */
+  const char* serial;       /* GET_ID's answer, 1 to 20 bytes; NULL: none */
+  kvmmio_blk_cache cache;
+  kvmmio_blk_engine engine;
+  uint32_t queues;          /* request queues, 1 to 16 (more than 1: VIRTIO_BLK_F_MQ); 0: 1 */
+} kvmmio_blk_config;
+#define KVMMIO_BLK_CONFIG_INIT                                                                      \
+  {.size = sizeof(kvmmio_blk_config), .path = NULL, .read_only = 0, .block_device = 0, .serial = NULL, \
+   .cache = KVMMIO_BLK_CACHE_WRITEBACK, .engine = KVMMIO_BLK_ENGINE_AUTO, .queues = 0}
+
+/* The library's virtio-blk device (device ID 2) on an image; its I/O runs
+ * on threads of its own, never on a vCPU or the event loop. */
+KVMMIO_EXPORT kvmmio_status kvmmio_blk_create(kvmmio_vm* vm, const kvmmio_blk_config* config,
+                                              kvmmio_device** device);
+
+/* Runs when the guest made room for input after kvmmio_console_input()
+ * took less than it was given, on any thread, possibly holding device
+ * locks: it must only signal (write an eventfd, a pipe) and call nothing
+ * of this header. */
+typedef void (*kvmmio_console_space_fn)(void* opaque);
+
+/* The virtio-console device: one port, hvc0 in a Linux guest. */
+typedef struct kvmmio_console_config {
+  size_t size;              /* sizeof(kvmmio_console_config) */
+  /* Required: the guest's output is written here, without waiting (make it
+   * O_NONBLOCK): when it is full the output waits in the guest's buffers.
+   * Not owned: it stays open while the device lives. KVMMIO_CONSOLE_CONFIG_INIT
+   * sets -1, which is refused. */
+  int output_fd;
+  kvmmio_console_space_fn input_space;  /* NULL: none (the embedder retries on its own) */
+  void* input_opaque;                   /* input_space's argument */
+} kvmmio_console_config;
+#define KVMMIO_CONSOLE_CONFIG_INIT \
+  {.size = sizeof(kvmmio_console_config), .output_fd = -1, .input_space = NULL, .input_opaque = NULL}
+
+/* The library's virtio-console device (device ID 3). */
+KVMMIO_EXPORT kvmmio_status kvmmio_console_create(kvmmio_vm* vm, const kvmmio_console_config* config,
+                                                  kvmmio_device** device);
+/* Input for the guest (its receive queue): takes what the guest has room
+ * for now, and says how much in *taken (0 before the driver is up, or while
+ * its buffers are full); keep the rest and give it again once input_space
+ * has run. Not from a callback, nor from input_space. */
+KVMMIO_EXPORT kvmmio_status kvmmio_console_input(kvmmio_device* device, const void* data, size_t len,
+                                                 size_t* taken);
 
 /* From a thread of the device's own (not from a callback, which holds the
  * lock already): takes and releases the device's lock, under which its
@@ -196,15 +347,13 @@ KVMMIO_EXPORT uint64_t kvmmio_transport_window_size(void);
 
 /* One virtio-mmio transport in front of `device` at guest physical `base`,
  * raising `gsi` (on arm64 GSI n is SPI n): its irqfd, its notify
- * ioeventfds, and with regs=mirror (the default) the read-only register
- * mirror over the window (a memory slot; `base` starts a host page holding
- * no other device) plus the InterruptACK ioeventfd, so that a guest's
- * interrupt handler costs no vCPU exit. `options` (NULL or "": the
- * defaults, or a net device's own) is a comma list of the transport's
- * words: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay,
- * regs=mirror|trap, event_idx=on|off. */
+ * ioeventfds, and with KVMMIO_REGS_MIRROR (the default) the read-only
+ * register mirror over the window (a memory slot; `base` starts a host page
+ * holding no other device) plus the InterruptACK ioeventfd, so that a
+ * guest's interrupt handler costs no vCPU exit. `config` NULL: every option
+ * at its default (the device's, else the library's). */
 KVMMIO_EXPORT kvmmio_status kvmmio_transport_create(kvmmio_vm* vm, kvmmio_device* device, uint64_t base,
-                                                    uint32_t gsi, const char* options,
+                                                    uint32_t gsi, const kvmmio_transport_config* config,
                                                     kvmmio_transport** transport);
 /* A guest access of the window that exited to the embedder (KVM_EXIT_MMIO
  * with phys_addr - base = offset): a write of `len` (1, 2, 4 or 8) bytes

@@ -7,12 +7,14 @@
 // a request raises an interrupt the guest takes through the GIC, and the
 // handles go in the order the header asks for. Architecture-neutral: x86-64
 // here, KVM/ARM in the nested arm64 platform.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/kvm.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -37,10 +39,17 @@ constexpr uint64_t kIn = 0x30000;
 constexpr uint64_t kOut = 0x31000;
 
 
+// A transport config of the defaults but `regs`.
+kvmmio_transport_config with_regs(kvmmio_regs regs) {
+  kvmmio_transport_config config = KVMMIO_TRANSPORT_CONFIG_INIT;
+  config.regs = regs;
+  return config;
+}
+
 // The C API on a TestMachine's VM, a Reverser behind a transport at the
-// machine's device window.
+// machine's device window, made with `options` (NULL: the defaults).
 struct CMachine {
-  CMachine(Kvm& kvm, const char* options) : machine(kvm) {
+  CMachine(Kvm& kvm, const kvmmio_transport_config* options) : machine(kvm) {
     const RamRegion& ram = *machine.vm().memory().regions()[0];
     expect_ok(kvmmio_vm_adopt(machine.vm().fd(), kFirstSlot, 2, KVMMIO_ADOPT_IRQCHIP_READY, &vm));
     expect_ok(kvmmio_vm_add_ram_host(vm, ram.gpa(), ram.size(), ram.host(), 0));
@@ -90,7 +99,8 @@ class CApiKvmTest : public KvmTest {
 };
 
 TEST_F(CApiKvmTest, TheMirrorServesTheGuestsRegisterLoadsWithoutExits) {
-  CMachine m(*kvm, "regs=mirror");
+  const kvmmio_transport_config mirror = with_regs(KVMMIO_REGS_MIRROR);
+  CMachine m(*kvm, &mirror);
   auto ring = m.bring_up();
   ASSERT_TRUE(ring);
   if (!readonly_slots()) {
@@ -108,7 +118,8 @@ TEST_F(CApiKvmTest, TheMirrorServesTheGuestsRegisterLoadsWithoutExits) {
 }
 
 TEST_F(CApiKvmTest, RegsTrapHandsEveryLoadToTheEmbedder) {
-  CMachine m(*kvm, "regs=trap");
+  const kvmmio_transport_config trap = with_regs(KVMMIO_REGS_TRAP);
+  CMachine m(*kvm, &trap);
   ASSERT_TRUE(m.bring_up());
   EXPECT_EQ(kvmmio_transport_mirror_mapped(m.transport), 0);
   const uint64_t reads = m.counter("register_reads");
@@ -154,7 +165,9 @@ TEST_F(CApiKvmTest, HandlesGoInReverseOrderAndSayWhatIsInTheWay) {
   kvmmio_device* device = nullptr;
   ASSERT_EQ(kvmmio_device_create(vm, &ops, sizeof ops, &state, &device), KVMMIO_OK) << kvmmio_last_error();
   kvmmio_transport* transport = nullptr;
-  ASSERT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, "regs=trap,version=1", &transport), KVMMIO_OK)
+  kvmmio_transport_config legacy = with_regs(KVMMIO_REGS_TRAP);
+  legacy.version = 1;
+  ASSERT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, &legacy, &transport), KVMMIO_OK)
       << kvmmio_last_error();
   uint32_t version = 0;
   ASSERT_EQ(kvmmio_transport_mmio(transport, virtio::reg::kVersion, &version, 4, 0), KVMMIO_OK);
@@ -186,9 +199,12 @@ TEST_F(CApiKvmTest, MistakesAreRefusedWithAMessage) {
   EXPECT_NE(std::string(kvmmio_last_error()).find("power of two"), std::string::npos) << kvmmio_last_error();
 
   kvmmio_transport* transport = nullptr;
-  EXPECT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, "regs=sometimes", &transport), KVMMIO_ERR_INVALID);
-  EXPECT_NE(std::string(kvmmio_last_error()).find("regs"), std::string::npos) << kvmmio_last_error();
-  ASSERT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, "regs=trap", &transport), KVMMIO_OK)
+  const kvmmio_transport_config sometimes = with_regs(static_cast<kvmmio_regs>(7));
+  EXPECT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, &sometimes, &transport), KVMMIO_ERR_INVALID);
+  EXPECT_NE(std::string(kvmmio_last_error()).find("kvmmio_transport_config.regs: 7"), std::string::npos)
+      << kvmmio_last_error();
+  const kvmmio_transport_config trap = with_regs(KVMMIO_REGS_TRAP);
+  ASSERT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, &trap, &transport), KVMMIO_OK)
       << kvmmio_last_error();
   uint64_t wide = 0;
   EXPECT_EQ(kvmmio_transport_mmio(transport, 0, &wide, 3, 0), KVMMIO_ERR_INVALID);
@@ -204,11 +220,76 @@ TEST_F(CApiKvmTest, MistakesAreRefusedWithAMessage) {
   EXPECT_TRUE(all.count("notifies_trapped") && all.count("interrupt_acks_in_kernel") && all.count("register_reads"));
   EXPECT_EQ(kvmmio_net_uses_vhost(device), KVMMIO_ERR_INVALID) << "a callback device is no net device";
   kvmmio_device* net = nullptr;
-  EXPECT_EQ(kvmmio_net_create(vm, "tap=", 0, &net), KVMMIO_ERR_INVALID);
-  EXPECT_NE(std::string(kvmmio_last_error()).find("tap"), std::string::npos) << kvmmio_last_error();
+  kvmmio_net_config no_tap = KVMMIO_NET_CONFIG_INIT;
+  no_tap.tap = "";
+  EXPECT_EQ(kvmmio_net_create(vm, &no_tap, &net), KVMMIO_ERR_INVALID);
+  EXPECT_NE(std::string(kvmmio_last_error()).find("kvmmio_net_config.tap"), std::string::npos) << kvmmio_last_error();
   kvmmio_transport_destroy(transport);
   EXPECT_EQ(kvmmio_device_destroy(device), KVMMIO_OK);
   EXPECT_EQ(kvmmio_vm_destroy(vm), KVMMIO_OK);
+}
+
+// The library's block and console devices made from their configs, each
+// behind a transport that a driver probes through kvmmio_transport_mmio():
+// the disk offers the image's capacity, and the console takes no input
+// before its driver has posted buffers. (Driven further without KVM:
+// tests/unit/capi_config_test.cc.)
+TEST_F(CApiKvmTest, TheBlockAndConsoleDevicesGoBehindTransports) {
+  kvmmio_vm* vm = nullptr;
+  ASSERT_EQ(kvmmio_vm_create(&vm), KVMMIO_OK) << kvmmio_last_error();
+  char dir[] = "/tmp/kvmmio-capi-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string image = std::string(dir) + "/disk.img";
+  {
+    UniqueFd fd(::open(image.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::ftruncate(fd.get(), 1 << 20), 0);
+  }
+  kvmmio_blk_config blk = KVMMIO_BLK_CONFIG_INIT;
+  blk.path = image.c_str();
+  blk.read_only = 1;
+  kvmmio_device* disk = nullptr;
+  ASSERT_EQ(kvmmio_blk_create(vm, &blk, &disk), KVMMIO_OK) << kvmmio_last_error();
+
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+  const UniqueFd output_rd(fds[0]), output_wr(fds[1]);
+  kvmmio_console_config con = KVMMIO_CONSOLE_CONFIG_INIT;
+  con.output_fd = output_wr.get();
+  kvmmio_device* console = nullptr;
+  ASSERT_EQ(kvmmio_console_create(vm, &con, &console), KVMMIO_OK) << kvmmio_last_error();
+  size_t taken = 1;
+  EXPECT_EQ(kvmmio_console_input(console, "hi", 2, &taken), KVMMIO_OK) << kvmmio_last_error();
+  EXPECT_EQ(taken, 0u) << "no driver yet, so no receive buffers";
+  EXPECT_EQ(kvmmio_console_input(disk, "hi", 2, &taken), KVMMIO_ERR_INVALID) << "a disk takes no input";
+
+  const kvmmio_transport_config trap = with_regs(KVMMIO_REGS_TRAP);
+  kvmmio_transport* disk_window = nullptr;
+  kvmmio_transport* console_window = nullptr;
+  ASSERT_EQ(kvmmio_transport_create(vm, disk, 0x0a000000, kGsi, &trap, &disk_window), KVMMIO_OK)
+      << kvmmio_last_error();
+  ASSERT_EQ(kvmmio_transport_create(vm, console, 0x0a010000, kGsi + 1, &trap, &console_window), KVMMIO_OK)
+      << kvmmio_last_error();
+  {
+    CTransportWindow window(disk_window);
+    MmioDriver driver(window);
+    ASSERT_TRUE(driver.probe());
+    EXPECT_EQ(driver.device_id(), 2u);
+    EXPECT_EQ(driver.read_config(0, 4), (1u << 20) / 512) << "the capacity, in sectors";
+  }
+  {
+    CTransportWindow window(console_window);
+    MmioDriver driver(window);
+    ASSERT_TRUE(driver.probe());
+    EXPECT_EQ(driver.device_id(), 3u);
+  }
+  EXPECT_EQ(kvmmio_device_destroy(disk), KVMMIO_ERR_BUSY);
+  kvmmio_transport_destroy(console_window);
+  kvmmio_transport_destroy(disk_window);
+  EXPECT_EQ(kvmmio_device_destroy(console), KVMMIO_OK) << kvmmio_last_error();
+  EXPECT_EQ(kvmmio_device_destroy(disk), KVMMIO_OK) << kvmmio_last_error();
+  EXPECT_EQ(kvmmio_vm_destroy(vm), KVMMIO_OK) << kvmmio_last_error();
+  (void)std::system(("rm -rf '" + std::string(dir) + "'").c_str());
 }
 
 TEST_F(CApiKvmTest, RamFromTheEmbeddersFdIsMappedAndRegistered) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The C API's net device (kvmmio_net_create) on real KVM, a real tap and
-// real vhost-net: made from a --net spec, put behind a transport, brought up
-// by a driver that reaches the registers only through
+// real vhost-net: made from a kvmmio_net_config, put behind a transport,
+// brought up by a driver that reaches the registers only through
 // kvmmio_transport_mmio(), it hands its queues to vhost-net, which moves a
 // guest's frame out of the tap with no VMM code in the path. Needs
 // /dev/kvm and /dev/vhost-net (the nested arm64 L1 in CI, where
@@ -58,7 +58,10 @@ TEST_F(CApiNetTest, VhostMovesAGuestFrameOutOfTheTap) {
   memory.add_ram({.gpa = H::kRam, .size = H::kRamSize, .host = host});
 
   kvmmio_device* net = nullptr;
-  ASSERT_EQ(kvmmio_net_create(vm, "tap=kvcapi0,vhost=on", 0, &net), KVMMIO_OK) << kvmmio_last_error();
+  kvmmio_net_config config = KVMMIO_NET_CONFIG_INIT;
+  config.tap = "kvcapi0";
+  config.vhost = KVMMIO_VHOST_ON;
+  ASSERT_EQ(kvmmio_net_create(vm, &config, &net), KVMMIO_OK) << kvmmio_last_error();
   EXPECT_EQ(kvmmio_net_uses_vhost(net), 1);
   kvmmio_transport* transport = nullptr;
   ASSERT_EQ(kvmmio_transport_create(vm, net, H::kBase, kGsi, nullptr, &transport), KVMMIO_OK) << kvmmio_last_error();

@@ -55,6 +55,21 @@ TEST(CApiErrors, ComeBackAsStatusesWithTheCallersMessage) {
   EXPECT_EQ(kvmmio_transport_window_size(), virtio::kMmioWindowSize);
 }
 
+// kvmmio/version.h: the headers' version, the library's at run time, and
+// the comparison an embedder's #if makes.
+TEST(CApiVersion, TheHeadersMacrosAgreeWithTheLibrary) {
+  EXPECT_STREQ(kvmmio_version(), KVMMIO_VERSION_STRING);
+  EXPECT_EQ(std::to_string(KVMMIO_VERSION_MAJOR) + "." + std::to_string(KVMMIO_VERSION_MINOR) + "." +
+                std::to_string(KVMMIO_VERSION_PATCH),
+            KVMMIO_VERSION_STRING);
+  static_assert(KVMMIO_VERSION_AT_LEAST(KVMMIO_VERSION_MAJOR, KVMMIO_VERSION_MINOR, KVMMIO_VERSION_PATCH));
+  static_assert(KVMMIO_VERSION_AT_LEAST(0, 0, 0));
+  static_assert(!KVMMIO_VERSION_AT_LEAST(KVMMIO_VERSION_MAJOR, KVMMIO_VERSION_MINOR, KVMMIO_VERSION_PATCH + 1));
+  static_assert(!KVMMIO_VERSION_AT_LEAST(KVMMIO_VERSION_MAJOR, KVMMIO_VERSION_MINOR + 1, 0));
+  static_assert(!KVMMIO_VERSION_AT_LEAST(KVMMIO_VERSION_MAJOR + 1, 0, 0));
+  static_assert(KVMMIO_ABI >= 2, "the ABI of the typed configs");
+}
+
 // Without /dev/kvm the failure names the fix; with it a VM is made. Either
 // way the answer is a status, not an exception.
 TEST(CApiErrors, AVmWithoutKvmIsAUserErrorNamingTheFix) {

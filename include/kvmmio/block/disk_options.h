@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/export.h"
 #include "kvmmio/block/virtio_blk_spec.h"
 #include "kvmmio/virtio/transport_options.h"
@@ -49,6 +50,10 @@ struct KVMMIO_EXPORT DiskOptions {
   std::optional<unsigned> queues;
   bool block_device = false;  // device=on: PATH may be a block device
   virtio::TransportOptions transport;
+  // How messages about the disk (DiskImage::open(), lock_image(),
+  // VirtioBlock) name it and the settings that fix a problem: parse()'s
+  // --disk words, or kvmmio_blk_config's fields for the C API.
+  Wording wording = Wording::kCommandLine;
 
   // Throws UserError whose message starts with "--disk" and names the key
   // and the accepted values.

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/export.h"
 #include "kvmmio/virtio/transport_options.h"
 
@@ -29,7 +30,9 @@ struct KVMMIO_EXPORT NetOptions {
   VhostMode vhost = VhostMode::kAuto;
   std::optional<std::array<uint8_t, 6>> mac;  // default: default_mac(tap)
   uint16_t queue_pairs = 1;
-  uint16_t mtu = 0;  // 0: VIRTIO_NET_F_MTU not offered
+  static constexpr uint16_t kMaxQueuePairs = 16;
+  uint16_t mtu = 0;  // 0: VIRTIO_NET_F_MTU not offered; else kMinMtu to 65535
+  static constexpr uint16_t kMinMtu = 68;  // IPv4's minimum
   virtio::TransportOptions transport;
   std::string bridge;  // empty: none; else the tap is added to this existing bridge
   // vhost-net's busy polling (VHOST_SET_VRING_BUSYLOOP_TIMEOUT, per vring):
@@ -38,6 +41,9 @@ struct KVMMIO_EXPORT NetOptions {
   // kernel's default). Not for the userspace backend.
   uint32_t poll_us = 0;
   static constexpr uint32_t kMaxPollUs = 10000;
+  // How the device's messages (bridge=) name its settings: parse()'s --net
+  // words, or kvmmio_net_config's fields for the C API.
+  Wording wording = Wording::kCommandLine;
 
   // Checks everything that can be checked without touching the system:
   // each key once, tap names (check_interface_name), MACs, numbers
