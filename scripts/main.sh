@@ -77,8 +77,8 @@ Usage: scripts/main.sh [options]
                    wall (default) or icount: L1 counts its instructions as
                    its time (scripts/arm64/run.sh --clock), so the cells'
                    rates are per second of instruction time and the
-                   host's load does not reach them (about 2.5x longer;
-                   docs/benchmarks.md, "In instruction time"); the
+                   host's load does not reach them (about 4x longer;
+                   docs/benchmarks.md, "Instruction-counted time"); the
                    start-up and microbenchmark boot is always icount
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
   --quick          the smallest matrix: every configuration once, 1 repeat
@@ -294,8 +294,9 @@ if [ "$arch" != aarch64 ]; then
         fio_runs=$(($(tr ',' '\n' <<<"$fio_configs" | wc -l) * 4 * $(tr ',' '\n' <<<"$fio_depths" | wc -l) * repeats))
     timeout=$((900 + runs * (seconds + 20) + pps_runs * (pps_seconds + 20) + fio_runs * (fio_seconds + 20)))
     # Instruction-counted time: one TCG thread for L1's CPUs, and every
-    # second of L1's time is a billion of its instructions.
-    [[ $clock == wall ]] || timeout=$((timeout * 3))
+    # second of L1's time is a billion of its instructions: a run took
+    # about 4x its wall-clock time.
+    [[ $clock == wall ]] || timeout=$((timeout * 6))
     step "guest versus host on real KVM/ARM, nested under qemu-system-aarch64 (TCG):" \
         "$runs iperf3 runs of $seconds s, $pps_runs udp_pps runs of $pps_seconds s," \
         "$fio_runs fio runs of $fio_seconds s, at most $((timeout / 60)) min"
