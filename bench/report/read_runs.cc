@@ -267,24 +267,27 @@ void add_line(std::string_view line, const Source& at, const std::string& base_d
   add_run(*spec, rec, into);
 }
 
-// The file's non-blank lines, one per line: what it says, whatever its
-// blank lines.
-std::string records_of(std::string_view text) {
-  std::string out;
+// Calls fn(line, number) for each non-blank line of `text`, numbered from 1
+// as the file counts them: the one walk over a raw file's lines.
+template <class Fn>
+void for_each_record_line(std::string_view text, Fn fn) {
+  int number = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     const std::string_view line = text.substr(0, nl);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    out.append(line).push_back('\n');
+    ++number;
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) fn(line, number);
   }
-  return out;
 }
 
 }  // namespace
 
 void parse_runs(std::string_view text, const std::string& name, const std::string& base_dir, RawData& into) {
-  std::string records = records_of(text);
+  // What the file says, whatever its blank lines: a file given twice is
+  // refused rather than pooled with itself.
+  std::string records;
+  for_each_record_line(text, [&](std::string_view line, int) { records.append(line).push_back('\n'); });
   if (!records.empty())
     for (const auto& [earlier, its_records] : into.files)
       if (its_records == records)
@@ -292,15 +295,9 @@ void parse_runs(std::string_view text, const std::string& name, const std::strin
                          ": one file given twice? (each raw file is one boot's runs, and runs of "
                          "different files pool)");
   into.files.emplace_back(name, std::move(records));
-  int number = 0;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++number;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  for_each_record_line(text, [&](std::string_view line, int number) {
     add_line(line, Source{name, number}, base_dir, into);
-  }
+  });
 }
 
 void read_runs_file(const std::string& path, RawData& into) {
