@@ -239,7 +239,7 @@ kvmmio_status kvmmio_net_create(kvmmio_vm* vm, const kvmmio_net_config* config, 
       __func__, vm, device, [&] { options = kvmmio::capi::net_options(config); },
       [&](kvmmio_device& d) {
         // (VirtioNet's index is unused: the default MAC derives from the tap.)
-        auto net = std::make_unique<kvmmio::net::VirtioNet>(options, 0, vm->vm->memory(), *vm->loop);
+        auto net = std::make_unique<kvmmio::net::VirtioNet>(options, vm->vm->memory(), *vm->loop);
         d.net = net.get();
         d.name = "net " + options.tap;
         d.transport_defaults = options.transport;

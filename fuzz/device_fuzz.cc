@@ -91,7 +91,7 @@ struct Machine {
     o.transport.version = setup & 1 ? virtio::kVersionLegacy : virtio::kVersionModern;
     o.transport.notify = virtio::NotifyMode::kTrap;
     o.mtu = setup & 4 ? 1500 : 0;
-    net = std::make_unique<net::VirtioNet>(o, 0, memory, loop, net::Tap::socketpair("fuzz", 2, wire));
+    net = std::make_unique<net::VirtioNet>(o, memory, loop, net::Tap::socketpair("fuzz", 2, wire));
     net_transport = std::make_unique<virtio::MmioTransport>(
         *net, virtio::TransportEnv{.memory = memory, .irq = net_irq, .base = kNet, .loop = &loop, .name = "fuzz-net"},
         o.transport);

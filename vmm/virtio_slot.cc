@@ -53,7 +53,7 @@ void log_mac(unsigned index, const net::NetOptions& options) {
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index) {
   return virtio_slot_factory("net" + std::to_string(index), options.transport,
                              [options, index](DeviceContext& ctx, AttachedDevice&) {
-                               auto net = std::make_unique<net::VirtioNet>(options, index, ctx.vm.memory(), ctx.loop);
+                               auto net = std::make_unique<net::VirtioNet>(options, ctx.vm.memory(), ctx.loop);
                                log_mac(index, options);
                                return net;
                              });

@@ -42,14 +42,10 @@ unsigned tap_offloads(uint64_t f) {
   return flags;
 }
 
-VirtioNet::VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory,
-                     EventLoop& loop)
-    : VirtioNet(options, index, memory, loop, Tap(options.tap, options.queue_pairs)) {}
+VirtioNet::VirtioNet(const NetOptions& options, const GuestMemory& memory, EventLoop& loop)
+    : VirtioNet(options, memory, loop, Tap(options.tap, options.queue_pairs)) {}
 
-// The index no longer picks the default MAC (default_mac(tap) does); the
-// parameter stays for the ABI.
-VirtioNet::VirtioNet(const NetOptions& options, unsigned /*index*/, const GuestMemory& memory,
-                     EventLoop& loop, Tap tap)
+VirtioNet::VirtioNet(const NetOptions& options, const GuestMemory& memory, EventLoop& loop, Tap tap)
     : options_(options),
       mac_(options.mac.value_or(default_mac(options.tap))),
       memory_(memory),

@@ -35,7 +35,7 @@ struct NetDevice {
     memory.add_ram(0x40000000, 1 << 20);
     NetOptions o = NetOptions::parse(spec);
     o.vhost = VhostMode::kOff;
-    device = std::make_unique<VirtioNet>(o, 0, memory, loop);
+    device = std::make_unique<VirtioNet>(o, memory, loop);
   }
   GuestMemory memory;
   EventLoop loop;

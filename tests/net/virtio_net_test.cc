@@ -63,7 +63,7 @@ struct NetMachine {
     NetOptions o = NetOptions::parse("tap=" + tap + ",queues=" + std::to_string(pairs));
     o.vhost = mode == Mode::kVhost ? VhostMode::kOn : VhostMode::kOff;
     o.transport.notify = mode == Mode::kUserTrap ? virtio::NotifyMode::kTrap : virtio::NotifyMode::kIoEventFd;
-    device = std::make_unique<VirtioNet>(o, 0, memory, loop);
+    device = std::make_unique<VirtioNet>(o, memory, loop);
     transport = std::make_unique<virtio::MmioTransport>(
         *device,
         virtio::TransportEnv{.memory = memory, .irq = irq, .base = kBase,

@@ -56,7 +56,7 @@ struct SocketNet {
     net::NetOptions o = net::NetOptions::parse("tap=sockpair,vhost=off,queues=" + std::to_string(c.pairs));
     o.transport.version = c.version;
     o.transport.notify = c.polled ? NotifyMode::kIoEventFd : NotifyMode::kTrap;
-    device = std::make_unique<net::VirtioNet>(o, 0, memory, loop,
+    device = std::make_unique<net::VirtioNet>(o, memory, loop,
                                               net::Tap::socketpair("sockpair", c.pairs, wire));
     transport = std::make_unique<MmioTransport>(
         *device,

@@ -81,14 +81,13 @@ class KVMMIO_EXPORT VirtioNet final : public virtio::VirtioDevice {
 
   // Opens the tap (created if absent) and resolves vhost=auto: vhost-net
   // when /dev/vhost-net opens, else userspace with one warning. vhost=on
-  // without /dev/vhost-net is a UserError naming the module. `index` is
-  // unused (the default MAC is default_mac(options.tap)); kept for the ABI.
-  VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop);
+  // without /dev/vhost-net is a UserError naming the module. The default
+  // MAC is default_mac(options.tap).
+  VirtioNet(const NetOptions& options, const GuestMemory& memory, EventLoop& loop);
   // The same over `tap`, e.g. Tap::socketpair() (tests, the fuzzer): with
   // that stand-in, vhost=auto means the userspace backend and vhost=on is a
   // UserError, since vhost-net needs a real tap.
-  VirtioNet(const NetOptions& options, unsigned index, const GuestMemory& memory, EventLoop& loop,
-            Tap tap);
+  VirtioNet(const NetOptions& options, const GuestMemory& memory, EventLoop& loop, Tap tap);
   ~VirtioNet() override;
 
   bool uses_vhost() const { return use_vhost_; }
