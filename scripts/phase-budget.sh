@@ -33,8 +33,8 @@ coverage|30|test.sh: gcovr over the counts make check left
 distcheck|270|test.sh: the tarball complete (every file git tracks), its library, VMM and tools at -O2 -Werror, installed, installcheck
 fuzz|170|test.sh: the four libFuzzer targets (transport, devices, block, control requests) built with clang and run side by side, 45 s each
 main job|280|test.sh: scripts/main.sh --quick with the host, the mirror mode and the peer VMM (qemu-pci), network and disk (the README main-job command), on this build
-board rehearsal|610|test.sh: the Debian 13 board (GICv2): waits for its root, carried build and image (made in the background from the end of make check), then boots it: main.sh --quick and the guest scenarios
-guest disk|30|test.sh: the wait, once the board is done, for the guest of "Your first guest" booted from its disk on GICv3 and GICv2 (made by make-guest.sh in the background from the end of make check, booted beside the board)
+board rehearsal|610|test.sh: the Debian 13 board (GICv2): waits for its root, carried build and image (made in the background from the start of make check, at the lowest priority until it ends), then boots it: main.sh --quick and the guest scenarios
+guest disk|30|test.sh: the wait, once the board is done, for the guest of "Your first guest" booted from its disk on GICv3 and GICv2 (made by make-guest.sh in the background from the start of make check, at the lowest priority until it ends, booted beside the board)
 ci: total|2700|.ci/run from start to end: 45 min, half of the hard limit'
 
 phase_budget() {

@@ -15,9 +15,10 @@
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 45),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
 #      x86-64 host; its root, carried build and image are made in the
-#      background from the end of step 3, beside steps 4-6 and 8, whose
-#      machine they share: the root is one emulated dpkg at a time, ~56%
-#      of the 2-core machine): a Debian 13 arm64 root (the release of
+#      background from the start of step 3, at the lowest priority while
+#      make check runs, then beside steps 4-6 and 8, whose machine they
+#      share: the root is one emulated dpkg at a time, ~56% of the 2-core
+#      machine): a Debian 13 arm64 root (the release of
 #      current boards and Raspberry Pi OS) booted as an arm64 KVM host
 #      under qemu-system-aarch64 on GICv2 runs `scripts/main.sh --quick
 #      --configs host,vhost-irqfd-mirror` there, offline, with a build
@@ -34,8 +35,9 @@
 #      guest-to-guest cells, are make check's net-compare test), on this build, and checks its report; after
 #      fuzzing, while the board's root is still being made;
 #   9. boots the guest of docs/usage.md's "Your first guest" (x86-64, as
-#      root): scripts/make-guest.sh makes it in the background from the end
-#      of step 3 (beside the board's root), and when step 8 is done
+#      root): scripts/make-guest.sh makes it in the background from the
+#      start of step 3 (beside the board's root, as that is), and when step
+#      8 is done
 #      tests/arm64/guest-disk-gicv3.test and -gicv2.test boot it from its
 #      disk in L1 on GICv3, then GICv2 (login, ping, iperf3, fio, a file
 #      written, synced and checked by e2fsck after a reboot), beside the
@@ -191,6 +193,106 @@ grep -q '^CXXFLAGS = .*--coverage' Makefile && in_build_coverage=1
 # Counts of this run only (the board rehearsal's root is not searched).
 find . -path ./board-rehearsal -prune -o -name '*.gcda' -exec rm -f {} +
 
+# The board rehearsal (step 7; see below for what it runs): its root,
+# carried build and image start now, in the background, beside make check
+# (at the lowest priority: background_after_check), then coverage,
+# distcheck and fuzzing; its boot waits for them and runs alone.
+# vmm-boot on the board leaves out the cases whose path is the guest's and
+# KVM's alone, the same on any host userland: the SMP boot, the PSCI reset,
+# the two virtio-console boots, the virtio-blk disk, the backgrounded run
+# under tmux and the control socket (make check runs them on its
+# board-class L1s, board-16k with the same 6.12 kernel in L2), and the
+# one-vCPU boot and power-off (each of its main job's guests is one); the
+# board runs what its Debian 13 userland takes part in (SIGTERM, the
+# privilege drop, console input from a pipe, set-up errors), ~80 s less of
+# the board's boot. Its main.sh runs one
+# disk cell, the mirror's with io_uring (its userland's io_uring and glibc;
+# the host's fio cell measures the board, not kvmmio), and no
+# guest-to-guest cell (make check's net-compare runs the mirror's; on the
+# board it added ~100 s). By hand, without --vmm-boot-skip, --fio-configs
+# and --g2g-configs, every case and --quick's disk and guest-to-guest
+# cells run.
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,hvc-cpus2,hvc-v1-input,disk,disk-kill,background,api"}
+board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
+if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
+  if why=$("$src/scripts/board-rehearsal.sh" --check-host); then
+    echo "test.sh: the board rehearsal's root, carried build and image: in the background, log $board_log"
+    # In a session of its own, so that stopping this script early stops
+    # all of it (mmdebstrap, qemu-user, the cross build) with one signal.
+    # shellcheck disable=SC2086 # board_flags: words of options
+    nice -n 19 setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
+      --phases root,carry,image >"$board_log" 2>&1 &
+    board_prep_pid=$!
+  else
+    board_line="board rehearsal: skipped: $why"
+  fi
+fi
+
+# The guest of "Your first guest" (step 9): made now, in the background
+# beside the board's root (both are mmdebstrap under qemu-user, mostly one
+# emulated dpkg at a time), at the lowest priority while make check runs;
+# booted after the main job, beside the board.
+guest_status=0 guest_line='' guest_make_pid='' guest_boot_pid=''
+guest_dir=$build/guest guest_make_log=$build/make-guest.log guest_boot_log=$build/guest-disk.log
+if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
+  if ! why=$(debian_root_unfit); then
+    # What make-guest.sh's root needs (scripts/lib/debian-root.sh): root,
+    # and a binfmt_misc of a user namespace's own.
+    guest_line="guest disk: skipped: $why"
+  else
+    echo "test.sh: the guest of \"Your first guest\" (scripts/make-guest.sh): in the background, log $guest_make_log"
+    # Made afresh: a guest left by an earlier run may be another commit's.
+    rm -rf "$guest_dir"
+    # Root's password: the test password guest-disk-test.sh logs in with
+    # (make-guest.sh locks root without one), through a pipe, not argv.
+    printf '%s\n' "${KVMMIO_GUEST_PASSWORD:-kvmmio-guest-test}" |
+      nice -n 19 setsid "$src/scripts/make-guest.sh" --out "$guest_dir" --root-password-file /dev/stdin >"$guest_make_log" 2>&1 &
+    guest_make_pid=$!
+  fi
+fi
+# Stopping this script early stops what runs in the background (each in a
+# session of its own: one signal reaches mmdebstrap, qemu-user, QEMU).
+stop_background() {
+  local p
+  for p in "$board_prep_pid" "$guest_make_pid" "$guest_boot_pid"; do
+    [ -z "$p" ] || kill -- -"$p" 2>/dev/null || true
+  done
+}
+trap stop_background EXIT
+
+# make check's idle moments (one scenario left running, downloads, the
+# initramfs's compression) are the background's while make check runs:
+# nice 19 takes no CPU from its scenarios, whose guests run under TCG on
+# the wall clock. After it, the background runs at the foreground's
+# priority: every process of each tree (mmdebstrap, qemu-user, the cross
+# build) is reniced, twice, for a child forked mid-walk; later children
+# inherit it. If make check failed, neither is needed: both stop.
+renice_tree() {
+  local pass p
+  for pass in 1 2; do
+    for p in $(ps -e -o pid=,ppid= | awk -v root="$1" '
+        { parent[$1] = $2 } END { for (p in parent) { q = p
+          while (q != "" && q != root && q > 1) q = parent[q]
+          if (q == root) print p } }'); do
+      renice -n 0 -p "$p" >/dev/null 2>&1 || true
+    done
+    [ $pass = 2 ] || sleep 1
+  done
+}
+background_after_check() {
+  if [ $check_status -ne 0 ]; then
+    stop_background
+    [ -z "$board_prep_pid" ] || board_line="board rehearsal: not run: make check failed"
+    [ -z "$guest_make_pid" ] || guest_line="guest disk: not run: make check failed"
+    board_prep_pid='' guest_make_pid=''
+    return
+  fi
+  local p
+  for p in "$board_prep_pid" "$guest_make_pid"; do
+    [ -z "$p" ] || renice_tree "$p"
+  done
+}
+
 export GTEST_OUTPUT="json:$build/tests/results/"
 rm -rf "$build/tests/results" "$build/tests/arm64/results"
 if [ "$strict" = true ]; then
@@ -212,77 +314,8 @@ fi
 unset GTEST_OUTPUT
 phase_done "make check"
 
-# The board rehearsal (step 7; see below for what it runs): its root,
-# carried build and image start now, in the background, beside coverage,
-# distcheck and fuzzing; its boot waits for them and runs alone.
-# vmm-boot on the board leaves out the cases whose path is the guest's and
-# KVM's alone, the same on any host userland: the SMP boot, the PSCI reset,
-# the two virtio-console boots, the virtio-blk disk, the backgrounded run
-# under tmux and the control socket (make check runs them on its
-# board-class L1s, board-16k with the same 6.12 kernel in L2), and the
-# one-vCPU boot and power-off (each of its main job's guests is one); the
-# board runs what its Debian 13 userland takes part in (SIGTERM, the
-# privilege drop, console input from a pipe, set-up errors), ~80 s less of
-# the board's boot. Its main.sh runs one
-# disk cell, the mirror's with io_uring (its userland's io_uring and glibc;
-# the host's fio cell measures the board, not kvmmio), and no
-# guest-to-guest cell (make check's net-compare runs the mirror's; on the
-# board it added ~100 s). By hand, without --vmm-boot-skip, --fio-configs
-# and --g2g-configs, every case and --quick's disk and guest-to-guest
-# cells run.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,hvc-cpus2,hvc-v1-input,disk,disk-kill,background,api"}
-board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
-if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
-  if [ $check_status -ne 0 ]; then
-    board_line="board rehearsal: not run: make check failed"
-  elif why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    echo "test.sh: the board rehearsal's root, carried build and image: in the background, log $board_log"
-    # In a session of its own, so that stopping this script early stops
-    # all of it (mmdebstrap, qemu-user, the cross build) with one signal.
-    # shellcheck disable=SC2086 # board_flags: words of options
-    setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
-      --phases root,carry,image >"$board_log" 2>&1 &
-    board_prep_pid=$!
-  else
-    board_line="board rehearsal: skipped: $why"
-  fi
-fi
-
-# The guest of "Your first guest" (step 9): made now, in the background
-# beside the board's root (both are mmdebstrap under qemu-user, mostly one
-# emulated dpkg at a time); booted after the main job, beside the board.
-guest_status=0 guest_line='' guest_make_pid='' guest_boot_pid=''
-guest_dir=$build/guest guest_make_log=$build/make-guest.log guest_boot_log=$build/guest-disk.log
-if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
-  if [ $check_status -ne 0 ]; then
-    guest_line="guest disk: not run: make check failed"
-  elif [ -e "$build/arm64-platform/unavailable" ]; then
-    guest_line="guest disk: skipped: arm64 platform unavailable: $(cat "$build/arm64-platform/unavailable")"
-    [ "$strict" != true ] || guest_status=1
-  elif ! why=$(debian_root_unfit); then
-    # What make-guest.sh's root needs (scripts/lib/debian-root.sh): root,
-    # and a binfmt_misc of a user namespace's own.
-    guest_line="guest disk: skipped: $why"
-  else
-    echo "test.sh: the guest of \"Your first guest\" (scripts/make-guest.sh): in the background, log $guest_make_log"
-    # Made afresh: a guest left by an earlier run may be another commit's.
-    rm -rf "$guest_dir"
-    # Root's password: the test password guest-disk-test.sh logs in with
-    # (make-guest.sh locks root without one), through a pipe, not argv.
-    printf '%s\n' "${KVMMIO_GUEST_PASSWORD:-kvmmio-guest-test}" |
-      setsid "$src/scripts/make-guest.sh" --out "$guest_dir" --root-password-file /dev/stdin >"$guest_make_log" 2>&1 &
-    guest_make_pid=$!
-  fi
-fi
-# Stopping this script early stops what runs in the background (each in a
-# session of its own: one signal reaches mmdebstrap, qemu-user, QEMU).
-stop_background() {
-  local p
-  for p in "$board_prep_pid" "$guest_make_pid" "$guest_boot_pid"; do
-    [ -z "$p" ] || kill -- -"$p" 2>/dev/null || true
-  done
-}
-trap stop_background EXIT
+# The two background preparations get the whole machine from here on.
+background_after_check
 
 coverage_status=0 coverage_line=''
 if [ $coverage = 1 ]; then
@@ -375,6 +408,9 @@ if [ -n "$guest_make_pid" ]; then
   if [ $guest_status -ne 0 ]; then
     tail -n 30 "$guest_make_log"
     guest_line="guest disk: FAILED: scripts/make-guest.sh, status $guest_status ($guest_make_log)"
+  elif [ -e "$build/arm64-platform/unavailable" ]; then
+    guest_line="guest disk: skipped: arm64 platform unavailable: $(cat "$build/arm64-platform/unavailable")"
+    [ "$strict" != true ] || guest_status=1
   else
     grep '^make-guest: done' "$guest_make_log" || true
     echo "test.sh: the guest's boots from its disk, tests/arm64/guest-disk-gicv3.test and -gicv2.test: in the background, log $guest_boot_log"
