@@ -267,10 +267,23 @@ trap stop_background EXIT
 # priority: every process of each tree (mmdebstrap, qemu-user, the cross
 # build) is reniced, twice, for a child forked mid-walk; later children
 # inherit it. If make check failed, neither is needed: both stop.
+# (From /proc: the fresh root has no ps.)
+pid_parents() {
+  local f k v p
+  for f in /proc/[0-9]*/status; do
+    p=''
+    while read -r k v; do
+      case $k in
+        Pid:) p=$v ;;
+        PPid:) echo "$p $v"; break ;;
+      esac
+    done 2>/dev/null <"$f" || true
+  done
+}
 renice_tree() {
   local pass p
   for pass in 1 2; do
-    for p in $(ps -e -o pid=,ppid= | awk -v root="$1" '
+    for p in $(pid_parents | awk -v root="$1" '
         { parent[$1] = $2 } END { for (p in parent) { q = p
           while (q != "" && q != root && q > 1) q = parent[q]
           if (q == root) print p } }'); do
