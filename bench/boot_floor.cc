@@ -62,6 +62,7 @@
 #include <linux/kvm.h>
 #endif
 
+#include "kvmmio/amba/primecell.h"
 #include "kvmmio/base/unique_fd.h"
 #include "kvmmio/console/pl011.h"
 #include "vmm/boot_layout.h"
@@ -229,10 +230,8 @@ void serve_mmio(decltype(kvm_run::mmio)& m) {
     return;
   }
   std::memset(m.data, 0, sizeof m.data);
-  if (uart && off >= Pl011::kPeriphID0 && off < Pl011::kCellID0 + 16 && off % 4 == 0) {
-    const uint64_t i = (off - Pl011::kPeriphID0) / 4;
-    m.data[0] = i < 4 ? Pl011::kPeriphId[i] : Pl011::kCellId[i - 4];
-  }
+  if (uart && off % 4 == 0)
+    if (const auto id = kvmmio::amba::id_register(off, Pl011::kPeriphId)) m.data[0] = static_cast<uint8_t>(*id);
 }
 
 // Enters the guest and serves it until it powers off or a stop signal.

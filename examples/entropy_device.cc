@@ -71,6 +71,13 @@ using namespace kvmmio::virtio;
 // virtio 1.2 section 5.4: one request queue, no feature bits, no
 // configuration space. Each buffer the driver offers is device-writable;
 // the device fills it with random bytes and returns it.
+//
+// The library has a complete entropy device, kvmmio::rng::VirtioRng
+// (kvmmio/rng/virtio_rng.h, the kvmmio program's --rng): a rate bound with
+// a timer, a work budget per dispatch (QueueDrain), device-readable
+// buffers refused as guest errors, counters. This one is kept to the least
+// a VirtioDevice needs, written out on purpose: what an embedder's own
+// device looks like is the point of this file, so it does not use that one.
 class EntropyDevice final : public VirtioDevice {
  public:
   explicit EntropyDevice(const GuestMemory& memory) : memory_(memory) {}

@@ -4,20 +4,25 @@
 // userspace backend, whose tap is the socketpair stand-in
 // (Tap::socketpair(): the target holds the wire end, delivers frames into
 // it and drains what the guest sends), and a VirtioConsole writing to a
-// small pipe nobody reads unless the input says so. Both virtio devices sit
+// small pipe nobody reads unless the input says so, and a VirtioRng whose
+// rate bound reads a clock only the input moves. The virtio devices sit
 // behind their MmioTransport with trapped notifies on a real EventLoop.
 //
 // The input drives bus accesses of any address, width and direction
-// (claimed or not), guest RAM and the rings of both devices, bring-ups with
-// any features in either register layout, frames from the tap, host
-// console input into either console device, and loop flushes. The checks:
-// ASan and UBSan; Status and InterruptStatus hold only defined bits; and,
-// run by scripts/fuzz.sh with -rss_limit_mb and -timeout, no input may
-// make kvmmio's memory or time per input grow without bound.
+// (claimed or not), guest RAM and the rings of the three devices, bring-ups
+// with any features in either register layout, frames from the tap, host
+// console input into either console device, the entropy device's clock,
+// and loop flushes. The checks: ASan and UBSan; Status and InterruptStatus
+// hold only defined bits; virtio-rng never serves more than its burst plus
+// its rate over the time the input let pass; and, run by scripts/fuzz.sh
+// with -rss_limit_mb and -timeout, no input may make kvmmio's memory or
+// time per input grow without bound.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +42,7 @@
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/virtio_net.h"
+#include "kvmmio/rng/virtio_rng.h"
 #include "kvmmio/virtio/mmio_regs.h"
 #include "kvmmio/virtio/mmio_transport.h"
 
@@ -48,11 +54,14 @@ constexpr uint64_t kRamSize = 1 << 20;
 constexpr uint64_t kUart = 0x09000000;
 constexpr uint64_t kNet = 0x0a000000;
 constexpr uint64_t kConsole = 0x0a000200;
-// Ring memory per queue (net RX, TX, ctrl; console RX, TX): 16 KiB each,
-// room for 256 entries in Linux's layout.
+constexpr uint64_t kRng = 0x0a000400;
+// Ring memory per queue (net RX, TX, ctrl; console RX, TX; rng): 16 KiB
+// each, room for 256 entries in Linux's layout.
 constexpr uint64_t kRings = kRam + 0x10000;
 constexpr uint64_t kRingStride = 0x4000;
-constexpr unsigned kNetQueues = 3, kQueues = 5;
+constexpr unsigned kNetQueues = 3, kQueues = 6, kRngRing = 5;
+// The entropy device's bound, small enough for inputs to reach it.
+constexpr uint64_t kRngRate = 1 << 20, kRngBurst = 4096;
 constexpr uint64_t kBuffers = kRam + 0x40000;
 
 int g_report_fd = 2;
@@ -68,9 +77,9 @@ enum Op : uint8_t {
   kBusAccess,       // any address near a device (or none), width 1-8, read or write
   kRegisterWrite,   // 32-bit write to a virtio register of either device
   kWriteRam,        // bytes into guest RAM
-  kWriteDescriptor, // a descriptor of one of the five rings
+  kWriteDescriptor, // a descriptor of one of the six rings
   kExposeHead,      // an avail entry of one ring, then move its idx
-  kNotify,          // QueueNotify of either device
+  kNotify,          // QueueNotify of one device
   kBringUpNet,      // Linux's virtio_net probe with fuzzed features
   kBringUpConsole,  // Linux's virtio_console probe
   kTapFrame,        // the tap delivers a frame into the net device
@@ -78,6 +87,8 @@ enum Op : uint8_t {
   kHostInput,       // host console input into the PL011 or virtio-console
   kDrainOutput,     // the console output's reader reads
   kFlush,           // the event loop serves what is ready
+  kBringUpRng,      // Linux's virtio_rng probe
+  kRngClock,        // the rng's clock moves on (up to 65 ms)
   kOpCount,
 };
 
@@ -111,37 +122,62 @@ struct Machine {
         *con, virtio::TransportEnv{.memory = memory, .irq = con_irq, .base = kConsole, .loop = &loop, .name = "fuzz-console"},
         c);
     bus.claim(kConsole, virtio::MmioTransport::window_size(), *con_transport, "console");
+
+    rng_dev = std::make_unique<rng::VirtioRng>(
+        memory, loop,
+        rng::RngOptions{.bytes_per_second = kRngRate,
+                        .burst_bytes = kRngBurst,
+                        .clock = [this] { return kClockStart + std::chrono::microseconds(rng_clock_us.load()); }});
+    virtio::TransportOptions r;
+    r.version = setup & 8 ? virtio::kVersionLegacy : virtio::kVersionModern;
+    r.notify = virtio::NotifyMode::kTrap;
+    r.regs = virtio::RegsMode::kTrap;
+    rng_transport = std::make_unique<virtio::MmioTransport>(
+        *rng_dev, virtio::TransportEnv{.memory = memory, .irq = rng_irq, .base = kRng, .loop = &loop, .name = "fuzz-rng"},
+        r);
+    bus.claim(kRng, virtio::MmioTransport::window_size(), *rng_transport, "rng");
     net_driver = std::make_unique<virtio::test::MmioDriver>(*net_transport);
     con_driver = std::make_unique<virtio::test::MmioDriver>(*con_transport);
+    rng_driver = std::make_unique<virtio::test::MmioDriver>(*rng_transport);
   }
   ~Machine() {
     net_transport.reset();  // devices reset, watches gone, before the loop
     con_transport.reset();
+    rng_transport.reset();
   }
 
   void check() {
-    for (auto* t : {net_transport.get(), con_transport.get()}) {
+    for (auto* t : {net_transport.get(), con_transport.get(), rng_transport.get()}) {
       if (t->device_status() & ~0xcfu) violated("Status holds undefined bits");
     }
-    for (auto* d : {net_driver.get(), con_driver.get()})
+    for (auto* d : {net_driver.get(), con_driver.get(), rng_driver.get()})
       if (d->read(virtio::reg::kInterruptStatus) & ~virtio::interrupt::kAll)
         violated("InterruptStatus holds undefined bits");
+    // The bucket starts full: the burst, then the rate over the input's time.
+    if (rng_dev->counters().bytes_served > kRngBurst + kRngRate * rng_clock_us.load() / 1000000 + 1)
+      violated("virtio-rng served more than its rate bound allows");
   }
+
+  // The rng's time source: read on the loop thread too.
+  static constexpr TokenBucket::Clock::time_point kClockStart = TokenBucket::Clock::time_point{} + std::chrono::hours(1);
+  std::atomic<uint64_t> rng_clock_us{0};
 
   GuestMemory memory;
   MmioBus bus;
   EventLoop loop;
-  EventFd net_irq, con_irq;
+  EventFd net_irq, con_irq, rng_irq;
   std::vector<UniqueFd> wire;
   UniqueFd out_rd, out_wr;
   uint64_t uart_tx = 0;
-  uint32_t ring_size[kQueues] = {256, 256, 256, 256, 256};  // as last set up
+  uint32_t ring_size[kQueues] = {256, 256, 256, 256, 256, 256};  // as last set up
   std::unique_ptr<console::Pl011> uart;
   std::unique_ptr<net::VirtioNet> net;
   std::unique_ptr<virtio::MmioTransport> net_transport;
   std::unique_ptr<console::VirtioConsole> con;
   std::unique_ptr<virtio::MmioTransport> con_transport;
-  std::unique_ptr<virtio::test::MmioDriver> net_driver, con_driver;
+  std::unique_ptr<rng::VirtioRng> rng_dev;
+  std::unique_ptr<virtio::MmioTransport> rng_transport;
+  std::unique_ptr<virtio::test::MmioDriver> net_driver, con_driver, rng_driver;
 };
 
 uint64_t ring_base(unsigned ring) { return kRings + kRingStride * (ring % kQueues); }
@@ -153,8 +189,8 @@ void run(const uint8_t* data, size_t size) {
   for (int steps = 0; !in.done() && steps < 2048; ++steps) {
     switch (in.u8() % kOpCount) {
       case kBusAccess: {
-        static constexpr uint64_t kNear[] = {kUart, kNet, kConsole, 0x0b000000};
-        const uint64_t near = kNear[in.u8() % 4];
+        static constexpr uint64_t kNear[] = {kUart, kNet, kConsole, 0x0b000000, kRng};
+        const uint64_t near = kNear[in.u8() % 5];
         const uint64_t addr = near + in.u16() % 0x1100;
         const size_t width = size_t{1} << (in.u8() % 4);
         uint8_t bytes[8];
@@ -165,7 +201,8 @@ void run(const uint8_t* data, size_t size) {
         break;
       }
       case kRegisterWrite: {
-        auto& d = in.u8() & 1 ? *m.con_driver : *m.net_driver;
+        const uint8_t which = in.u8();
+        auto& d = which & 1 ? *m.con_driver : which & 2 ? *m.rng_driver : *m.net_driver;
         const uint32_t offset = (in.u8() % 0x40) * 4;
         d.write(offset, in.u32());
         break;
@@ -207,7 +244,9 @@ void run(const uint8_t* data, size_t size) {
         break;
       }
       case kNotify: {
-        if (in.u8() & 1) m.con_driver->notify(in.u8() % 3);
+        const uint8_t which = in.u8();
+        if (which & 1) m.con_driver->notify(in.u8() % 3);
+        else if (which & 2) m.rng_driver->notify(in.u8() % 2);
         else m.net_driver->notify(in.u8() % (kNetQueues + 2));
         break;
       }
@@ -258,6 +297,16 @@ void run(const uint8_t* data, size_t size) {
         while (::read(m.out_rd.get(), buf.data(), buf.size()) > 0) {}
         break;
       case kFlush: m.loop.flush(); break;
+      case kBringUpRng: {
+        auto& d = *m.rng_driver;
+        if (d.probe() && d.initialize(in.u64() | virtio::feature::bit(virtio::feature::kVersion1))) {
+          m.ring_size[kRngRing] = 1u << (in.u8() % 7);  // 1 to 64, the device's maximum
+          d.setup_queue(rng::VirtioRng::kRequestQueue, ring_base(kRngRing), m.ring_size[kRngRing]);
+          d.driver_ok();
+        }
+        break;
+      }
+      case kRngClock: m.rng_clock_us += in.u16(); break;
     }
     m.check();
   }
@@ -265,16 +314,20 @@ void run(const uint8_t* data, size_t size) {
   if (std::getenv("KVMMIO_FUZZ_TRACE")) {
     const auto& n = m.net->counters();
     const auto& c = m.con->counters();
+    const auto& r = m.rng_dev->counters();
     dprintf(g_report_fd,
             "net: status 0x%x tx %llu rx %llu dropped %llu yields %llu guest errors %llu+%llu; "
-            "console: status 0x%x tx_bytes %llu stalls %llu yields %llu; uart tx %llu; unclaimed %llu\n",
+            "console: status 0x%x tx_bytes %llu stalls %llu yields %llu; uart tx %llu; unclaimed %llu; "
+            "rng: status 0x%x bytes %llu requests %llu throttled %llu refused %llu\n",
             m.net_transport->device_status(), (unsigned long long)n.tx_packets.load(),
             (unsigned long long)n.rx_packets.load(), (unsigned long long)n.rx_dropped.load(),
             (unsigned long long)n.budget_yields.load(), (unsigned long long)m.net_transport->counters().guest_errors.load(),
             (unsigned long long)m.net->guest_errors(), m.con_transport->device_status(),
             (unsigned long long)c.tx_bytes.load(), (unsigned long long)c.tx_stalls.load(),
             (unsigned long long)c.budget_yields.load(), (unsigned long long)m.uart_tx,
-            (unsigned long long)m.bus.unclaimed_accesses());
+            (unsigned long long)m.bus.unclaimed_accesses(), m.rng_transport->device_status(),
+            (unsigned long long)r.bytes_served.load(), (unsigned long long)r.requests.load(),
+            (unsigned long long)r.throttled.load(), (unsigned long long)r.refused.load());
   }
 }
 

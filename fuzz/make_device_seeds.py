@@ -4,9 +4,10 @@
 
 Each seed is a short program in the target's input language (the Op enum in
 device_fuzz.cc): a setup byte (bit 0: legacy net, bit 1: legacy console,
-bit 2: net MTU), then operations. They give the fuzzer what real guests do
-(virtio-net RX and TX in both layouts, the control queue, virtio-console
-output and input, the PL011) and what the hostile guest scenario did
+bit 2: net MTU, bit 3: legacy rng), then operations. They give the fuzzer
+what real guests do (virtio-net RX and TX in both layouts, the control
+queue, virtio-console output and input, the PL011, virtio-rng requests
+within and beyond its rate bound) and what the hostile guest scenario did
 (one RX head repeated with one writable byte per chain under a 64 KiB
 frame, a console chain repeating the same bytes), to mutate from.
 """
@@ -14,9 +15,9 @@ import os
 import struct
 
 (BUS, REG, RAM, DESC, EXPOSE, NOTIFY, NET_UP, CON_UP, TAP, DRAIN_WIRE, HOST_IN, DRAIN_OUT,
- FLUSH) = range(13)
+ FLUSH, RNG_UP, RNG_CLOCK) = range(15)
 NEXT, WRITE = 1, 2
-NET_RX, NET_TX, NET_CTRL, CON_RX, CON_TX = range(5)
+NET_RX, NET_TX, NET_CTRL, CON_RX, CON_TX, RNG = range(6)
 MRG_RXBUF, CTRL_VQ, MQ, MAC, STATUS, VERSION_1 = 1 << 15, 1 << 17, 1 << 22, 1 << 5, 1 << 16, 1 << 32
 
 def u8(v): return struct.pack('<B', v)
@@ -27,6 +28,8 @@ def u64(v): return struct.pack('<Q', v)
 def net_up(features, sizes=(0, 0, 0)):  # size selectors: 0 = 256 entries
     return u8(NET_UP) + u64(features) + b''.join(u8(s) for s in sizes)
 def con_up(tx_log2=7): return u8(CON_UP) + u64(VERSION_1) + u8(tx_log2)
+def rng_up(size_log2=6): return u8(RNG_UP) + u64(VERSION_1) + u8(size_log2)
+def rng_clock(us): return u8(RNG_CLOCK) + u16(us)
 def desc(ring, index, offset, length, flags, nxt):
     """A descriptor of `ring` whose buffer is kBuffers + 8 * offset."""
     return u8(DESC) + u8(ring) + u8(index) + u8(0) + u16(offset) + u16(length) + u8(flags) + u8(nxt)
@@ -35,6 +38,7 @@ def desc_long(ring, index, offset, length, flags, nxt):
 def expose(ring, head, count=1): return u8(EXPOSE) + u8(ring) + u8(count - 1) + u8(head)
 def notify_net(q): return u8(NOTIFY) + u8(0) + u8(q)
 def notify_con(q): return u8(NOTIFY) + u8(1) + u8(q)
+def notify_rng(): return u8(NOTIFY) + u8(2) + u8(0)
 def tap(length, seed=1, wire=0):
     if length < 256:
         return u8(TAP) + u8(0) + u8(length) + u8(seed) + u8(wire)
@@ -65,6 +69,15 @@ seeds = {
                       expose(CON_TX, 0, 64) + notify_con(1) + u8(FLUSH) + u8(DRAIN_OUT) + u8(FLUSH),
     'console-input': u8(0) + con_up() + desc(CON_RX, 0, 0x9000, 64, WRITE, 0) + expose(CON_RX, 0) +
                      notify_con(0) + host_in(b'hello from the host\r', True) + u8(FLUSH),
+    'rng-requests': u8(0) + rng_up() + b''.join(desc(RNG, i, 0xa000 + i * 8, 64, WRITE, 0) for i in range(8)) +
+                    b''.join(expose(RNG, i) for i in range(8)) + notify_rng() + u8(FLUSH),
+    'rng-legacy-chain': u8(8) + rng_up(3) + desc(RNG, 0, 0xa000, 16, WRITE | NEXT, 1) +
+                        desc(RNG, 1, 0xa100, 1000, WRITE, 0) + expose(RNG, 0) + notify_rng() + u8(FLUSH),
+    # Beyond the 4 KiB burst: requests wait for the clock the input moves.
+    'rng-throttled': u8(0) + rng_up() + desc(RNG, 0, 0xb000, 0x1000, WRITE, 0) + expose(RNG, 0, 8) +
+                     notify_rng() + rng_clock(1000) + u8(FLUSH) + rng_clock(60000) + u8(FLUSH),
+    'rng-device-readable': u8(0) + rng_up() + desc(RNG, 0, 0xa000, 16, NEXT, 1) + desc(RNG, 1, 0xa100, 64, WRITE, 0) +
+                           expose(RNG, 0, 2) + notify_rng() + u8(FLUSH),
     'uart': u8(0) + bus(0, 0x30, 2, 0x301, 1) + bus(0, 0x2c, 2, 0x70, 1) + bus(0, 0, 0, ord('x'), 1) +
             host_in(b'abc', False) + bus(0, 0x18, 2, 0, 0) + bus(0, 0, 2, 0, 0) + bus(3, 0x10, 3, 0, 0),
 }

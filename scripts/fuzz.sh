@@ -13,7 +13,7 @@
 #   virtio_mmio   the transport and split virtqueue, behind a small device
 #   device        the real devices on one MMIO bus: the PL011, virtio-net with
 #                 the userspace backend on the socketpair stand-in of a tap,
-#                 and virtio-console
+#                 virtio-console and virtio-rng
 #   block         virtio-blk on a small image file, with its I/O worker
 #   control_request  the control socket's request parser and dispatcher
 #                 (--api-socket), behind a fake machine
@@ -49,7 +49,7 @@ sources_of() {
   case $1 in
     virtio_mmio) echo "$src/fuzz/virtio_mmio_fuzz.cc" "${common[@]}" ;;
     device) echo "$src/fuzz/device_fuzz.cc" "${common[@]}" "$src/kvm/mmio_bus.cc" \
-              "$src"/hw/net/*.cc "$src"/hw/console/*.cc ;;
+              "$src"/hw/net/*.cc "$src"/hw/console/*.cc "$src"/hw/rng/*.cc ;;
     block) echo "$src/fuzz/block_fuzz.cc" "${common[@]}" "$src/tests/virtio/driver_ring.cc" \
               "$src"/hw/block/*.cc ;;
     # The fake machine's stats may read the footprint and press a power key.

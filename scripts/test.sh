@@ -200,7 +200,7 @@ find . -path ./board-rehearsal -prune -o -name '*.gcda' -exec rm -f {} +
 # vmm-boot on the board leaves out the cases whose path is the guest's and
 # KVM's alone, the same on any host userland: the SMP boot, the PSCI reset,
 # the two virtio-console boots, the virtio-blk disk, the backgrounded run
-# under tmux and the control socket (make check runs them on its
+# under tmux, the control socket and named VMs (make check runs them on its
 # board-class L1s, board-16k with the same 6.12 kernel in L2), and the
 # one-vCPU boot and power-off (each of its main job's guests is one); the
 # board runs what its Debian 13 userland takes part in (SIGTERM, the
@@ -212,7 +212,7 @@ find . -path ./board-rehearsal -prune -o -name '*.gcda' -exec rm -f {} +
 # board it added ~100 s). By hand, without --vmm-boot-skip, --fio-configs
 # and --g2g-configs, every case and --quick's disk and guest-to-guest
 # cells run.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,hvc-cpus2,hvc-v1-input,disk,disk-kill,background,api"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,hvc-cpus2,hvc-v1-input,disk,disk-kill,background,api,names"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if why=$("$src/scripts/board-rehearsal.sh" --check-host); then

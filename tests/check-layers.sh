@@ -8,8 +8,9 @@
 #   1 base     base/, include/kvmmio/base/
 #   2 kvm      kvm/, include/kvmmio/*.h, include/kvmmio/arch/
 #   3 virtio   hw/virtio/, include/kvmmio/virtio/
-#   4 devices  hw/net/, hw/console/, hw/block/, hw/gpio/, include/kvmmio/net/,
-#              include/kvmmio/console/, include/kvmmio/block/, include/kvmmio/gpio/
+#   4 devices  hw/net/, hw/console/, hw/block/, hw/gpio/, hw/rng/, hw/rtc/, include/kvmmio/net/,
+#              include/kvmmio/console/, include/kvmmio/block/, include/kvmmio/gpio/,
+#              include/kvmmio/rng/, include/kvmmio/rtc/, include/kvmmio/amba/
 #   5 capi     capi/, include/kvmmio/kvmmio.h (the C API)
 #   6 vmm      vmm/
 # tests/, bench/ and fuzz/ sit outside the layers and may include anything.
@@ -36,7 +37,8 @@ layer_of() {
     include/kvmmio/arch/*) echo 2 ;;
     include/kvmmio/virtio/* | hw/virtio/*) echo 3 ;;
     include/kvmmio/net/* | include/kvmmio/console/* | include/kvmmio/block/* | include/kvmmio/gpio/* | \
-    hw/net/* | hw/console/* | hw/block/* | hw/gpio/*) echo 4 ;;
+    include/kvmmio/rng/* | include/kvmmio/rtc/* | include/kvmmio/amba/* | \
+    hw/net/* | hw/console/* | hw/block/* | hw/gpio/* | hw/rng/* | hw/rtc/*) echo 4 ;;
     include/kvmmio/*/*) echo 0 ;;
     include/kvmmio/* | kvm/*) echo 2 ;;
     vmm/*) echo 6 ;;

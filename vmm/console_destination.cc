@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// --console destinations: stdio, file=PATH, pty, socket=PATH.
+// --console destinations: stdio, file=PATH, pty, socket=PATH, socket (a
+// named VM's).
 #include "vmm/console_destination.h"
 
 #include "vmm/options.h"
@@ -31,6 +32,11 @@ std::optional<ConsoleDestination> parse_console_destination(std::string_view ite
     return d;
   }
   if (key != "file" && key != "socket") return std::nullopt;
+  if (key == "socket" && eq == std::string_view::npos) {
+    // A named VM's console socket: its path comes from --name (options.cc).
+    d.kind = ConsoleDestination::Kind::kSocket;
+    return d;
+  }
   if (value.empty())
     throw UsageError(shown + ": " + std::string(key) + "= needs a path, e.g. --console serial," +
                      std::string(key) + (key == "file" ? "=guest.log" : "=/run/kvmmio/vm0.console"));

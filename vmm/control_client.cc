@@ -21,9 +21,11 @@ namespace {
 // A stats answer grows with the devices; this is far above any.
 constexpr size_t kMaxAnswer = 4 << 20;
 
-std::string connect_fix(int err) {
+std::string connect_fix(int err, const std::string& name) {
   switch (err) {
-    case ENOENT: return "no such socket: is kvmmio running with --api-socket at this path?";
+    case ENOENT:
+      return name.empty() ? "no such socket: is kvmmio running with --api-socket at this path?"
+                          : "no VM named " + name + " runs (kvmmio list shows those that do)";
     case ECONNREFUSED: return "nobody listens on it (its kvmmio has exited): start the VM again";
     case EACCES:
     case EPERM: return "permission denied: run as the user kvmmio runs as (--user), or as root";
@@ -33,12 +35,12 @@ std::string connect_fix(int err) {
 
 }  // namespace
 
-int run_ctl(const CtlOptions& o, std::FILE* out, int timeout_ms) {
-  const std::string shown = "kvmmio ctl " + o.socket;
-  UniqueFd fd = connect_unix_socket(o.socket);
-  if (!fd) throw UsageError(shown + ": cannot connect: " + connect_fix(errno));
+std::string control_request(const std::string& socket, const std::string& command, const std::string& shown,
+                            const std::string& name, int timeout_ms) {
+  UniqueFd fd = connect_unix_socket(socket);
+  if (!fd) throw UsageError(shown + ": cannot connect: " + connect_fix(errno, name));
   const std::string request =
-      nlohmann::json{{"cmd", o.command}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      nlohmann::json{{"cmd", command}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size()))
     throw UsageError(shown + ": cannot send the request: " + std::strerror(errno));
 
@@ -48,9 +50,9 @@ int run_ctl(const CtlOptions& o, std::FILE* out, int timeout_ms) {
     const size_t nl = answer.find('\n');
     if (nl != std::string::npos) {
       answer.resize(nl);
-      break;
+      return answer;
     }
-    if (answer.size() > kMaxAnswer) throw UsageError(shown + ": the answer has no end; is PATH a kvmmio control socket?");
+    if (answer.size() > kMaxAnswer) throw UsageError(shown + ": the answer has no end; is it a kvmmio control socket?");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{fd.get(), POLLIN, 0};
     const int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
@@ -63,14 +65,19 @@ int run_ctl(const CtlOptions& o, std::FILE* out, int timeout_ms) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0)
       throw UsageError(shown + ": the connection closed without an answer" +
-                       (answer.empty() ? std::string() : " line") + "; is PATH a kvmmio control socket?");
+                       (answer.empty() ? std::string() : " line") + "; is it a kvmmio control socket?");
     answer.append(buf, static_cast<size_t>(r));
   }
+}
+
+int run_ctl(const CtlOptions& o, std::FILE* out, int timeout_ms) {
+  const std::string shown = "kvmmio ctl " + (o.name.empty() ? o.socket : o.name);
+  const std::string answer = control_request(o.socket, o.command, shown, o.name, timeout_ms);
   std::fprintf(out, "%s\n", answer.c_str());
   std::fflush(out);
   const auto doc = nlohmann::json::parse(answer, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object())
-    throw UsageError(shown + ": the answer is not a JSON object; is PATH a kvmmio control socket?");
+    throw UsageError(shown + ": the answer is not a JSON object; is it a kvmmio control socket?");
   return doc.contains("error") ? 1 : 0;  // ctl's statuses: the header
 }
 

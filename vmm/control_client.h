@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// `kvmmio ctl PATH COMMAND`: sends {"cmd":COMMAND} to a running kvmmio's
-// control socket (--api-socket PATH), prints the answer line on stdout and
+// `kvmmio ctl PATH|NAME COMMAND`: sends {"cmd":COMMAND} to a running
+// kvmmio's control socket (--api-socket PATH, or a named VM's), prints the answer line on stdout and
 // returns the exit status: 0 for an answer, 1 for an error answer; a
 // socket that cannot be reached, or no answer, is a UsageError (status 2)
 // naming the fix.
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 #include "vmm/options.h"
 
@@ -17,5 +18,12 @@ namespace kvmmio::vmm {
 inline constexpr int kCtlTimeoutMs = 10000;
 
 int run_ctl(const CtlOptions& options, std::FILE* out = stdout, int timeout_ms = kCtlTimeoutMs);
+
+// One request, {"cmd":COMMAND}, to the control socket at `socket`; its
+// answer line (without the newline), which may be an {"error":...}.
+// UsageError starting with `shown` when the socket cannot be reached or
+// gives no answer in time; `name`: the VM's, when it was given by name.
+std::string control_request(const std::string& socket, const std::string& command, const std::string& shown,
+                            const std::string& name = {}, int timeout_ms = kCtlTimeoutMs);
 
 }  // namespace kvmmio::vmm

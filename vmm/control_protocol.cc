@@ -16,7 +16,7 @@ ControlReply error(std::string_view message) { return {control_error_line(messag
 
 ControlReply result(Json j) { return {dump(j), false}; }
 
-constexpr const char* kCommands = "stats, pause, resume, shutdown or quit";
+constexpr const char* kCommands = "stats, info, pause, resume, shutdown or quit";
 
 }  // namespace
 
@@ -24,7 +24,7 @@ std::string control_error_line(std::string_view message) {
   return dump(Json{{"error", std::string(message)}});
 }
 
-ControlReply handle_control_request(std::string_view line, VmControl& vm) {
+ControlReply handle_control_request(std::string_view line, VmControl& vm, const VmIdentity& identity) {
   // No exceptions from the parser: a malformed line is a discarded value.
   // Nesting is bounded by the line's length (the server's limit).
   const Json request = Json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
@@ -39,6 +39,16 @@ ControlReply handle_control_request(std::string_view line, VmControl& vm) {
   const std::string& cmd = cmd_it->get_ref<const std::string&>();
 
   if (cmd == "stats") return {to_json_line(vm.stats()), false};
+  if (cmd == "info") {
+    const auto up = std::chrono::steady_clock::now() - identity.started;
+    return result({{"name", identity.name.empty() ? Json(nullptr) : Json(identity.name)},
+                   {"pid", identity.pid},
+                   {"state", vm.paused() ? "paused" : "running"},
+                   {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(up).count()},
+                   {"vcpus", vm.vcpu_count()},
+                   {"mem_mib", identity.mem_bytes >> 20},
+                   {"macs", identity.macs}});
+  }
   if (cmd == "pause") {
     const bool already = vm.paused();
     const int parked = vm.pause();

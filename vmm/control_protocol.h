@@ -7,6 +7,9 @@
 //   {"cmd":"resume"}    released again:               {"result":"resumed",...}
 //   {"cmd":"shutdown"}  the guest's power key pressed: {"result":"shutdown requested"}
 //   {"cmd":"quit"}      the VM stopped as by SIGTERM:  {"result":"quitting"}
+//   {"cmd":"info"}      who it is: {"name":...,"pid":...,"state":"running"
+//                       or "paused","uptime_s":...,"vcpus":...,"mem_mib":...,
+//                       "macs":[...]} (`kvmmio list` shows it)
 //
 // Anything else (not JSON, not an object, no "cmd", a "cmd" that is not a
 // string or not one of these, any other key) is answered {"error":"..."}
@@ -15,8 +18,13 @@
 // server bounds (control_server.h).
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vmm/stats.h"
 
@@ -39,6 +47,15 @@ class VmControl {
   virtual void quit() = 0;
 };
 
+// What `info` says besides the VM's state: fixed for its life.
+struct VmIdentity {
+  std::string name;  // --name; empty for an unnamed VM (null in the answer)
+  pid_t pid = 0;
+  uint64_t mem_bytes = 0;
+  std::vector<std::string> macs;  // one per --net, in order
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+};
+
 struct ControlReply {
   std::string line;  // one JSON object, no newline
   bool error = false;
@@ -46,7 +63,7 @@ struct ControlReply {
 
 // Answers one request line (without its newline). Never throws for any
 // input; the reply of a malformed one has error set.
-ControlReply handle_control_request(std::string_view line, VmControl& vm);
+ControlReply handle_control_request(std::string_view line, VmControl& vm, const VmIdentity& identity = {});
 
 // `{"error":MESSAGE}` as a line, MESSAGE escaped.
 std::string control_error_line(std::string_view message);

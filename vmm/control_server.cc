@@ -170,7 +170,7 @@ void ControlServer::on_client(Client& c) {
 
 void ControlServer::answer(Client& c, std::string_view request) {
   ++counters_.requests;
-  ControlReply r = handle_control_request(request, *vm_);
+  ControlReply r = handle_control_request(request, *vm_, identity_);
   if (r.error) {
     ++counters_.errors;
     if (const uint64_t k = error_log_.next())

@@ -85,6 +85,8 @@ class ControlServer {
   // taken meanwhile). Needs the privileges that made it: before confine.
   void publish() { listener_.publish(); }
 
+  // What `info` answers besides the VM's state; before start().
+  void set_identity(VmIdentity identity) { identity_ = std::move(identity); }
   // Serves requests on `loop` for `vm` until stop() (publishing first if
   // not done yet); `vm` must outlive it.
   void start(EventLoop& loop, VmControl& vm);
@@ -121,6 +123,7 @@ class ControlServer {
   bool idle_timer_armed_ = false;
   EventLoop* loop_ = nullptr;
   VmControl* vm_ = nullptr;
+  VmIdentity identity_;
   std::array<Client, kMaxClients> clients_;
   // Last: dropped first, so no callback runs on a half-destroyed server.
   EventLoop::Registration listen_watch_, idle_watch_;

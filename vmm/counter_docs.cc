@@ -7,8 +7,10 @@
 
 #include "vmm/console_relay.h"
 #include "kvmmio/gpio/pl061.h"
+#include "kvmmio/rtc/pl031.h"
 #include "vmm/control_server.h"
 #include "vmm/device_stats.h"
+#include "kvmmio/rng/virtio_rng.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -29,6 +31,7 @@ std::string counter_tables_markdown() {
   std::string out = "| device `type` | `counters` key | meaning |\n| --- | --- | --- |\n";
   rows(out, "pl011", console::Pl011::Counters::kInfo);
   rows(out, "pl061", gpio::Pl061::Counters::kInfo);
+  rows(out, "pl031", rtc::Pl031::Counters::kInfo);
   // In the order a slot's --stats has them (device_stats.h).
   rows(out, "virtio-*", virtio::TransportCounters::kInfo);
   rows(out, "virtio-*", SlotKernelCounters::kInfo);
@@ -38,6 +41,8 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-console", console::ConsoleCounters::kInfo);
   rows(out, "virtio-blk", block::BlockSettings::kInfo);
   rows(out, "virtio-blk", block::BlockCounters::kInfo);
+  rows(out, "virtio-rng", rng::RngSettings::kInfo);
+  rows(out, "virtio-rng", rng::RngCounters::kInfo);
   key_table(out, "`console.counters` key (`pty`, `socket`)", ConsoleRelayCounters::kInfo);
   key_table(out, "`api.counters` key (`--api-socket`)", ControlCounters::kInfo);
   key_table(out, "`vcpus[].exits` key", VcpuExitCounts::kInfo);

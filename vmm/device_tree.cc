@@ -113,6 +113,18 @@ void add_uart(FdtWriter& fdt) {
   fdt.property_strings("clock-names", {"uartclk", "apb_pclk"});
 }
 
+// The real-time clock, as QEMU's virt machine describes its PL031.
+void add_rtc(FdtWriter& fdt) {
+  auto node = fdt.begin_node(kRtcPath + 1);
+  fdt.property_strings("compatible", {"arm,pl031", "arm,primecell"});
+  reg(fdt, {{layout::kRtcBase, layout::kRtcSize}});
+  // Level: RTCINTR stays asserted until RTCICR clears the match. Without
+  // an interrupt Linux's rtc-pl031 would offer no alarm.
+  fdt.property_cells("interrupts", {kGicSpi, layout::kRtcSpi, kIrqTypeLevelHigh});
+  fdt.property_u32("clocks", kUartClockPhandle);
+  fdt.property_string("clock-names", "apb_pclk");
+}
+
 // The power key: a PL061 whose pin 3 gpio-keys reports as KEY_POWER,
 // active high (vmm/power_key.h), node for node as QEMU's virt machine
 // makes it, so guests configured for that find it.
@@ -208,6 +220,7 @@ std::vector<uint8_t> build_device_tree(const DeviceTreeSpec& spec) {
     add_gic(fdt, spec);
     add_timer(fdt, spec);
     add_uart(fdt);
+    add_rtc(fdt);
     add_power_key(fdt);
     for (const auto& slot : spec.virtio_mmio) add_virtio_mmio(fdt, slot);
   }

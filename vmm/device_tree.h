@@ -5,7 +5,8 @@
 // Bindings followed (Linux Documentation/devicetree/bindings): arm/psci,
 // interrupt-controller/arm,gic-v3 and arm,gic (cortex-a15-gic),
 // timer/arm,arch_timer (arm,armv8-timer), serial/pl011 (+ arm,primecell and
-// a fixed-clock: amba-pl011 will not probe without clocks), gpio/pl061-gpio
+// a fixed-clock: amba-pl011 will not probe without clocks), rtc/arm,pl031,
+// gpio/pl061-gpio
 // and input/gpio-keys (the power key, as QEMU's virt machine has it),
 // virtio/mmio,
 // chosen (bootargs, stdout-path, linux,initrd-*, rng-seed, kaslr-seed).
@@ -39,6 +40,7 @@ struct DeviceTreeSpec {
 
 // Device tree paths other code (tests, docs, earlycon) refers to.
 inline constexpr const char* kUartPath = "/pl011@9000000";
+inline constexpr const char* kRtcPath = "/pl031@9010000";
 inline constexpr const char* kGpioPath = "/pl061@9030000";
 inline constexpr const char* kPowerKeyPath = "/gpio-keys/poweroff";
 inline constexpr uint32_t kGpioPhandle = 3;

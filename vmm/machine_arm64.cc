@@ -10,6 +10,7 @@
 
 #include "kvmmio/console/pl011.h"
 #include "kvmmio/gpio/pl061.h"
+#include "kvmmio/rtc/pl031.h"
 #include "kvmmio/arch/arm64.h"
 #include "kvmmio/kvm.h"
 #include "kvmmio/base/log.h"
@@ -21,6 +22,7 @@
 #include "vmm/power_key.h"
 #include "vmm/machine.h"
 #include "vmm/privileges.h"
+#include "vmm/rtc_alarm.h"
 #include "vmm/signals.h"
 #include "vmm/stop_request.h"
 #include "vmm/vcpu_runner_arm64.h"
@@ -49,6 +51,17 @@ struct Device {
   std::unique_ptr<MmioDevice> model;
   std::function<Counters()> counters;
 };
+
+// The --stats counters of a device that reports its own table, nothing
+// added (the PL061, the PL031).
+template <typename Model>
+std::function<Counters()> table_counters(const std::unique_ptr<Model>& model) {
+  return [&model] {
+    Counters c;
+    append_counters(c, model->counters());
+    return c;
+  };
+}
 
 }  // namespace
 
@@ -106,9 +119,11 @@ class Machine::Impl {
   std::unique_ptr<console::Pl011> uart_;
   std::unique_ptr<gpio::Pl061> gpio_;
   std::unique_ptr<PowerKey> power_key_;  // on control_
+  std::unique_ptr<rtc::Pl031> rtc_;
+  std::unique_ptr<RtcAlarm> rtc_alarm_;  // on control_; after rtc_: dropped first
   std::atomic<bool> paused_{false};
   Control control_api_{*this};
-  std::vector<Device> devices_;  // [0] is the UART, then virtio-mmio in slot order
+  std::vector<Device> devices_;  // the UART, the GPIO, the RTC, then virtio-mmio in slot order
   uint32_t virtio_count_ = 0;
   std::vector<std::unique_ptr<VcpuRunner>> runners_;
   std::vector<uint64_t> mpidrs_;
@@ -145,12 +160,18 @@ Machine::Impl::Impl(const MachineConfig& config)
       [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kGpioSpi), level); });
   vm_->mmio_bus().claim(layout::kGpioBase, layout::kGpioSize, *gpio_, "pl061");
   devices_.push_back(Device{"gpio0", "pl061", layout::kGpioBase, layout::kGpioSize, layout::kGpioSpi,
-                            nullptr, [this] {
-                              Counters c;
-                              append_counters(c, gpio_->counters());
-                              return c;
-                            }});
+                            nullptr, table_counters(gpio_)});
   power_key_ = std::make_unique<PowerKey>(*gpio_, layout::kPowerKeyPin, control_);
+
+  // The real-time clock: the host's time; its match alarm a timerfd on
+  // the control thread, its line a level, as the UART's.
+  rtc_alarm_ = std::make_unique<RtcAlarm>(control_, [this] { rtc_->alarm_due(); });
+  rtc_ = std::make_unique<rtc::Pl031>(
+      [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kRtcSpi), level); },
+      [this](std::optional<int64_t> at) { rtc_alarm_->arm(at); });
+  vm_->mmio_bus().claim(layout::kRtcBase, layout::kRtcSize, *rtc_, "pl031");
+  devices_.push_back(Device{"rtc0", "pl031", layout::kRtcBase, layout::kRtcSize, layout::kRtcSpi,
+                            nullptr, table_counters(rtc_)});
 
   // vCPUs are created here (KVM_CREATE_VCPU is a VM ioctl) and initialised
   // on their own threads; the vGIC needs all of them initialised.

@@ -16,6 +16,7 @@
 #include "vmm/run_command.h"
 #include "vmm/signals.h"
 #include "vmm/startup_timeline.h"
+#include "vmm/vm_commands.h"
 
 namespace {
 
@@ -51,6 +52,9 @@ int main(int argc, char** argv) {
         kvmmio::set_log_level(cmd.run.log_level);
         return run_command(cmd.run, &startup);
       case Command::Kind::kCtl: return run_ctl(cmd.ctl);
+      case Command::Kind::kList: return run_list();
+      case Command::Kind::kStop: return run_stop(cmd.stop);
+      case Command::Kind::kConsole: return run_console_attach(cmd.console_name);
     }
   } catch (const kvmmio::UserError& e) {
     KVMMIO_LOG_ERROR("%s", e.what());

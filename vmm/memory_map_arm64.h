@@ -9,6 +9,7 @@
 //   0x0801_0000  GICv2 CPU interface (8 KiB)
 //   0x080a_0000  GICv3 redistributors, 128 KiB per vCPU, up to 0x0900_0000
 //   0x0900_0000  PL011 UART (4 KiB), SPI 1
+//   0x0901_0000  PL031 RTC (4 KiB), SPI 2
 //   0x0903_0000  PL061 GPIO (4 KiB), SPI 7: pin 3 is the power key
 //   0x0a00_0000  virtio-mmio: 32 slots, one per 64 KiB, 0x200 bytes of
 //                registers each, slot n on SPI 16 + n (up to 0x0a20_0000)
@@ -71,6 +72,15 @@ constexpr unsigned kPowerKeyPin = 3;
 static_assert(kGpioBase >= kUartBase + kUartSize, "GPIO overlaps the UART");
 static_assert(kGpioSpi != kUartSpi, "GPIO and UART share an SPI");
 
+// --- RTC -----------------------------------------------------------------------
+// QEMU virt's address and SPI for its PL031 real-time clock.
+constexpr uint64_t kRtcBase = 0x09010000;
+constexpr uint64_t kRtcSize = 0x1000;
+constexpr uint32_t kRtcSpi = 2;
+static_assert(kRtcBase >= kUartBase + kUartSize, "RTC overlaps the UART");
+static_assert(kRtcBase + kRtcSize <= kGpioBase, "RTC runs into the GPIO");
+static_assert(kRtcSpi != kUartSpi && kRtcSpi != kGpioSpi, "RTC shares an SPI");
+
 // --- virtio-mmio window ------------------------------------------------------
 constexpr uint64_t kVirtioMmioBase = 0x0a000000;
 constexpr uint64_t kVirtioMmioSlotSize = 0x200;  // the register window (device tree "reg")
@@ -98,6 +108,7 @@ static_assert(kVirtioMmioFirstSpi + kVirtioMmioSlots <= kNrSpis, "virtio SPIs be
 static_assert(kUartSpi < kVirtioMmioFirstSpi, "UART SPI collides with virtio SPIs");
 static_assert(kGpioSpi < kVirtioMmioFirstSpi, "GPIO SPI collides with virtio SPIs");
 static_assert(kGpioBase + kGpioSize <= kVirtioMmioBase, "GPIO runs into the virtio window");
+static_assert(kRtcSpi < kVirtioMmioFirstSpi, "RTC SPI collides with virtio SPIs");
 static_assert(kVirtioMmioSlotSize <= kVirtioMmioSlotStride);
 static_assert(kVirtioMmioBase % kVirtioMmioSlotStride == 0, "slots must start host pages");
 static_assert(kVirtioMmioBase + kVirtioMmioSlots * kVirtioMmioSlotStride <= 0x40000000,

@@ -10,6 +10,7 @@
 #include "kvmmio/base/parse.h"
 #include "vmm/memory_map_arm64.h"
 #include "vmm/unix_socket.h"
+#include "vmm/vm_directory.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -110,6 +111,14 @@ void parse_console(RunOptions& o, const std::string& value) {
   }
 }
 
+bool parse_rng(const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw UsageError("--rng " + value +
+                   ": choose on (the guest gets a virtio-rng entropy device, /dev/hwrng; the "
+                   "default) or off (no entropy device)");
+}
+
 SeccompMode parse_seccomp(const std::string& value) {
   if (value == "on") return SeccompMode::kOn;
   if (value == "log") return SeccompMode::kLog;
@@ -122,6 +131,12 @@ SeccompMode parse_seccomp(const std::string& value) {
 std::string non_empty(const std::string& option, const std::string& value, const char* what) {
   if (value.empty()) throw UsageError(option + " needs " + what + ", not an empty string");
   return value;
+}
+
+Command command_of(Command::Kind kind) {
+  Command cmd;
+  cmd.kind = kind;
+  return cmd;
 }
 
 // The options of `run`, each with what its value is (for "needs a value")
@@ -152,6 +167,11 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
          check_unix_socket_path(v, "--api-socket " + v);
          o.api_socket = v;
        }},
+      {"--name", "a name for the VM, e.g. --name vm0",
+       [&o](const std::string& v) {
+         check_vm_name(v, "--name " + v);
+         o.name = v;
+       }},
       {"--net", "a network device, e.g. --net tap=kvmtap0",
        [&o](const std::string& v) {
          net::NetOptions n = net::NetOptions::parse(v);
@@ -175,6 +195,7 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
          o.disks.push_back(std::move(d));
        },
        /*repeatable=*/true},
+      {"--rng", "on or off", [&o](const std::string& v) { o.rng = parse_rng(v); }},
       {"--seccomp", "on, log or off",
        [&o](const std::string& v) { o.seccomp = parse_seccomp(v); }},
       {"--user", "a user name or number, e.g. --user kvmmio",
@@ -192,8 +213,8 @@ Command parse_run(const std::vector<std::string>& args) {
   cmd.kind = Command::Kind::kRun;
   // --help and --version answer whatever else is on the line.
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--help" || args[i] == "-h") return Command{Command::Kind::kHelp, {}, {}};
-    if (args[i] == "--version") return Command{Command::Kind::kVersion, {}, {}};
+    if (args[i] == "--help" || args[i] == "-h") return command_of(Command::Kind::kHelp);
+    if (args[i] == "--version") return command_of(Command::Kind::kVersion);
   }
   bool help = false;
   try {
@@ -203,7 +224,7 @@ Command parse_run(const std::vector<std::string>& args) {
   } catch (const UserError& e) {
     throw UsageError(e.what());
   }
-  if (help) return Command{Command::Kind::kHelp, {}, {}};
+  if (help) return command_of(Command::Kind::kHelp);
   if (cmd.run.cmdline_extra && cmd.run.cmdline_replace)
     throw UsageError("--cmdline and --cmdline-replace: give one; --cmdline adds to the default \"" +
                      default_cmdline(cmd.run.console) + "\", --cmdline-replace is the whole line");
@@ -216,6 +237,21 @@ Command parse_run(const std::vector<std::string>& args) {
   // as many as Linux's virtio_blk uses, up to the bound.
   for (block::DiskOptions& d : cmd.run.disks)
     if (!d.queues) d.queues = std::min<unsigned>(static_cast<unsigned>(cmd.run.cpus), block::kMaxDiskQueues);
+  if (cmd.run.name) {
+    const std::string& name = *cmd.run.name;
+    if (cmd.run.api_socket)
+      throw UsageError("--api-socket " + *cmd.run.api_socket + " with --name " + name +
+                       ": a named VM's control socket is " + vm_file(name, kApiSocketFile) +
+                       " (kvmmio ctl " + name + " ...): drop --api-socket");
+    if (cmd.run.console_to.kind == ConsoleDestination::Kind::kSocket && cmd.run.console_to.path.empty()) {
+      cmd.run.console_to.path = vm_file(name, kConsoleSocketFile);
+      check_unix_socket_path(cmd.run.console_to.path, "--console ...,socket with --name " + name);
+    }
+  }
+  if (cmd.run.console_to.kind == ConsoleDestination::Kind::kSocket && cmd.run.console_to.path.empty())
+    throw UsageError(
+        "--console ...,socket without a path is a named VM's console socket (kvmmio console NAME): give "
+        "--name NAME too, or a path, e.g. --console serial,socket=/run/kvmmio/vm0.console");
   if (cmd.run.api_socket && cmd.run.console_to.kind == ConsoleDestination::Kind::kSocket &&
       cmd.run.console_to.path == *cmd.run.api_socket)
     throw UsageError("--api-socket " + *cmd.run.api_socket +
@@ -231,18 +267,68 @@ Command parse_run(const std::vector<std::string>& args) {
 // kvmmio may know more), so only its shape is checked here.
 Command parse_ctl(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i)
-    if (args[i] == "--help" || args[i] == "-h") return Command{Command::Kind::kHelp, {}, {}};
+    if (args[i] == "--help" || args[i] == "-h") return command_of(Command::Kind::kHelp);
   if (args.size() != 3)
     throw UsageError(
-        "kvmmio ctl takes a socket and a command: kvmmio ctl PATH "
-        "stats|pause|resume|shutdown|quit (PATH: the VM's --api-socket)");
-  Command cmd;
-  cmd.kind = Command::Kind::kCtl;
-  cmd.ctl.socket = args[1];
+        "kvmmio ctl takes a VM and a command: kvmmio ctl NAME|PATH "
+        "stats|info|pause|resume|shutdown|quit (NAME: the VM's --name; PATH: its --api-socket)");
+  Command cmd = command_of(Command::Kind::kCtl);
   cmd.ctl.command = args[2];
-  check_unix_socket_path(cmd.ctl.socket, "kvmmio ctl " + cmd.ctl.socket);
+  // A path has a slash (./vm0.sock for one here); anything else is a name.
+  if (args[1].find('/') == std::string::npos) {
+    check_vm_name(args[1], "kvmmio ctl " + args[1] + " (a path has a slash, e.g. ./" + args[1] + ")");
+    cmd.ctl.name = args[1];
+    cmd.ctl.socket = vm_file(args[1], kApiSocketFile);
+  } else {
+    cmd.ctl.socket = args[1];
+  }
+  check_unix_socket_path(cmd.ctl.socket, "kvmmio ctl " + args[1]);
   if (cmd.ctl.command.empty() || cmd.ctl.command.size() > 64)
-    throw UsageError("kvmmio ctl: give a command: stats, pause, resume, shutdown or quit");
+    throw UsageError("kvmmio ctl: give a command: stats, info, pause, resume, shutdown or quit");
+  return cmd;
+}
+
+bool asks_help(const std::vector<std::string>& args) {
+  return std::any_of(args.begin() + 1, args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
+}
+
+// kvmmio list: no arguments.
+Command parse_list(const std::vector<std::string>& args) {
+  if (asks_help(args)) return command_of(Command::Kind::kHelp);
+  if (args.size() != 1)
+    throw UsageError("kvmmio list takes nothing more: it lists every named VM that runs (" + args[1] + "?)");
+  return command_of(Command::Kind::kList);
+}
+
+// kvmmio stop NAME [--timeout S]
+Command parse_stop(const std::vector<std::string>& args) {
+  if (asks_help(args)) return command_of(Command::Kind::kHelp);
+  Command cmd = command_of(Command::Kind::kStop);
+  const std::vector<CliOption> options = {
+      {"--timeout", "seconds to wait for the guest to power off, 1-3600, e.g. --timeout 60",
+       [&cmd](const std::string& v) {
+         cmd.stop.timeout_s = static_cast<int>(parse_uint(v, "--timeout " + v, 1, 3600));
+       }},
+  };
+  std::vector<std::string> names;
+  try {
+    names = parse_cli(options, std::vector<std::string>(args.begin() + 1, args.end()), 1);
+  } catch (const UserError& e) {
+    throw UsageError(std::string("kvmmio stop: ") + e.what() + " (kvmmio stop NAME [--timeout S])");
+  }
+  if (names.size() != 1) throw UsageError("kvmmio stop takes a VM's name: kvmmio stop NAME [--timeout S]");
+  check_vm_name(names[0], "kvmmio stop " + names[0]);
+  cmd.stop.name = names[0];
+  return cmd;
+}
+
+// kvmmio console NAME
+Command parse_console_attach(const std::vector<std::string>& args) {
+  if (asks_help(args)) return command_of(Command::Kind::kHelp);
+  if (args.size() != 2) throw UsageError("kvmmio console takes one VM's name: kvmmio console NAME");
+  check_vm_name(args[1], "kvmmio console " + args[1]);
+  Command cmd = command_of(Command::Kind::kConsole);
+  cmd.console_name = args[1];
   return cmd;
 }
 
@@ -288,14 +374,18 @@ Command parse_command_line(const std::vector<std::string>& args) {
         "--help)");
   const std::string& first = args[0];
   if (first == "--help" || first == "-h" || first == "help")
-    return Command{Command::Kind::kHelp, {}, {}};
-  if (first == "--version") return Command{Command::Kind::kVersion, {}, {}};
+    return command_of(Command::Kind::kHelp);
+  if (first == "--version") return command_of(Command::Kind::kVersion);
   if (first == "run") return parse_run(args);
   if (first == "ctl") return parse_ctl(args);
+  if (first == "list") return parse_list(args);
+  if (first == "stop") return parse_stop(args);
+  if (first == "console") return parse_console_attach(args);
   if (first.rfind("--", 0) == 0)
     throw UsageError("'" + first + "' comes after the command: kvmmio run " + first +
                      " ... (see kvmmio --help)");
-  throw UsageError("unknown command '" + first + "': the commands are `run` and `ctl` (see kvmmio --help)");
+  throw UsageError("unknown command '" + first +
+                   "': the commands are run, list, stop, console and ctl (see kvmmio --help)");
 }
 
 std::string version_text() { return std::string("kvmmio ") + PACKAGE_VERSION + "\n"; }
@@ -303,7 +393,8 @@ std::string version_text() { return std::string("kvmmio ") + PACKAGE_VERSION + "
 std::string help_text() {
   return std::string(
       R"(Usage: kvmmio run --kernel IMAGE [options]
-       kvmmio ctl PATH stats|pause|resume|shutdown|quit
+       kvmmio list | stop NAME [--timeout S] | console NAME
+       kvmmio ctl NAME|PATH stats|info|pause|resume|shutdown|quit
        kvmmio --help | --version
 
 Boots an arm64 Linux Image in a KVM virtual machine on an arm64 host:
@@ -360,6 +451,10 @@ Options of `run`:
                       PATHS); cache=none opens it O_DIRECT; queues=N
                       request queues, 1-16, each with its own I/O thread
                       (default: one per vCPU, at most 16)
+  --rng on|off        a virtio-rng entropy device (default on), in the slot
+                      after every other virtio device: the guest's /dev/hwrng
+                      (Linux's virtio_rng), bytes from the host's getrandom(2)
+                      at most 1 MiB/s (bursts of 64 KiB); off: none
   --dump-dtb FILE     write the device tree the guest would get to FILE (- for
                       stdout) and exit without creating a VM (works on any
                       host; --gic auto describes a GICv3)
@@ -367,9 +462,15 @@ Options of `run`:
                       device counters and wall time to FILE (- for stdout);
                       SIGUSR1 writes a snapshot while the guest runs
   --api-socket PATH   the control socket: a unix socket (mode 0600) taking
-                      one JSON request per line: {"cmd":"stats"}, "pause",
-                      "resume", "shutdown" (the guest's power key), "quit";
-                      at most 8 clients, lines of at most 4096 bytes
+                      one JSON request per line: {"cmd":"stats"}, "info",
+                      "pause", "resume", "shutdown" (the guest's power key),
+                      "quit"; at most 8 clients, lines of at most 4096 bytes
+  --name NAME         a name for the VM (1-32 letters, digits, - _ .): its
+                      control socket, pidfile and console socket (with
+                      --console ...,socket and no path) in /run/kvmmio/NAME
+                      (as root; else $XDG_RUNTIME_DIR/kvmmio/NAME), mode
+                      0700; refused while a VM of that name runs. The
+                      commands below reach it by NAME
   --seccomp on|log|off
                       system call filters per thread, installed once the
                       machine is set up (default on: a call outside a
@@ -387,10 +488,20 @@ Options of `run`:
 
 Without `run`:
   --version           kvmmio's version, then exit
-  ctl PATH COMMAND    send COMMAND (stats, pause, resume, shutdown, quit) to
-                      the kvmmio whose --api-socket is PATH and print its
-                      answer; exit 0 on an answer, 1 on an error answer, 2
-                      when PATH cannot be reached
+  list                the named VMs that run: name, PID, state, uptime,
+                      vCPUs, memory, MACs
+  stop NAME [--timeout S]
+                      press NAME's power key and wait S seconds (default 30,
+                      1-3600) for it to power off, then quit it; exit 0 once
+                      it stopped, 1 if it still runs 10 s after the quit
+  console NAME        attach this terminal to NAME's console socket
+                      (--console ...,socket); Ctrl-] detaches, the VM runs on
+  ctl NAME|PATH COMMAND
+                      send COMMAND (stats, info, pause, resume, shutdown,
+                      quit) to the named VM, or to the kvmmio whose
+                      --api-socket is PATH (a path has a slash: ./vm0.sock),
+                      and print its answer; exit 0 on an answer, 1 on an
+                      error answer, 2 when it cannot be reached
 
 Expert keys of --net, --disk and --console virtio, for measurements and
 comparisons: the defaults are kvmmio's fast path, and each other value

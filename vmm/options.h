@@ -49,8 +49,12 @@ struct RunOptions {
   std::optional<std::string> dump_dtb;
   std::optional<std::string> stats;
   std::optional<std::string> api_socket;  // --api-socket PATH (control_server.h)
+  // --name NAME: the VM's sockets and pidfile in its runtime directory
+  // (vm_directory.h); its control socket is always there.
+  std::optional<std::string> name;
   std::vector<net::NetOptions> nets;  // one per --net, in order
   std::vector<block::DiskOptions> disks;  // one per --disk, in order (vda, vdb, ...)
+  bool rng = true;  // --rng on|off: the virtio-rng entropy device, in the last slot
   SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
   std::optional<std::string> user, group;  // --user, --group: dropped to after set-up
   LogLevel log_level = LogLevel::kInfo;
@@ -61,17 +65,27 @@ struct RunOptions {
   std::string kernel_cmdline() const;
 };
 
-// kvmmio ctl PATH COMMAND: one request to a running kvmmio's --api-socket.
+// kvmmio ctl PATH|NAME COMMAND: one request to a running kvmmio's
+// control socket, by its path or by the VM's name.
 struct CtlOptions {
   std::string socket;
   std::string command;
+  std::string name;  // when given by name: the VM's
+};
+
+// kvmmio stop NAME [--timeout S]: the power key, then quit after S seconds.
+struct StopOptions {
+  std::string name;
+  int timeout_s = 30;
 };
 
 struct Command {
-  enum class Kind { kHelp, kVersion, kRun, kCtl };
+  enum class Kind { kHelp, kVersion, kRun, kCtl, kList, kStop, kConsole };
   Kind kind = Kind::kHelp;
   RunOptions run;
   CtlOptions ctl;
+  StopOptions stop;
+  std::string console_name;  // kvmmio console NAME
 };
 
 // Parses argv[1..] (the program name left out).

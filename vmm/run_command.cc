@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <memory>
 #include <optional>
 
@@ -22,6 +24,7 @@
 #include "vmm/privileges.h"
 #include "vmm/raw_terminal.h"
 #include "vmm/thread_stacks.h"
+#include "vmm/vm_directory.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -47,6 +50,21 @@ int dump_dtb(const RunOptions& options, const std::vector<VirtioDevicePlan>& pla
   OutputFile out(*options.dump_dtb, "--dump-dtb");
   out.write(build_device_tree(spec));
   return exit_status::kPoweredOff;
+}
+
+// What the control socket's `info` says of this VM besides its state.
+VmIdentity vm_identity(const RunOptions& options) {
+  VmIdentity id;
+  id.name = options.name.value_or("");
+  id.pid = ::getpid();
+  id.mem_bytes = options.mem;
+  for (const net::NetOptions& n : options.nets) {
+    const std::array<uint8_t, 6> m = n.mac.value_or(net::default_mac(n.tap));
+    char text[18];
+    std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+    id.macs.push_back(text);
+  }
+  return id;
 }
 
 void report_stop(const RunResult& result) {
@@ -94,6 +112,11 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
 
   // --dump-dtb needs no console: open nothing (no pty, no socket file).
   if (options.dump_dtb) return dump_dtb(options, plan_virtio_devices(options, STDOUT_FILENO), boot);
+  // A named VM's directory first: its console socket may be in it, and a
+  // name in use is refused before anything else is made. Declared before
+  // the sockets, so they are removed before it.
+  std::optional<VmDirectory> vm_dir;
+  if (options.name) vm_dir.emplace(*options.name);
   // After the files are checked, so a pty's path is not printed just
   // before an error about the kernel.
   ConsoleEnds console = open_console(options.console_to, terminal_role(STDIN_FILENO));
@@ -101,11 +124,16 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
 
   // Before anything starts, so a taken path is refused at once.
   std::unique_ptr<ControlServer> api;
-  if (options.api_socket) {
+  if (vm_dir) {
+    api = std::make_unique<ControlServer>(vm_dir->file(kApiSocketFile));
+    KVMMIO_LOG_INFO("named %s: control socket on %s (kvmmio ctl %s stats, kvmmio stop %s)",
+                    vm_dir->name().c_str(), api->path().c_str(), vm_dir->name().c_str(), vm_dir->name().c_str());
+  } else if (options.api_socket) {
     api = std::make_unique<ControlServer>(*options.api_socket);
     KVMMIO_LOG_INFO("control socket on %s (kvmmio ctl %s stats)", api->path().c_str(),
                     api->path().c_str());
   }
+  if (api) api->set_identity(vm_identity(options));
 
   std::optional<OutputFile> stats_file;
   if (options.stats) stats_file.emplace(*options.stats, "--stats");
@@ -135,6 +163,7 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
     const gid_t gid = config.gid.value_or(static_cast<gid_t>(-1));
     console.give_to(uid, gid);
     if (api) api->give_to(uid, gid);
+    if (vm_dir) vm_dir->give_to(uid, gid);
   }
   if (stats_file) {
     // kill -USR1: the counters so far, e.g. before and after a benchmark run.

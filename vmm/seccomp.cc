@@ -71,6 +71,11 @@ constexpr const char* kDeviceSetUp[] = {"eventfd2", "timerfd_create", "timerfd_s
 // interface ioctls through a datagram socket.
 constexpr const char* kTapMonitor[] = {"recvfrom", "recvmsg", "timerfd_settime"};
 
+// virtio-rng on the event loop (hw/rng/virtio_rng.cc): its rate bound's
+// timer armed (made at activation: kDeviceSetUp); the bytes themselves
+// are getrandom's, which every thread may call.
+constexpr const char* kRngTimer[] = {"timerfd_settime"};
+
 // The --stats file (written whole through a temporary file and a rename;
 // in place through the fd opened at the start where the directory takes
 // no new file). openat is build()'s, with its flags restricted: a new
@@ -185,6 +190,7 @@ ClassList list_for(ThreadClass c) {
     case ThreadClass::kDevice:
       append(l.calls, kLoop);
       append(l.calls, kTapMonitor);
+      append(l.calls, kRngTimer);
       append(l.sockets, kDeviceSockets);
       l.socket_filters = true;
       append(l.ioctls, kTapIoctls);

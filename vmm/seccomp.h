@@ -11,7 +11,8 @@
 //            activation too (vhost-net opened and set up, tap settings,
 //            ioeventfds assigned, watches and eventfds made)
 //   device   the event loop: polled notifies, the tap, the relay, console
-//            output, the tap monitor (netlink, interface ioctls, re-attach)
+//            output, the tap monitor (netlink, interface ioctls, re-attach),
+//            virtio-rng's rate timer (getrandom is every class's)
 //   control  the control loop: signals, console input (the PL011's
 //            interrupt line), --stats snapshots, the console relay, the
 //            control socket and the power key (the PL061's line, a timer)

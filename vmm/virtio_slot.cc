@@ -6,6 +6,7 @@
 #include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/virtio_console.h"
 #include "kvmmio/net/virtio_net.h"
+#include "kvmmio/rng/virtio_rng.h"
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
@@ -79,6 +80,12 @@ DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, in
     auto device = std::make_unique<console::VirtioConsole>(ctx.vm.memory(), ctx.loop, output_fd);
     attached.console_input = device.get();
     return device;
+  });
+}
+
+DeviceFactory virtio_rng_factory() {
+  return virtio_slot_factory("rng0", virtio::TransportOptions{}, [](DeviceContext& ctx, AttachedDevice&) {
+    return std::make_unique<rng::VirtioRng>(ctx.vm.memory(), ctx.loop);
   });
 }
 

@@ -60,4 +60,8 @@ DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned i
 // `output_fd`, and the machine's console input (AttachedDevice::console_input).
 DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd);
 
+// The factory that puts the entropy device (virtio-rng, its default rate
+// bound) in a slot, with the transport's default options.
+DeviceFactory virtio_rng_factory();
+
 }  // namespace kvmmio::vmm

@@ -67,8 +67,7 @@ size_t Pl011::receive(std::span<const uint8_t> bytes) {
 }
 
 uint32_t Pl011::read_register(uint64_t offset, bool* rx_space) {
-  if (offset >= kPeriphID0 && offset < kPeriphID0 + 16) return kPeriphId[(offset - kPeriphID0) / 4];
-  if (offset >= kCellID0 && offset < kCellID0 + 16) return kCellId[(offset - kCellID0) / 4];
+  if (const auto id = amba::id_register(offset, kPeriphId)) return *id;
   switch (offset) {
     case kDR: {
       // An empty FIFO reads as 0; drivers check FR.RXFE first.
@@ -140,13 +139,9 @@ void Pl011::write_register(uint64_t offset, uint32_t value) {
     case kFR:
     case kRIS:
     case kMIS:
-      errors_.report("write of read-only register 0x%llx", static_cast<unsigned long long>(offset));
-      return;
+      return amba::report_unwritable(errors_, offset, true);
     default:
-      errors_.report("write of %s offset 0x%llx",
-                     offset >= kPeriphID0 ? "read-only ID" : "reserved",
-                     static_cast<unsigned long long>(offset));
-      return;
+      return amba::report_unwritable(errors_, offset, false);
   }
 }
 

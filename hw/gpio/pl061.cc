@@ -54,8 +54,7 @@ void Pl061::set_input(unsigned pin, bool level) {
 
 uint32_t Pl061::read_register(uint64_t offset) {
   if (offset < kDataEnd) return pins() & ((offset >> 2) & 0xff);
-  if (offset >= kPeriphID0 && offset < kPeriphID0 + 16) return kPeriphId[(offset - kPeriphID0) / 4];
-  if (offset >= kCellID0 && offset < kCellID0 + 16) return kCellId[(offset - kCellID0) / 4];
+  if (const auto id = amba::id_register(offset, kPeriphId)) return *id;
   switch (offset) {
     case kDir: return dir_;
     case kIS: return is_;
@@ -91,12 +90,9 @@ void Pl061::write_register(uint64_t offset, uint8_t value) {
     case kAFSEL: afsel_ = value; return;
     case kRIS:
     case kMIS:
-      errors_.report("write of read-only register 0x%llx", static_cast<unsigned long long>(offset));
-      return;
+      return amba::report_unwritable(errors_, offset, true);
     default:
-      errors_.report("write of %s offset 0x%llx", offset >= kPeriphID0 ? "read-only ID" : "reserved",
-                     static_cast<unsigned long long>(offset));
-      return;
+      return amba::report_unwritable(errors_, offset, false);
   }
 }
 

@@ -10,7 +10,7 @@
 #   /lib/modules  vhost, tap/tun,      /lib/modules  virtio_mmio, failover,
 #     bridge, veth, virtio-blk + deps    net_failover, virtio_net,
 #   /usr/bin/iperf3 + its libraries      virtio_console, virtio_blk,
-#                                        gpio_keys + deps
+#                                        gpio_keys, virtio_rng + deps
 #   /usr/sbin/ip (iproute2) + libraries
 #   /kvmmio/lib.sh  tests/arm64/lib.sh /usr/bin/iperf3 + its libraries
 #   /kvmmio/bin   --bin FILEs (PATH)   /kvmmio/bin   --l2-bin FILEs (PATH)
@@ -246,7 +246,8 @@ l2=$work/l2
 use_kernel "$kver_l2"
 new_tree "$l2" "$here/init-l2.sh"
 add_modules "$l2" virtio_mmio failover net_failover virtio_net virtio_console virtio_blk gpio_keys \
-    squashfs virtio_pci # the tools disk; virtio-net-pci under the peer VMM (net-compare.sh's qemu-pci)
+    virtio_rng squashfs virtio_pci # virtio_rng: kvmmio's entropy device (--rng on, the default);
+# squashfs: the tools disk; virtio_pci: virtio-net-pci under the peer VMM (net-compare.sh's qemu-pci)
 for f in "${l2_bins[@]}"; do add_program "$l2" "$f" kvmmio/bin; done
 for f in "${l2_hooks[@]}"; do install -D -m 755 "$f" "$l2/l2-init.d/${f##*/}"; done
 if ((l2_only)); then

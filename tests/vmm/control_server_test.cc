@@ -229,7 +229,7 @@ TEST_F(ControlServerTest, AStaleSocketIsReplacedAndALiveOneOrAFileRefused) {
 
 int ctl(const std::string& path, const std::string& command, std::string* printed) {
   std::FILE* out = std::tmpfile();
-  const int status = run_ctl(CtlOptions{path, command}, out, 5000);
+  const int status = run_ctl(CtlOptions{path, command, {}}, out, 5000);
   std::rewind(out);
   char buf[65536];
   const size_t n = std::fread(buf, 1, sizeof buf, out);
@@ -255,7 +255,7 @@ TEST_F(ControlServerTest, CtlPrintsTheAnswerAndExitsByIt) {
 TEST(ControlClient, AMissingSocketIsAUsageErrorNamingTheFix) {
   test::TempDir dir;
   try {
-    run_ctl(CtlOptions{dir.file("none.sock"), "stats"}, stdout, 1000);
+    run_ctl(CtlOptions{dir.file("none.sock"), "stats", {}}, stdout, 1000);
     ADD_FAILURE() << "no error";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("is kvmmio running with --api-socket"), std::string::npos) << e.what();

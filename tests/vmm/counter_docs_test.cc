@@ -10,6 +10,7 @@
 
 #include "tests/block/block_machine.h"
 #include "tests/vmm/unwired_devices.h"
+#include "kvmmio/rng/virtio_rng.h"
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
@@ -54,6 +55,14 @@ TEST(CounterDocs, EveryVirtioBlockKeyHasARow) {
   const Counters c = virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), disk);
   EXPECT_EQ(undocumented(c, "virtio-blk"), "");
   EXPECT_GT(c.size(), 20u);  // the transport's, the slot's, then the disk's
+}
+
+TEST(CounterDocs, EveryVirtioRngKeyHasARow) {
+  GuestMemory memory;
+  EventLoop loop;
+  const rng::VirtioRng device(memory, loop);
+  const Counters c = virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), device);
+  EXPECT_EQ(undocumented(c, "virtio-rng"), "");
 }
 
 TEST(CounterDocs, EveryPl011KeyHasARow) { EXPECT_EQ(undocumented(pl011_counters({}), "pl011"), ""); }

@@ -328,6 +328,14 @@ TEST(DeviceTreeDtc, GicV3TwoCpusOneDeviceWithInitrd) {
 		clock-names = "uartclk\0apb_pclk";
 	};
 
+	pl031@9010000 {
+		compatible = "arm,pl031\0arm,primecell";
+		reg = <0x00 0x9010000 0x00 0x1000>;
+		interrupts = <0x00 0x02 0x04>;
+		clocks = <0x02>;
+		clock-names = "apb_pclk";
+	};
+
 	pl061@9030000 {
 		compatible = "arm,pl061\0arm,primecell";
 		reg = <0x00 0x9030000 0x00 0x1000>;
@@ -420,6 +428,23 @@ TEST(DeviceTree, ThePowerKeyIsAPl061PinThatGpioKeysReportsAsKeyPower) {
   EXPECT_EQ(str(f, key, "label"), "GPIO Key Poweroff");
 }
 
+// The real-time clock as QEMU's virt machine describes it, so the AMBA
+// bus binds rtc-pl031: a PL031, clocked, on level SPI 2 (with an
+// interrupt the driver offers the alarm).
+TEST(DeviceTree, TheRtcIsAClockedPl031WithItsAlarmInterrupt) {
+  const std::vector<uint8_t> blob = build_device_tree(make_spec(1, GicVersion::kV3, 0, false));
+  const void* f = blob.data();
+  const int rtc = node(f, kRtcPath);
+  int len = 0;
+  const char* compat = static_cast<const char*>(fdt_getprop(f, rtc, "compatible", &len));
+  ASSERT_EQ(len, 24);
+  EXPECT_EQ(std::memcmp(compat, "arm,pl031\0arm,primecell\0", 24), 0);
+  EXPECT_EQ(cells(f, rtc, "reg"), reg64({0x09010000, 0x1000}));
+  EXPECT_EQ(cells(f, rtc, "interrupts"), (std::vector<uint32_t>{kGicSpi, 2, kIrqTypeLevelHigh}));
+  EXPECT_EQ(cells(f, rtc, "clocks"), std::vector<uint32_t>{kUartClockPhandle});
+  EXPECT_EQ(str(f, rtc, "clock-names"), "apb_pclk");
+}
+
 TEST(MemoryMap, RegionsDoNotOverlapAndFitTheirLimits) {
   // GICv3 redistributors of the largest guest end at or before the UART.
   EXPECT_LE(layout::kGicV3RedistBase + arm64::GicLayout::kRedistSizePerCpu * layout::kMaxCpusGicV3,
@@ -427,7 +452,8 @@ TEST(MemoryMap, RegionsDoNotOverlapAndFitTheirLimits) {
   EXPECT_LE(layout::kGicDistBase + arm64::GicLayout::kDistSizeV3, layout::kGicV3RedistBase);
   EXPECT_LE(layout::kGicDistBase + arm64::GicLayout::kDistSizeV2, layout::kGicV2CpuBase);
   EXPECT_LE(layout::kGicV2CpuBase + arm64::GicLayout::kCpuSizeV2, layout::kGicV3RedistBase);
-  EXPECT_LE(layout::kUartBase + layout::kUartSize, layout::kGpioBase);
+  EXPECT_LE(layout::kUartBase + layout::kUartSize, layout::kRtcBase);
+  EXPECT_LE(layout::kRtcBase + layout::kRtcSize, layout::kGpioBase);
   EXPECT_LE(layout::kGpioBase + layout::kGpioSize, layout::kVirtioMmioBase);
   const auto last = layout::virtio_mmio_slot(layout::kVirtioMmioSlots - 1);
   EXPECT_LE(last.base + last.size, layout::kRamBase);

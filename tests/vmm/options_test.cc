@@ -98,11 +98,30 @@ TEST(Options, DisksAreRepeatableAndTakeTheSlotsAfterNetsAndTheConsole) {
   EXPECT_TRUE(o.disks[1].read_only);
   EXPECT_EQ(o.disks[1].cache, block::CacheMode::kNone);
   EXPECT_EQ(o.disks[1].transport.regs, virtio::RegsMode::kTrap);
-  // Adding a disk moves neither the network device nor the console.
+  // Adding a disk moves neither the network device nor the console; the
+  // entropy device (on by default) comes after them all.
   std::vector<std::string> slots;
   for (const VirtioDevicePlan& p : plan_virtio_devices(o, 1)) slots.push_back(p.name + " " + p.type);
   EXPECT_EQ(slots, (std::vector<std::string>{"net0 virtio-net", "console0 virtio-console", "disk0 virtio-blk",
-                                             "disk1 virtio-blk"}));
+                                             "disk1 virtio-blk", "rng0 virtio-rng"}));
+}
+
+TEST(Options, RngIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(parse({"run", "--kernel", "k"}).run.rng) << "every guest gets an entropy device by default";
+  EXPECT_TRUE(parse({"run", "--kernel", "k", "--rng", "on"}).run.rng);
+  EXPECT_FALSE(parse({"run", "--kernel", "k", "--rng=off"}).run.rng);
+  for (const char* bad : {"yes", "ON", "0", ""}) {
+    try {
+      parse({"run", "--kernel", "k", std::string("--rng=") + bad});
+      ADD_FAILURE() << "--rng " << bad << " accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("choose on"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("off"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(parse({"run", "--kernel", "k", "--rng", "on", "--rng", "off"}), UsageError) << "given once";
+  EXPECT_THROW(parse({"run", "--kernel", "k", "--rng"}), UsageError) << "needs a value";
+  EXPECT_NE(help_text().find("--rng on|off"), std::string::npos);
 }
 
 // Without queues=, a disk has one request queue per vCPU (at most 16):

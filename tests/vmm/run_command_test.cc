@@ -30,6 +30,15 @@ class RunCommand : public testing::Test {
     o.mem = 128 * kMiB;
     return o;
   }
+  // The virtio,mmio nodes of the tree --dump-dtb wrote, in order.
+  std::vector<std::string> virtio_nodes() const {
+    const std::vector<uint8_t> blob = test::read_file(dtb);
+    std::vector<std::string> names;
+    for (int off = fdt_node_offset_by_compatible(blob.data(), -1, "virtio,mmio"); off >= 0;
+         off = fdt_node_offset_by_compatible(blob.data(), off, "virtio,mmio"))
+      names.push_back(fdt_get_name(blob.data(), off, nullptr));
+    return names;
+  }
   static bool exists(const std::string& path) {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0;
@@ -96,15 +105,8 @@ TEST_F(RunCommand, DumpDtbWithGicV2) {
 TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   RunOptions o = options();
   o.dump_dtb = dtb;
+  o.rng = false;  // the entropy device's slot: DumpDtbHasTheEntropyDeviceLast
   o.console = ConsoleKind::kVirtio;
-  auto virtio_nodes = [&] {
-    const std::vector<uint8_t> blob = test::read_file(dtb);
-    std::vector<std::string> names;
-    for (int off = fdt_node_offset_by_compatible(blob.data(), -1, "virtio,mmio"); off >= 0;
-         off = fdt_node_offset_by_compatible(blob.data(), off, "virtio,mmio"))
-      names.push_back(fdt_get_name(blob.data(), off, nullptr));
-    return names;
-  };
   EXPECT_EQ(run_command(o), 0);
   EXPECT_EQ(virtio_nodes(), std::vector<std::string>{"virtio@a000000"});
   const std::vector<uint8_t> blob = test::read_file(dtb);
@@ -128,6 +130,34 @@ TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   o.console = ConsoleKind::kSerial;
   EXPECT_EQ(run_command(o), 0);
   EXPECT_TRUE(virtio_nodes().empty());
+}
+
+// The entropy device is on by default, in the slot after every other
+// virtio device; --rng off drops it and moves nothing else.
+TEST_F(RunCommand, DumpDtbHasTheEntropyDeviceLast) {
+  RunOptions o = options();
+  o.dump_dtb = dtb;
+  EXPECT_EQ(run_command(o), 0);
+  EXPECT_EQ(virtio_nodes(), std::vector<std::string>{"virtio@a000000"});
+  EXPECT_EQ(plan_virtio_devices(o, STDOUT_FILENO).back().type, "virtio-rng");
+
+  o.nets.push_back(net::NetOptions::parse("tap=kvmtap9"));
+  o.console = ConsoleKind::kVirtio;
+  o.disks.push_back(block::DiskOptions::parse("vda.img"));
+  const auto plan = [&o] {
+    std::vector<std::string> slots;
+    for (const VirtioDevicePlan& p : plan_virtio_devices(o, STDOUT_FILENO)) slots.push_back(p.name + " " + p.type);
+    return slots;
+  };
+  EXPECT_EQ(plan(), (std::vector<std::string>{"net0 virtio-net", "console0 virtio-console", "disk0 virtio-blk",
+                                              "rng0 virtio-rng"}));
+  EXPECT_EQ(run_command(o), 0);
+  EXPECT_EQ(virtio_nodes().size(), 4u);
+
+  o.rng = false;
+  EXPECT_EQ(plan(), (std::vector<std::string>{"net0 virtio-net", "console0 virtio-console", "disk0 virtio-blk"}));
+  EXPECT_EQ(run_command(o), 0);
+  EXPECT_EQ(virtio_nodes().size(), 3u);
 }
 
 TEST_F(RunCommand, InputProblemsAreUserErrorsAndLeaveNoFiles) {

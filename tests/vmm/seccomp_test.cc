@@ -32,12 +32,16 @@
 
 #include "../block/block_machine.h"
 #include "../net/link_control.h"
+#include "../virtio/driver_ring.h"
+#include "../virtio/mmio_driver.h"
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_fd.h"
 #include "fake_vm_control.h"
 #include "kvmmio/gpio/pl061.h"
 #include "kvmmio/net/tap.h"
 #include "kvmmio/net/tap_monitor.h"
+#include "kvmmio/rng/virtio_rng.h"
+#include "kvmmio/virtio/mmio_transport.h"
 #include "vmm/console_relay.h"
 #include "vmm/control_server.h"
 #include "vmm/unix_socket.h"
@@ -285,6 +289,60 @@ TEST(SeccompDeathTest, TheTapMonitorFiltersItsSocketUnderTheVcpuAndDeviceFilters
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   ::kvmmio::test::LinkCleanup cleanup("kvmsctap0");  // the re-created tap is persistent
   EXPECT_EXIT(follow_a_tap_confined("kvmsctap0"), testing::ExitedWithCode(0), "monitored");
+}
+
+// virtio-rng: its activation (the rate bound's timerfd made, its watches)
+// and a request beyond the bound (the timer armed) on a vCPU thread, the
+// timer's resumptions (read, getrandom, the timer armed again) on the
+// event loop, and the reset that closes the timer: under the vcpu and
+// device filters.
+TEST(SeccompDeathTest, TheEntropyDeviceRunsUnderTheVcpuAndDeviceFilters) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        constexpr uint64_t kRam = 0x40000000;
+        Seccomp s(SeccompMode::kOn);
+        GuestMemory memory;
+        memory.add_ram(kRam, 1 << 20);
+        EventLoop loop("evloop");
+        EventFd irq;
+        rng::VirtioRng device(memory, loop, {.bytes_per_second = 100000, .burst_bytes = 64});
+        virtio::TransportOptions t;
+        t.notify = virtio::NotifyMode::kTrap;
+        t.regs = virtio::RegsMode::kTrap;
+        virtio::MmioTransport transport(
+            device, virtio::TransportEnv{.memory = memory, .irq = irq, .base = 0x0a000000, .loop = &loop, .name = "rng"},
+            t);
+        virtio::test::MmioDriver driver(transport);
+        confine_loop_thread(s, loop, ThreadClass::kDevice);
+        int served = 0;
+        std::thread vcpu([&] {
+          s.confine_this_thread(ThreadClass::kVcpu);
+          if (!driver.probe() || !driver.initialize(virtio::feature::bit(virtio::feature::kVersion1))) return;
+          const auto layout = driver.setup_queue(0, kRam + 0x10000, 8);
+          if (!layout) return;
+          virtio::test::DriverRing ring(memory, *layout);
+          driver.driver_ok();
+          // The first empties the bucket, the second waits (armed here),
+          // the third waits behind it (armed on the loop).
+          for (unsigned i = 0; i < 3; ++i) {
+            const virtio::test::Buffer b[] = {{kRam + 0x20000 + i * 0x1000, 64, true}};
+            ring.add(b);
+            ring.publish();
+            driver.notify(0);
+          }
+          for (int i = 0; i < 10000 && served < 3; ++i) {
+            while (const auto e = ring.take_used()) served += e->len == 64;
+            if (served < 3) ::usleep(1000);
+          }
+          driver.reset();
+        });
+        vcpu.join();
+        if (served != 3 || device.counters().throttled < 1) _exit(10);
+        if (::write(STDERR_FILENO, "served\n", 7) != 7) _exit(11);
+        _exit(0);
+      },
+      testing::ExitedWithCode(0), "served");
 }
 
 TEST(SeccompDeathTest, AForbiddenCallStopsKvmmioNamingTheThreadAndTheCall) {

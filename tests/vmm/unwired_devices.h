@@ -27,7 +27,7 @@ struct UnwiredDevices {
     o.vhost = net::VhostMode::kOff;
     return o;
   }
-  net::VirtioNet net{net_options(), 0, memory, loop, net::Tap::socketpair("sockpair", 1, wire)};
+  net::VirtioNet net{net_options(), memory, loop, net::Tap::socketpair("sockpair", 1, wire)};
   console::VirtioConsole console{memory, loop, /*output_fd=*/1};
 };
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // TokenBucket: at most `burst` events at once and `rate` per second over
 // time. Bounds what a guest can make the host do again and again (device
-// set-ups in a reset storm); the caller refuses what does not fit.
+// set-ups in a reset storm, entropy bytes served); the caller refuses,
+// or delays, what does not fit.
 // Not thread-safe: the owner serialises calls (the device lock).
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <utility>
 
@@ -32,17 +34,38 @@ class KVMMIO_EXPORT TokenBucket {
   // Takes one token if there is one at `now`; times before the latest
   // one seen add nothing.
   bool take(Clock::time_point now) {
-    if (now > last_) {
-      tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * rate_);
-      last_ = now;
-    }
+    refill(now);
     if (tokens_ < 1) return false;
     tokens_ -= 1;
     return true;
   }
 
+  // Takes `n` tokens at once if there are (a rate of bytes: a request of
+  // n bytes), at the time source's present or at `now`.
+  bool take_n(uint64_t n) { return take_n(n, read_clock()); }
+  bool take_n(uint64_t n, Clock::time_point now) {
+    refill(now);
+    if (tokens_ < static_cast<double>(n)) return false;
+    tokens_ -= static_cast<double>(n);
+    return true;
+  }
+
+  // How long after the latest time seen until `n` tokens are there: zero
+  // if they are now (n is at most the burst, or it never comes).
+  Clock::duration time_until(uint64_t n) const {
+    const double missing = std::min(static_cast<double>(n), burst_) - tokens_;
+    if (missing <= 0 || rate_ <= 0) return Clock::duration::zero();
+    return std::chrono::ceil<Clock::duration>(std::chrono::duration<double>(missing / rate_));
+  }
+
  private:
   Clock::time_point read_clock() const { return now_ ? now_() : Clock::now(); }
+  void refill(Clock::time_point now) {
+    if (now > last_) {
+      tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * rate_);
+      last_ = now;
+    }
+  }
 
   double rate_, burst_, tokens_;
   TimeSource now_;

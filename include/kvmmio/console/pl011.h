@@ -30,6 +30,7 @@
 #include <mutex>
 #include <span>
 
+#include "kvmmio/amba/primecell.h"
 #include "kvmmio/base/counters.h"
 #include "kvmmio/base/export.h"
 #include "kvmmio/console/input_sink.h"
@@ -55,8 +56,8 @@ class KVMMIO_EXPORT Pl011 : public MmioDevice, public ConsoleInputSink {
   static constexpr uint64_t kMIS = 0x040;
   static constexpr uint64_t kICR = 0x044;
   static constexpr uint64_t kDMACR = 0x048;
-  static constexpr uint64_t kPeriphID0 = 0xfe0;  // ..0xfec: PeriphID0-3
-  static constexpr uint64_t kCellID0 = 0xff0;    // ..0xffc: PCellID0-3
+  static constexpr uint64_t kPeriphID0 = amba::kPeriphID0;  // ..0xfec: PeriphID0-3
+  static constexpr uint64_t kCellID0 = amba::kCellID0;      // ..0xffc: PCellID0-3
   static constexpr uint64_t kSize = 0x1000;
 
   // FR bits.
@@ -74,10 +75,8 @@ class KVMMIO_EXPORT Pl011 : public MmioDevice, public ConsoleInputSink {
 
   static constexpr size_t kFifoDepth = 32;
 
-  // ID bytes: PL011 revision r1p5 (PeriphID 0x00141011), PrimeCell
-  // 0xb105f00d.
+  // PeriphID bytes: PL011 revision r1p5 (PeriphID 0x00141011).
   static constexpr uint8_t kPeriphId[4] = {0x11, 0x10, 0x14, 0x00};
-  static constexpr uint8_t kCellId[4] = {0x0d, 0xf0, 0x05, 0xb1};
 
   using TxSink = std::function<void(uint8_t)>;
   using IrqLine = std::function<void(bool level)>;

@@ -29,6 +29,7 @@
 #include <mutex>
 #include <span>
 
+#include "kvmmio/amba/primecell.h"
 #include "kvmmio/base/counters.h"
 #include "kvmmio/base/export.h"
 #include "kvmmio/base/log.h"
@@ -50,15 +51,13 @@ class KVMMIO_EXPORT Pl061 : public MmioDevice {
   static constexpr uint64_t kMIS = 0x418;
   static constexpr uint64_t kIC = 0x41c;
   static constexpr uint64_t kAFSEL = 0x420;
-  static constexpr uint64_t kPeriphID0 = 0xfe0;  // ..0xfec
-  static constexpr uint64_t kCellID0 = 0xff0;    // ..0xffc
+  static constexpr uint64_t kPeriphID0 = amba::kPeriphID0;  // ..0xfec
+  static constexpr uint64_t kCellID0 = amba::kCellID0;      // ..0xffc
   static constexpr uint64_t kSize = 0x1000;
   static constexpr unsigned kPins = 8;
 
-  // PeriphID 0x00041061 (what Linux's amba_id table matches), PrimeCell
-  // 0xb105f00d.
+  // PeriphID 0x00041061 (what Linux's amba_id table matches).
   static constexpr uint8_t kPeriphId[4] = {0x61, 0x10, 0x04, 0x00};
-  static constexpr uint8_t kCellId[4] = {0x0d, 0xf0, 0x05, 0xb1};
 
   using IrqLine = std::function<void(bool level)>;
   explicit Pl061(IrqLine irq_line);

@@ -8,6 +8,9 @@
 #           KVMMIO-L2-GIC: name (the timer's irqchip), KVMMIO-L2-VIRTIO-IDS:
 #           the virtio device IDs (0x0003: the virtio console),
 #           KVMMIO-L2-CONSOLE: the console tty (ttyAMA0 or hvc0),
+#           KVMMIO-L2-RTC: rtc0's seconds since the epoch, then the
+#           kernel's clock (date +%s), "end" and rtc0's name; "none end"
+#           without an rtc0,
 #           KVMMIO-L2-UPTIME: s
 #   reboot  reboot -f (PSCI SYSTEM_RESET: kvmmio exits with status 3)
 #   wait    sleep until killed (the host side stops kvmmio with a signal)
@@ -23,7 +26,9 @@
 #           its first MiB (written by L1),
 #           then 1 MiB of random bytes written at its second MiB with
 #           fsync, the page cache dropped and the same range read back;
-#           results as KVMMIO-L2-DISK-* lines
+#           results as KVMMIO-L2-DISK-* lines; then the entropy device:
+#           KVMMIO-L2-RNG-CURRENT: hw_random's rng_current (virtio_rng.N),
+#           KVMMIO-L2-RNG-BYTES: the bytes a 64-byte read of /dev/hwrng got
 #   disk-kill  1 MiB of random bytes written at the disk's third MiB with
 #           fsync, its md5 as KVMMIO-L2-DISK-WROTE, then
 #           KVMMIO-L2-DISK-SYNCED and a wait until killed (vmm-boot.sh's
@@ -214,6 +219,14 @@ report)
     echo "KVMMIO-L2-GIC: $(awk '/arch_timer/ { print $(NF - 3); exit }' /proc/interrupts)"
     echo "KVMMIO-L2-VIRTIO-IDS: $(cat /sys/bus/virtio/devices/*/device 2>/dev/null | tr '\n' ' ')"
     echo "KVMMIO-L2-CONSOLE: $(cat /sys/class/tty/console/active 2>/dev/null)"
+    # kvmmio's PL031: its counter, and the clock the kernel set from it at
+    # boot (RTC_HCTOSYS), both read just before the line goes out; L1
+    # compares them with its own clock as the line arrives.
+    if [ -r /sys/class/rtc/rtc0/since_epoch ]; then
+        echo "KVMMIO-L2-RTC: $(cat /sys/class/rtc/rtc0/since_epoch) $(date +%s) end $(cat /sys/class/rtc/rtc0/name 2>/dev/null)"
+    else
+        echo "KVMMIO-L2-RTC: none end"
+    fi
     echo "KVMMIO-L2-UPTIME: $(cut -d' ' -f1 /proc/uptime)"
     ;;
 reboot)
@@ -274,6 +287,11 @@ disk)
     else
         echo "KVMMIO-L2-ERROR: no /dev/vda"
     fi
+    # The entropy device (kvmmio's --rng on, the default): the hw_random
+    # core's current source and 64 bytes of /dev/hwrng. Last: a device
+    # that never answers holds up only this read.
+    echo "KVMMIO-L2-RNG-CURRENT: $(cat /sys/devices/virtual/misc/hw_random/rng_current 2>/dev/null)"
+    echo "KVMMIO-L2-RNG-BYTES: $(dd if=/dev/hwrng bs=64 count=1 2>/dev/null | wc -c | tr -d ' ')"
     ;;
 disk-kill)
     i=0

@@ -5,7 +5,9 @@
 # console, and stops the way its documentation says:
 #   cpus1, cpus2  L2 reaches /init (KVMMIO-L2-READY on kvmmio's stdout),
 #                 reports its CPU count and GIC, powers off (poweroff -f:
-#                 PSCI SYSTEM_OFF); kvmmio exits 0
+#                 PSCI SYSTEM_OFF); kvmmio exits 0. L2 has an rtc0 (the
+#                 PL031), and it and L2's clock, set from it at boot, are
+#                 within 2 s of L1's clock (hvc-cpus2 checks the same)
 #   reset         L2 runs reboot -f (PSCI SYSTEM_RESET); kvmmio exits 3
 #   sigterm       kvmmio gets SIGTERM while L2 runs; it has stopped the VM
 #                 (final stats written) within 1 s and exits 143
@@ -40,12 +42,22 @@
 #                 least 1 MiB fewer allocated blocks (kvmmio punched a
 #                 hole); the disk's counters show reads, writes, a flush
 #                 and a discard, no guest error,
-#                 and, on the register mirror, no register read that exited
+#                 and, on the register mirror, no register read that exited;
+#                 the entropy device (on by default) is L2's hw_random
+#                 source (rng_current virtio_rng.N) and a 64-byte read of
+#                 /dev/hwrng gets 64 bytes, which rng0 served
 #   disk-kill     L2 writes 1 MiB with fsync, says so, and kvmmio is then
 #                 killed with SIGKILL: the image holds the MiB (a FLUSH is
 #                 answered only after the data is in the file); a second
 #                 kvmmio on the image was refused while the first ran,
 #                 naming its PID, and gets the image once it is gone
+#   names         two named VMs (--name vmA with its console on a socket,
+#                 --name vmB), 1 vCPU each: `kvmmio list` shows both running
+#                 with their PIDs, `kvmmio ctl vmA info` names it, `kvmmio
+#                 console vmA` gets its console's output, a second --name
+#                 vmB is refused naming the first's PID, `kvmmio stop`
+#                 powers each off (the power key: exit 0), and their
+#                 directories in /run/kvmmio are gone after
 #   background    `kvmmio run ... &` typed into busybox sh -i in a tmux pane
 #                 (tmux from the tools disk), the console on that terminal:
 #                 never stopped (state T), the terminal's mode unchanged, a
@@ -106,7 +118,7 @@ check_stats() {
 # sets $pid.
 boot() {
     : >"$R/$1.console"
-    case ${5:-serial} in serial) tty=ttyAMA0 ;; *) tty=hvc0 ;; esac
+    case ${5:-serial} in serial*) tty=ttyAMA0 ;; *) tty=hvc0 ;; esac
     kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus "$2" --gic auto \
         --console "${5:-serial}" \
         --cmdline-replace "console=$tty earlycon $L2_ARGS kvmmio.l2test=$3" --stats "${STATS:-$R/$1.json}" \
@@ -142,6 +154,27 @@ finish() {
     fi
 }
 
+# check_rtc CONSOLE L1_SECONDS: L2's KVMMIO-L2-RTC line (rtc0's seconds,
+# then L2's clock) against L1's clock read as the line arrived. L2 read
+# both just before printing, so L1's is ahead by the line's trip only;
+# 2 s allows that, whole seconds on both sides and the half second the
+# kernel adds when it sets its clock from the RTC.
+check_rtc() {
+    line=$(l2_marker "$1" RTC)
+    case $line in
+    '') echo "L2 printed no KVMMIO-L2-RTC line"; return 1 ;;
+    none*) echo "L2 has no /sys/class/rtc/rtc0: rtc-pl031 did not bind kvmmio's PL031"; return 1 ;;
+    esac
+    [ -n "$2" ] || { echo "L1's clock was not read as L2's KVMMIO-L2-RTC line arrived"; return 1; }
+    rtc=${line%% *} rest=${line#* }
+    l2=${rest%% *}
+    case $rtc$l2 in *[!0-9]*) echo "L2's RTC line is not two numbers: '$line'"; return 1 ;; esac
+    for v in "rtc0 (the PL031) reads $rtc" "L2's clock reads $l2"; do
+        d=$(($2 - ${v##* }))
+        if [ "$d" -lt -2 ] || [ "$d" -gt 2 ]; then echo "$v, L1's clock $2: $d s apart, not within 2 s"; return 1; fi
+    done
+}
+
 # run_poweroff CPUS [virtio]: a clean boot to /init and power-off, with the
 # guest's own view checked; with virtio, on --console virtio: everything
 # L2 prints (READY included) comes over hvc0, L2 sees virtio device 3.
@@ -155,6 +188,9 @@ run_poweroff() {
     fi
     t0=$(uptime_s)
     boot "$name" "$1" report /dev/null "$con"
+    # L1's clock as L2's RTC line arrives (0.2 s polls), for check_rtc.
+    l1_now=''
+    if wait_for "$R/$name.console" 'KVMMIO-L2-RTC: .* end' 180; then l1_now=$(date +%s); fi
     finish 180
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
     out=$R/$name.console msg=''
@@ -163,12 +199,14 @@ run_poweroff() {
     elif ! grep -q "KVMMIO-L2-CPUS: $1" "$out"; then msg="L2 does not see $1 CPU(s): $(grep KVMMIO-L2-CPUS "$out")"
     elif ! grep -q "KVMMIO-L2-GIC: $want_l2_gic" "$out"; then msg="L2 does not run on $want_l2_gic: $(grep KVMMIO-L2-GIC "$out")"
     elif ! grep -q "KVMMIO-L2-CONSOLE: $tty" "$out"; then msg="L2's console is not $tty: $(grep KVMMIO-L2-CONSOLE "$out")"
+    elif ! err=$(check_rtc "$out" "$l1_now"); then msg=$err
     elif [ $con = virtio ] && ! grep -q "KVMMIO-L2-VIRTIO-IDS: .*0x0003" "$out"; then
         msg="L2 has no virtio device 3: $(grep KVMMIO-L2-VIRTIO-IDS "$out")"
     elif ! err=$(check_stats "$R/$name.json" "$1" 0 poweroff $dev); then msg=$err
     elif [ $con = virtio ] && ! err=$(check_hvc_stats "$R/$name.json" 2); then msg=$err
     fi
     echo "$name: kvmmio exit $status after $t s; L2 $(grep -h 'KVMMIO-L2-UPTIME' "$out" || echo 'no uptime')"
+    echo "$name: L2's RTC line '$(l2_marker "$out" RTC)', L1's clock then ${l1_now:-unread}"
     echo "$name: kvmmio start-up (ms): $(startup_line "$R/$name.json")"
     record "$name" "$t" "$msg"
 }
@@ -368,6 +406,79 @@ run_api() {
 # stopped, leaves the terminal's mode as the shell had it, takes none of
 # the keys typed to the shell while it runs, and its guest shuts down
 # cleanly through the control socket (exit 0).
+# Named VMs: their runtime directories in /run/kvmmio, the commands that
+# find them by name.
+run_names() {
+    step "kvmmio --name: two named VMs listed, one's console attached, a taken name refused, both stopped by name"
+    t0=$(uptime_s)
+    mkdir -p /run
+    EXTRA="--name vmA" boot names-a 1 powerkey /dev/null serial,socket
+    pid_a=$pid
+    EXTRA="--name vmB" boot names-b 1 powerkey
+    pid_b=$pid
+    msg='' cpid=''
+    # vmA's console is its socket: attach once it is there.
+    i=0
+    while [ $i -lt 300 ] && kill -0 "$pid_a" 2>/dev/null; do
+        if [ -S /run/kvmmio/vmA/console.sock ]; then
+            kvmmio console vmA </dev/null >"$R/names-a.attached" 2>"$R/names-a.attach-stderr" &
+            cpid=$!
+            break
+        fi
+        sleep 0.2; i=$((i + 1))
+    done
+    pid=$pid_b
+    if [ -z "$cpid" ]; then
+        msg="vmA's console socket /run/kvmmio/vmA/console.sock never appeared ($(tail -n 1 "$R/names-a.stderr"))"
+    elif ! wait_for "$R/names-b.console" KVMMIO-L2-POWER-KEY-READY 180; then
+        msg="vmB never got ready for the power key"
+    else
+        pid=$pid_a
+        wait_for "$R/names-a.attached" KVMMIO-L2-POWER-KEY-READY 180 ||
+            wait_for "$R/names-a.attached" KVMMIO-L2-TICK 30 ||
+            msg="nothing of vmA's console reached kvmmio console vmA ($(tail -n 1 "$R/names-a.attach-stderr"))"
+    fi
+    if [ -z "$msg" ]; then
+        kvmmio list >"$R/names.list" 2>>"$R/names.stderr"
+        cat "$R/names.list"
+        info=$(kvmmio ctl vmA info 2>>"$R/names.stderr" | jq -r '"\(.name) \(.pid) \(.vcpus) \(.mem_mib)"')
+        taken=0
+        kvmmio run --kernel "$KVMMIO_L2/Image" --name vmB >/dev/null 2>"$R/names-taken.stderr" || taken=$?
+        if ! awk -v a="$pid_a" -v b="$pid_b" '$1 == "vmA" && $2 == a && $3 == "running" { ka = 1 }
+                $1 == "vmB" && $2 == b && $3 == "running" { kb = 1 } END { exit !(ka && kb) }' "$R/names.list"; then
+            msg="kvmmio list does not show vmA ($pid_a) and vmB ($pid_b) running: $(tr '\n' '|' <"$R/names.list")"
+        elif [ "$info" != "vmA $pid_a 1 256" ]; then
+            msg="kvmmio ctl vmA info: '$info', not 'vmA $pid_a 1 256'"
+        elif [ "$taken" != 2 ] || ! grep -q "a VM of that name runs (kvmmio, PID $pid_b)" "$R/names-taken.stderr"; then
+            msg="a second --name vmB was not refused naming PID $pid_b (status $taken: $(tail -n 1 "$R/names-taken.stderr"))"
+        fi
+    fi
+    sb=0 sa=0
+    stop_b=$(kvmmio stop vmB --timeout 30 2>&1) || sb=$?
+    stop_a=$(kvmmio stop vmA --timeout 30 2>&1) || sa=$?
+    echo "names: kvmmio stop vmB: '$stop_b' (status $sb); kvmmio stop vmA: '$stop_a' (status $sa)"
+    pid=$pid_b; finish 30; status_b=$status
+    pid=$pid_a; finish 30; status_a=$status
+    # The console client ends with its VM's socket.
+    i=0
+    while [ -n "$cpid" ] && kill -0 "$cpid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+    attached=ended
+    if [ -n "$cpid" ] && kill -0 "$cpid" 2>/dev/null; then attached=running; kill "$cpid" 2>/dev/null; fi
+    left=$(kvmmio list 2>&1 | sed 1d | tr '\n' '|')
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    if [ -n "$msg" ]; then :
+    elif [ "$sb" != 0 ] || [ "$stop_b" != "vmB: powered off" ]; then msg="kvmmio stop vmB: '$stop_b' (status $sb)"
+    elif [ "$sa" != 0 ] || [ "$stop_a" != "vmA: powered off" ]; then msg="kvmmio stop vmA: '$stop_a' (status $sa)"
+    elif [ "$status_a" != 0 ] || [ "$status_b" != 0 ]; then msg="exit statuses vmA $status_a, vmB $status_b, not 0"
+    elif [ "$attached" != ended ]; then msg="kvmmio console vmA still ran after vmA stopped"
+    elif [ -e /run/kvmmio/vmA ] || [ -e /run/kvmmio/vmB ]; then msg="a directory is left in /run/kvmmio: $(ls /run/kvmmio | tr '\n' ' ')"
+    elif [ -n "$left" ]; then msg="kvmmio list after both stopped: '$left'"
+    elif ! err=$(check_stats "$R/names-a.json" 1 0 poweroff); then msg="vmA: $err"
+    elif ! err=$(check_stats "$R/names-b.json" 1 0 poweroff); then msg="vmB: $err"
+    fi
+    record names "$t" "$msg"
+}
+
 run_background() {
     step "kvmmio run ... & from an interactive shell under tmux: never stopped, the terminal left alone"
     t0=$(uptime_s) msg=''
@@ -444,6 +555,9 @@ run_disk() {
     reads=$(device_counter "$j" disk0 reads) writes=$(device_counter "$j" disk0 writes)
     flushes=$(device_counter "$j" disk0 flushes) exited=$(device_counter "$j" disk0 register_reads)
     mirror=$(device_counter "$j" disk0 regs_mirror) queues=$(device_counter "$j" disk0 queues)
+    rng=$(l2_marker "$out" RNG-CURRENT) rng_read=$(l2_marker "$out" RNG-BYTES)
+    rng_served=$(device_counter "$j" rng0 bytes_served)
+    echo "disk: L2's hw_random source '$rng', $rng_read bytes read from /dev/hwrng; rng0 served ${rng_served:-?} bytes"
     echo "disk: L2 sectors $(l2_marker "$out" DISK-SECTORS), serial '$(l2_marker "$out" DISK-SERIAL)'," \
         "$(l2_marker "$out" DISK-QUEUES) hardware queues of ${queues:-?} offered;" \
         "reads ${reads:-?} writes ${writes:-?} flushes ${flushes:-?} discards ${discards:-?};" \
@@ -466,6 +580,10 @@ run_disk() {
         msg="L2's discard of a MiB did not reach kvmmio (discard_max_bytes $(l2_marker "$out" DISK-DISCARD-MAX), discards ${discards:-?})"
     elif [ $((blocks0 - blocks1)) -lt 2048 ]; then
         msg="after L2 discarded a MiB the image has $blocks1 allocated 512-byte blocks, not at most $((blocks0 - 2048))"
+    elif [ "${rng#virtio_rng.}" = "$rng" ]; then
+        msg="L2's hw_random rng_current is '$rng', not virtio_rng.N: virtio_rng did not bind kvmmio's entropy device"
+    elif [ "$rng_read" != 64 ]; then msg="a 64-byte read of L2's /dev/hwrng got '$rng_read' bytes"
+    elif [ "${rng_served:-0}" -lt 64 ]; then msg="rng0 served ${rng_served:-no} bytes, fewer than the 64 L2 read"
     fi
     rm -f "$img"
     record disk "$t" "$msg"
@@ -581,7 +699,7 @@ run_setup_errors() {
 # CPU or GIC, and the 16 KiB-page L1 runs them; the board leaves out what
 # its root cannot run, e.g. background without tmux).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
-cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk disk-kill api background "
+cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk disk-kill api names background "
 for c in $skip; do
     case $cases in
     *" $c "*) ;;
@@ -607,6 +725,7 @@ case_wanted() {
 ! case_wanted disk || run_disk
 ! case_wanted disk-kill || run_disk_kill
 ! case_wanted api || run_api
+! case_wanted names || run_names
 ! case_wanted background || run_background
 
 write_cases vmm-boot
