@@ -58,7 +58,8 @@ native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
         device-tree-compiler libgtest-dev libgmock-dev)
 # The test suite's own tools, which scripts/main.sh does not use.
 testing=(gcovr               # scripts/coverage.sh: line coverage of the host tests
-         clang libclang-rt-dev)  # scripts/fuzz.sh: libFuzzer, ASan, UBSan (clang's own runtime)
+         clang libclang-rt-dev   # scripts/fuzz.sh: libFuzzer, ASan, UBSan (clang's own runtime)
+         systemd)            # systemd-analyze verify: tests/vmm/systemd-unit.test
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
 rehearsal=()

@@ -5,9 +5,11 @@
 #include "vmm/options.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "config.h"
 #include "kvmmio/base/parse.h"
+#include "vmm/config_file.h"
 #include "vmm/memory_map_arm64.h"
 #include "vmm/unix_socket.h"
 #include "vmm/vm_directory.h"
@@ -208,6 +210,41 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
   };
 }
 
+// --config FILE (or --config=FILE), at most once: the file's options in
+// its place, each checked to be one of run's (config_file.h).
+std::vector<std::string> expand_config(const std::vector<std::string>& args, const std::vector<CliOption>& options,
+                                       std::optional<std::string>& config) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string path;
+    if (args[i] == "--config") {
+      if (i + 1 >= args.size()) throw UsageError("--config needs a file, e.g. --config /etc/kvmmio/vm0.conf");
+      path = args[++i];
+    } else if (args[i].rfind("--config=", 0) == 0) {
+      path = args[i].substr(9);
+    } else {
+      out.push_back(args[i]);
+      continue;
+    }
+    if (config) throw UsageError("--config is given twice; give one file");
+    if (path.empty()) throw UsageError("--config needs a file, e.g. --config /etc/kvmmio/vm0.conf");
+    config = path;
+    for (const ConfigOption& o : read_config_file(path)) {
+      const std::string at = "--config " + path + ", line " + std::to_string(o.line);
+      const std::string name = "--" + o.key;
+      const bool known = std::any_of(options.begin(), options.end(),
+                                     [&](const CliOption& c) { return c.name == name && !c.value.empty(); });
+      if (o.key == "config") throw UsageError(at + ": a config file names no other (config)");
+      if (!known)
+        throw UsageError(at + ": no option '" + o.key +
+                         "': a key is an option of run without --, e.g. kernel, mem, net (kvmmio --help)");
+      out.push_back(name);
+      out.push_back(o.value);
+    }
+  }
+  return out;
+}
+
 Command parse_run(const std::vector<std::string>& args) {
   Command cmd;
   cmd.kind = Command::Kind::kRun;
@@ -217,12 +254,19 @@ Command parse_run(const std::vector<std::string>& args) {
     if (args[i] == "--version") return command_of(Command::Kind::kVersion);
   }
   bool help = false;
+  const std::vector<CliOption> options = run_options(cmd.run, help);
+  std::optional<std::string> config;
+  const std::vector<std::string> expanded =
+      expand_config(std::vector<std::string>(args.begin() + 1, args.end()), options, config);
   try {
-    parse_cli(run_options(cmd.run, help), std::vector<std::string>(args.begin() + 1, args.end()), 0);
+    parse_cli(options, expanded, 0);
   } catch (const UsageError&) {
     throw;
   } catch (const UserError& e) {
-    throw UsageError(e.what());
+    const std::string m = e.what();
+    if (config && m.find("given twice") != std::string::npos)
+      throw UsageError(m + " (once in --config " + *config + " and once on the command line, or twice in the file)");
+    throw UsageError(m);
   }
   if (help) return command_of(Command::Kind::kHelp);
   if (cmd.run.cmdline_extra && cmd.run.cmdline_replace)
@@ -401,6 +445,9 @@ Boots an arm64 Linux Image in a KVM virtual machine on an arm64 host:
 a GICv3 or GICv2, a PL011 UART on stdin/stdout, PSCI, virtio-mmio slots.
 
 Options of `run`:
+  --config FILE       run's options from FILE, one per line: KEY VALUE, KEY an
+                      option without -- (kernel /boot/Image, net tap=vm0);
+                      # starts a comment; an option in both is refused
   --kernel IMAGE      the arm64 Linux Image to boot (with the "ARM\x64"
                       header), uncompressed or gzip-compressed (Image.gz); not
                       vmlinux, an EFI zboot vmlinuz.efi or an x86 kernel
