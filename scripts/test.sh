@@ -193,6 +193,24 @@ grep -q '^CXXFLAGS = .*--coverage' Makefile && in_build_coverage=1
 # Counts of this run only (the board rehearsal's root is not searched).
 find . -path ./board-rehearsal -prune -o -name '*.gcda' -exec rm -f {} +
 
+# A session's priority against the others': with the scheduler's
+# autogroups (Debian's kernels), each session (setsid) shares the CPUs
+# equally with every other, whatever its processes' nice values, so nice
+# alone gave the background half the machine. The session's own nice, in
+# /proc/PID/autogroup, is what counts then; no such file: plain nice does.
+# Only once PID has its own session: until its setsid runs it is in this
+# script's autogroup, whose nice this must never change.
+autogroup_nice() {
+  local own group i=0
+  [ -w "/proc/$1/autogroup" ] && own=$(cut -d' ' -f1 /proc/$$/autogroup 2>/dev/null) || return 0
+  while group=$(cut -d' ' -f1 "/proc/$1/autogroup" 2>/dev/null) && [ "$group" = "$own" ]; do
+    i=$((i + 1)); [ $i -le 100 ] || return 0
+    sleep 0.02
+  done
+  [ -n "$group" ] || return 0
+  echo "$2" >"/proc/$1/autogroup" 2>/dev/null || true
+}
+
 # The board rehearsal (step 7; see below for what it runs): its root,
 # carried build and image start now, in the background, beside make check
 # (at the lowest priority: background_after_check), then coverage,
@@ -223,6 +241,7 @@ if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
     nice -n 19 setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
       --phases root,carry,image >"$board_log" 2>&1 &
     board_prep_pid=$!
+    autogroup_nice "$board_prep_pid" 19
   else
     board_line="board rehearsal: skipped: $why"
   fi
@@ -248,6 +267,7 @@ if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
     printf '%s\n' "${KVMMIO_GUEST_PASSWORD:-kvmmio-guest-test}" |
       nice -n 19 setsid "$src/scripts/make-guest.sh" --out "$guest_dir" --root-password-file /dev/stdin >"$guest_make_log" 2>&1 &
     guest_make_pid=$!
+    autogroup_nice "$guest_make_pid" 19
   fi
 fi
 # Stopping this script early stops what runs in the background (each in a
@@ -302,7 +322,7 @@ background_after_check() {
   fi
   local p
   for p in "$board_prep_pid" "$guest_make_pid"; do
-    [ -z "$p" ] || renice_tree "$p"
+    [ -z "$p" ] || { autogroup_nice "$p" 0; renice_tree "$p"; }
   done
 }
 
