@@ -6,7 +6,6 @@
 #include <fcntl.h>
 
 #include <array>
-#include <cstdio>
 #include <initializer_list>
 #include <utility>
 
@@ -46,13 +45,6 @@ std::string interface_name(const char* name, const char* field) {
     throw ArgumentError(e.what());
   }
   return name;
-}
-
-std::string mac_text(const uint8_t (&mac)[6]) {
-  char text[18];
-  std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
-                mac[5]);
-  return text;
 }
 
 }  // namespace
@@ -116,7 +108,7 @@ net::NetOptions net_options(const kvmmio_net_config* config) {
   const std::array<uint8_t, 6> mac = std::to_array(c.mac);
   if (mac != std::array<uint8_t, 6>{}) {
     if (mac[0] & 1)
-      throw ArgumentError("kvmmio_net_config.mac " + mac_text(c.mac) +
+      throw ArgumentError("kvmmio_net_config.mac " + net::mac_text(mac) +
                           ": a multicast address (the first byte is odd) cannot be a NIC's MAC; all zero derives "
                           "one from the tap's name");
     o.mac = mac;

@@ -5,8 +5,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <memory>
 #include <optional>
 
@@ -58,12 +56,7 @@ VmIdentity vm_identity(const RunOptions& options) {
   id.name = options.name.value_or("");
   id.pid = ::getpid();
   id.mem_bytes = options.mem;
-  for (const net::NetOptions& n : options.nets) {
-    const std::array<uint8_t, 6> m = n.mac.value_or(net::default_mac(n.tap));
-    char text[18];
-    std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-    id.macs.push_back(text);
-  }
+  for (const net::NetOptions& n : options.nets) id.macs.push_back(net::mac_text(n.mac.value_or(net::default_mac(n.tap))));
   return id;
 }
 

@@ -44,9 +44,9 @@ namespace {
 // Which MAC the guest sees, so it can be matched with the bridge's table
 // and a DHCP server's leases.
 void log_mac(unsigned index, const net::NetOptions& options) {
-  const std::array<uint8_t, 6> m = options.mac.value_or(net::default_mac(options.tap));
-  KVMMIO_LOG_INFO("net%u: tap %s, MAC %02x:%02x:%02x:%02x:%02x:%02x%s", index, options.tap.c_str(), m[0],
-                  m[1], m[2], m[3], m[4], m[5], options.mac ? "" : " (derived from the tap's name)");
+  KVMMIO_LOG_INFO("net%u: tap %s, MAC %s%s", index, options.tap.c_str(),
+                  net::mac_text(options.mac.value_or(net::default_mac(options.tap))).c_str(),
+                  options.mac ? "" : " (derived from the tap's name)");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <net/if.h>
 
 #include <cctype>
+#include <cstdio>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/parse.h"
@@ -132,6 +133,13 @@ NetOptions NetOptions::parse(std::string_view spec) {
     throw UserError("--net " + std::string(spec) +
                     ": poll_us is vhost-net's busy polling: use it with vhost=on or auto, or leave it out");
   return o;
+}
+
+std::string mac_text(const std::array<uint8_t, 6>& mac) {
+  char text[18];
+  std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+                mac[5]);
+  return text;
 }
 
 std::array<uint8_t, 6> default_mac(std::string_view tap) {

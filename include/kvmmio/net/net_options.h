@@ -67,4 +67,7 @@ KVMMIO_EXPORT void check_interface_name(std::string_view name, std::string_view 
 // share a link get the same MAC: give mac= there.
 KVMMIO_EXPORT std::array<uint8_t, 6> default_mac(std::string_view tap);
 
+// "52:54:00:12:34:56": a MAC as mac= takes it, lower case.
+KVMMIO_EXPORT std::string mac_text(const std::array<uint8_t, 6>& mac);
+
 }  // namespace kvmmio::net
