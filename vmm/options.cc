@@ -307,11 +307,15 @@ Command parse_run(const std::vector<std::string>& args) {
   return cmd;
 }
 
-// kvmmio ctl PATH COMMAND: the command is the server's to judge (a newer
-// kvmmio may know more), so only its shape is checked here.
+// Whether a command's arguments (after its name) ask for --help.
+bool asks_help(const std::vector<std::string>& args) {
+  return std::any_of(args.begin() + 1, args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
+}
+
+// kvmmio ctl NAME|PATH COMMAND: the command is the server's to judge (a
+// newer kvmmio may know more), so only its shape is checked here.
 Command parse_ctl(const std::vector<std::string>& args) {
-  for (size_t i = 1; i < args.size(); ++i)
-    if (args[i] == "--help" || args[i] == "-h") return command_of(Command::Kind::kHelp);
+  if (asks_help(args)) return command_of(Command::Kind::kHelp);
   if (args.size() != 3)
     throw UsageError(
         "kvmmio ctl takes a VM and a command: kvmmio ctl NAME|PATH "
@@ -330,10 +334,6 @@ Command parse_ctl(const std::vector<std::string>& args) {
   if (cmd.ctl.command.empty() || cmd.ctl.command.size() > 64)
     throw UsageError("kvmmio ctl: give a command: stats, info, pause, resume, shutdown or quit");
   return cmd;
-}
-
-bool asks_help(const std::vector<std::string>& args) {
-  return std::any_of(args.begin() + 1, args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
 }
 
 // kvmmio list: no arguments.
