@@ -1003,8 +1003,9 @@ guest_start() {
         # --rng off: the peer VMMs' guests have no entropy device, and its
         # notifies and interrupts would count in vmm_counters' sums (the
         # guest's hw_random thread reads it now and then, mid-run).
+        # --on-reboot exit: a guest that panics (panic=-1) ends its run.
         # shellcheck disable=SC2086 # $guest_disks: words without spaces
-        kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" --rng off \
+        kvmmio run --kernel "$kernel" --initrd "$initrd" --mem "$mem" --cpus "$cpus" --rng off --on-reboot exit \
             --net "$_spec" --stats "$stats" $guest_disks --cmdline-replace "$_cmdline" \
             </dev/null >"$base.console" 2>"$base.log" &
         pid=$!

@@ -28,7 +28,7 @@
 #
 #   bench/startup.sh --kernel Image --initrd FILE --out DIR [--repeats N]
 #                    [--mem MiB] [--gic auto|3|2] [--tap NAME] [--qemu PROGRAM]
-#                    [--cmdline WORDS] [--vmm NAME=PATH]...
+#                    [--cmdline WORDS] [--vmm NAME=PATH]... [--rng-too]
 #     --repeats N  interleaved repeats (default 5)
 #     --mem MiB    guest RAM (default 256: Debian's arm64 kernel keeps 64
 #                  MiB for CMA, and in 128 it cannot unpack the platform's
@@ -44,6 +44,10 @@
 #                  kvmmio=kvmmio, the one on PATH): two builds side by
 #                  side, e.g. before=/tmp/kvmmio-old after=kvmmio, give a
 #                  change's before and after in one run
+#     --rng-too    also time the first --vmm with its virtio-rng device
+#                  (kvmmio's default; the others run with --rng off, as
+#                  QEMU's guest has no entropy device), as NAME-rng: the
+#                  entropy device's cost to the boot
 # The guest's initramfs must print KVMMIO-L2-INIT to /dev/kmsg first
 # (the platform's does: scripts/arm64/init-l2.sh). KVMMIO_L1_CLOCK=icount
 # (the nested platform's run.sh --clock icount) says the clock is L1's
@@ -56,7 +60,7 @@
 # POSIX sh and jq (busybox is enough besides jq).
 set -u
 die() { echo "startup.sh: $*" >&2; exit 2; }
-kernel='' initrd='' out='' repeats=5 mem=256 gic=auto tap='' vmms='' qemu='' cmdline='console=ttyAMA0 quiet panic=-1'
+kernel='' initrd='' out='' repeats=5 mem=256 gic=auto tap='' vmms='' qemu='' cmdline='console=ttyAMA0 quiet panic=-1' rng_too=0
 while [ $# -gt 0 ]; do
     case $1 in
     --kernel) kernel=${2:?--kernel needs an Image}; shift 2 ;;
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
     --vmm) vmms="$vmms ${2:?--vmm needs NAME=PATH}"; shift 2 ;;
     --qemu) qemu=${2:?--qemu needs a PROGRAM}; shift 2 ;;
     --cmdline) cmdline=${2:?--cmdline needs the guest command line}; shift 2 ;;
+    --rng-too) rng_too=1; shift ;;
     -h | --help) sed -n '2,/^# POSIX sh/p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -128,17 +133,17 @@ failed_run() {
     failures=$((failures + 1))
 }
 
-# kvmmio_once NAME PATH REP: one start-up of the kvmmio at PATH, to its
-# guest's init; its own phases from the --stats document it writes when
-# boot_timer stops it (SIGTERM).
+# kvmmio_once NAME PATH REP [RNG]: one start-up of the kvmmio at PATH, to
+# its guest's init; its own phases from the --stats document it writes
+# when boot_timer stops it (SIGTERM). RNG (default off): --rng's value.
 kvmmio_once() {
     name=$1 prog=$2 s=$out/$1-$3.stats.json
     rm -f "$s"
     # --rng off: the devices above and no more (QEMU's guest has no
-    # entropy device either).
+    # entropy device either); --rng-too's run has it.
     # shellcheck disable=SC2086 # $net: options, words without spaces
     if timed "$name" "$3" "$prog" run --kernel "$kernel" --initrd "$initrd" --mem "${mem}M" --cpus 1 \
-        --gic "$kvmmio_gic" --rng off $net --cmdline-replace "$cmdline" --stats "$s" &&
+        --gic "$kvmmio_gic" --rng "${4:-off}" $net --cmdline-replace "$cmdline" --stats "$s" &&
         phases=$(jq -ce '.startup_ms | select(.to_first_run != null)' "$s" 2>/dev/null); then
         record "$name" "$3" "$phases"
     else
@@ -197,10 +202,18 @@ once() {
     case $1 in
     floor) floor_once "$2" ;;
     qemu) qemu_once "$2" ;;
+    "$rng_name") kvmmio_once "$1" "${first_vmm#*=}" "$2" on ;;
     *) for _v in $vmms; do [ "${_v%%=*}" != "$1" ] || kvmmio_once "$1" "${_v#*=}" "$2"; done ;;
     esac
 }
 names=$(for v in $vmms; do printf '%s ' "${v%%=*}"; done)
+for first_vmm in $vmms; do break; done
+rng_name=-
+if [ "$rng_too" = 1 ]; then
+    rng_name=${first_vmm%%=*}-rng
+    case " $names" in *" $rng_name "*) die "--rng-too: a --vmm is named $rng_name already" ;; esac
+    names="$names$rng_name "
+fi
 [ -z "$qemu" ] || names="${names}qemu "
 # A first run of each, not counted: the kernel and initrd into the page
 # cache, the programs' pages in.

@@ -5,7 +5,8 @@
 // The input drives register writes, guest RAM, descriptors of any shape
 // (any addresses, lengths, directions, indirect tables), request headers
 // of any type and sector, notifies, waits for the I/O engines (io_uring or
-// threads, chosen by the input), and resets with requests in flight, on
+// threads, chosen by the input), and resets with requests in flight (the
+// driver's, and the host's for a reboot in place), on
 // one request queue or, as the input chooses, 2 to 4 (VIRTIO_BLK_F_MQ: a
 // ring, an engine and a bound each; the input picks the queue each
 // descriptor, avail entry and notify goes to, and how many queues the
@@ -78,6 +79,7 @@ enum Op : uint8_t {
   kWaitIdle,        // until the worker has completed everything
   kBringUp,
   kReset,           // status 0, maybe with requests in flight
+  kHostReset,       // the host's reset (a reboot in place), from another thread than the driver's
   kOpCount,
 };
 
@@ -190,6 +192,12 @@ void run(const uint8_t* data, size_t size) {
         }
         break;
       case kReset: driver.reset(); break;
+      case kHostReset: {
+        // Machine::reset_devices() runs on the main thread, not a vCPU's.
+        std::thread host([&] { transport->reset(); });
+        host.join();
+        break;
+      }
     }
     if (transport->device_status() & ~0xcfu) violated("Status holds undefined bits");
   }

@@ -25,7 +25,9 @@
 #                    --quick's own: the mirror guest to guest, when in --configs)
 #     --timeout S    bound of each board boot (default 3600 s)
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
-#                    what earlier ones left in DIR)
+#                    what earlier ones left in DIR); also guest (never by
+#                    default; after carry): scripts/make-guest.sh run in the
+#                    board's root as on the board itself (below)
 #     --keep         keep the booted disk images (DIR/gicN/disk.img)
 #     --scenarios LIST  after main.sh, `scripts/test.sh --scenarios LIST`
 #                    on the board's KVM (default vmm-boot,net-modes; none: skip)
@@ -69,20 +71,27 @@
 #         MODULES=list (virtio, ext4): Debian's MODULES=most took 15-20 min
 #         per initramfs under qemu-user. A later carry pulls this checkout's
 #         HEAD into the clone and builds on (a board user's git pull).
+#         Then the board release's arm64 packages (kvmmio, libkvmmio2,
+#         libkvmmio-dev), cross-built with dpkg-buildpackage in the same
+#         namespace (scripts/build-debs.sh --arch arm64 --check: lintian
+#         without errors) into the root's /root/kvmmio/build/debs.
 #  image  an ext4 image of the root (mkfs.ext4 -d: no loop mounts; it keeps
 #         the files' times, so make still finds the build up to date) with a
-#         small init, /root/board-rehearsal/init: mounts proc, sys, dev, runs
-#         `scripts/main.sh --quick` as root in /root/kvmmio, then
+#         small init, /root/board-rehearsal/init: mounts proc, sys, dev,
+#         installs the packages with apt-get (offline), then runs, with
+#         KVMMIO_PROGRAM=/usr/bin/kvmmio (the installed kvmmio, not the
+#         build's), `scripts/main.sh --quick` as root in /root/kvmmio, then
 #         `scripts/test.sh --scenarios LIST` (the Linux-guest scenarios on
-#         the board's KVM, on main.sh's build), writes their logs, statuses
-#         and results under /root/board-rehearsal, powers off.
+#         the board's KVM, the harness from main.sh's build), writes their
+#         logs, statuses and results under /root/board-rehearsal, powers off.
 #  boot   per --gic: a copy of the image booted with the root's own kernel
 #         and initrd: qemu-system-aarch64 -M virt,virtualization=on,
 #         gic-version=N -cpu max,pauth=off,sve=off (the nested platform's
 #         L1 CPU; sve=off: the QEMU 7.2 TCG stale-code bug,
 #         docs/arm64-platform.md) -nic none; after
 #         poweroff, debugfs reads /root/board-rehearsal back into DIR/gicN
-#         and the check runs: main.sh's status 0, report.txt/report.json/
+#         and the check runs: apt-get's status 0 and /usr/bin/kvmmio
+#         installed, main.sh and every scenario on it; main.sh's status 0, report.txt/report.json/
 #         throughput.png present, one completed iperf record per
 #         configuration; test.sh's status 0 and its closing line "N passed,
 #         0 failed, N skipped" with N passed > 0; and no compiler line in
@@ -149,7 +158,7 @@ dir=${dir:-$src/build/board-rehearsal}
 why=$(host_unfit)
 [[ -z $why ]] || die "$why"
 for p in ${phases//,/ }; do
-    [[ $p == @(root|carry|image|boot) ]] || die "--phases: unknown phase '$p'"
+    [[ $p == @(root|carry|guest|image|boot) ]] || die "--phases: unknown phase '$p'"
 done
 want() { [[ ,$phases, == *,$1,* ]]; }
 mkdir -p "$dir"
@@ -226,7 +235,7 @@ if [[ -z $release ]]; then
         "$0" "${args[@]}" 2>&1 | sed -u "s/^/[$r] /" >&2
     }
     failed=0 prep=()
-    for p in root carry image; do ! want $p || prep+=("$p"); done
+    for p in root carry guest image; do ! want $p || prep+=("$p"); done
     if ((${#prep[@]})); then
         pids=()
         prep_list=$(IFS=,; echo "${prep[*]}")
@@ -257,15 +266,24 @@ in_ns() { debian_root_in_ns "$dir" "$root" "$@"; }
 # in_root CMD: runs the shell command CMD as root inside the arm64 root
 # (under qemu-user), with /proc, /sys, /dev and a /tmp of its own, a clean
 # environment, in /root/kvmmio.
-in_root() {
-    in_ns '
+in_root_body='
         mount -t proc proc "$ROOT/proc"
         mount -t tmpfs tmpfs "$ROOT/tmp"
         mount --rbind /sys "$ROOT/sys"
         mount --rbind /dev "$ROOT/dev"
         chroot "$ROOT" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb QEMU_CPU="$QEMU_CPU" \
             PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-            /bin/bash -euo pipefail -c "cd /root/kvmmio && $1" bash' "$1"
+            /bin/bash -euo pipefail -c "cd /root/kvmmio && $1" bash'
+in_root() { in_ns "$in_root_body" "$1"; }
+
+# in_root_as_board CMD: in_root, with the root bind-mounted onto itself
+# first, so that its / is a mount point as a booted board's is: a program
+# in it that makes a mount namespace of its own and changes /'s
+# propagation (make-guest.sh's unshare --propagation private) needs that;
+# in a plain chroot the kernel refuses it (EINVAL).
+in_root_as_board() {
+    in_ns '
+        mount --rbind "$ROOT" "$ROOT"'"$in_root_body" "$1"
 }
 
 # carry_build (run by in_ns, $1 = make's job count, then main.sh's configure
@@ -286,7 +304,7 @@ in_root() {
 # name the board (aarch64-linux-gnu): configure records the compiler by the
 # name the board's g++ package also gives it, aarch64-linux-gnu-g++, and,
 # seeing a native build, runs its test programs (qemu-user, binfmt above).
-carry_build='
+board_mounts='
     mount -t tmpfs tmpfs /mnt
     mkdir /mnt/board
     mount --rbind "$ROOT" /mnt/board   # reachable when /root is covered
@@ -317,6 +335,8 @@ carry_build='
     mount --bind /mnt/board/usr/lib/aarch64-linux-gnu "$cross/lib"
     export PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/mnt/board/usr/share/pkgconfig
     export QEMU_LD_PREFIX=/mnt/board   # configure runs arm64 test programs
+'
+carry_build=$board_mounts'
     mkdir -p /root/kvmmio/build
     cd /root/kvmmio/build
     [ -f Makefile ] || nice -n 10 /root/kvmmio/configure -q --build=aarch64-linux-gnu \
@@ -325,6 +345,20 @@ carry_build='
     nice -n 10 make -s -j"$1" bench
     # Not the check programs: scripts/test.sh --scenarios on the board
     # runs make check without them (check_PROGRAMS=).
+'
+
+# carry_debs (run by in_ns, $1 = OUT in the clone's build directory, which
+# the namespace keeps where it covers the rest of /root): the board
+# release's arm64 packages, cross-built by scripts/build-debs.sh --arch arm64
+# from the clone (its build directory, configured above, gives the tarball's
+# tree) in the same namespace as carry_build, so they compile against the
+# board's headers and link its libraries; dpkg-shlibdeps reads the board's
+# dpkg database (DPKG_ADMINDIR), so their Depends name the board's
+# packages and versions. --check: lintian too (installcheck needs an arm64
+# host: the board's boot installs them and runs them instead).
+carry_debs=$board_mounts'
+    export DPKG_ADMINDIR=/mnt/board/var/lib/dpkg PKG_CONFIG=pkg-config
+    nice -n 10 /root/kvmmio/scripts/build-debs.sh /root/kvmmio/build "$1" --arch arm64 --check
 '
 
 # board_deps BUILD: the dependency files (.deps/*.P[l]o) name the cross
@@ -407,12 +441,51 @@ if want carry; then
     in_ns "$carry_build" "$(nproc)" "${main_flags[@]}"
     board_deps "$clone/build"
     phase_done carry-build
+    # The packages the board installs with apt (the boot's first step).
+    need_tool dpkg-buildpackage dpkg-dev
+    need_tool dh debhelper
+    need_tool lintian lintian
+    in_ns "$carry_debs" /root/kvmmio/build/debs
+    ls "$root"/root/kvmmio/build/debs/*.deb >/dev/null 2>&1 || die "carry: no packages in $root/root/kvmmio/build/debs"
+    phase_done carry-debs
+fi
+
+# --- guest (by hand): make-guest.sh on the board's own userland ----------------
+# "Your first guest" made on the board: scripts/make-guest.sh from the
+# clone, run as root inside the arm64 root with the archive (its programs
+# under qemu-user, so it sees an arm64 host: mmdebstrap and the guest's
+# maintainer scripts run as they would natively, no qemu-user of its own).
+# The guest lands in DIR/guest, not in the board's image.
+if want guest; then
+    [[ -x $root/root/kvmmio/scripts/make-guest.sh ]] || die "guest: no clone in the root: run the carry phase"
+    cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+    rm -rf "$root/root/guest"
+    # With the test command's password and a key pair of the test's own,
+    # as its guest-disk test wants (KVMMIO_GUEST=DIR/RELEASE/guest boots it).
+    "$src/scripts/guest-test-key.sh" "$root/root/guest-ssh-key"
+    status=0
+    say "guest: scripts/make-guest.sh --out /root/guest in the root (log: $dir/guest.log)"
+    in_root_as_board "printf 'kvmmio-guest-test\n' | scripts/make-guest.sh --out /root/guest --root-password-file /dev/stdin --ssh-key /root/guest-ssh-key.pub" \
+        >"$dir/guest.log" 2>&1 || status=$?
+    rm -f "$root/etc/resolv.conf"
+    ((status == 0)) || { tail -n 30 "$dir/guest.log" >&2; die "guest: make-guest.sh in the root: status $status ($dir/guest.log)"; }
+    grep -q 'this host is arm64: mmdebstrap and the maintainer scripts run natively' "$dir/guest.log" ||
+        die "guest: make-guest.sh did not take the native path ($dir/guest.log)"
+    for f in Image initrd.img debian.img; do
+        [[ -s $root/root/guest/$f ]] || die "guest: no $f made ($dir/guest.log)"
+    done
+    rm -rf "$dir/guest"
+    mv "$root/root/guest" "$dir/guest"
+    mv -f "$root/root/guest-ssh-key" "$root/root/guest-ssh-key.pub" "$dir/"
+    say "guest: $(grep -o 'done in .*' "$dir/guest.log" | head -n 1); in $dir/guest"
+    phase_done guest
 fi
 
 # --- image ---------------------------------------------------------------------
 img=$dir/board.img
 if want image; then
     [[ -x $root/root/kvmmio/build/vmm/kvmmio ]] || die "no native build in the root: run the carry phase"
+    ls "$root"/root/kvmmio/build/debs/kvmmio_*_arm64.deb >/dev/null 2>&1 || die "no packages in the root: run the carry phase"
     rm -rf "$root/root/board-rehearsal"
     mkdir -p "$root/root/board-rehearsal"
     cat >"$root/root/board-rehearsal/init" <<EOF
@@ -434,6 +507,15 @@ export HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/sbin:/usr/local/bin:/us
 r=/root/board-rehearsal
 cd /root/kvmmio
 echo "BOARD: \$(uname -r), \$(nproc) CPUs, GICv\${kvmmio_board_gic:-?}"
+# kvmmio as a board user gets it: the release's packages, installed with
+# apt (offline: their dependencies are the root's already); everything
+# after runs that kvmmio (KVMMIO_PROGRAM), the build only for the harness.
+echo "BOARD: apt-get install ./build/debs/*.deb"
+start=\$(date +%s)
+{ apt-get install -y -q --no-install-recommends /root/kvmmio/build/debs/kvmmio_*.deb /root/kvmmio/build/debs/libkvmmio*.deb 2>&1
+  echo \$? >\$r/apt-status; } | tee \$r/apt.log
+echo "BOARD-DONE apt-get status=\$(cat \$r/apt-status) after \$((\$(date +%s) - start)) s: \$(command -v kvmmio) \$(dpkg-query -W -f='\${Version}' kvmmio 2>&1) (\$(kvmmio --version 2>&1 | head -n 1))" | tee \$r/installed.txt
+export KVMMIO_PROGRAM=/usr/bin/kvmmio
 echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs}"
 start=\$(date +%s)
 { scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
@@ -452,11 +534,72 @@ if [ -n "$scenarios" ]; then
     cp build/tests/arm64/host-*.log \$r/test-results/ 2>/dev/null
     echo "BOARD-DONE test.sh status=\$(cat \$r/test-status) after \$(cat \$r/test-seconds) s"
 fi
+# Last, systemd as init, as a board boots: the package's kvmmio@.service
+# runs a VM from /etc/kvmmio/board-vm.conf (main.sh's guest, in the mode
+# that powers off on the power key); the rehearsal's oneshot unit, started
+# by multi-user.target, starts it, lists it, stops it and powers off.
+if [ -x /lib/systemd/systemd ] && [ -e /usr/lib/systemd/system/kvmmio@.service ]; then
+    kernel=\$(bash -c '. scripts/arm64/common.sh && echo "\$ROOT/boot/vmlinuz-\$(kernel_version)"')
+    mkdir -p /etc/kvmmio /etc/systemd/system/multi-user.target.wants
+    cat >/etc/kvmmio/board-vm.conf <<CONF
+# The board rehearsal's VM (scripts/board-rehearsal.sh): main.sh's guest.
+kernel \$kernel
+initrd /root/kvmmio/build/arm64-platform/l2-initramfs.cpio.gz
+mem 256M
+cpus 1
+cmdline-replace console=ttyAMA0 earlycon quiet panic=-1 kvmmio.l2test=powerkey
+CONF
+    cat >/etc/systemd/system/kvmmio-unit-check.service <<UNIT
+[Unit]
+Description=The board rehearsal's check of kvmmio@.service
+After=basic.target
+[Service]
+Type=oneshot
+ExecStart=\$r/unit-check
+StandardOutput=journal+console
+StandardError=journal+console
+UNIT
+    ln -sfn ../kvmmio-unit-check.service /etc/systemd/system/multi-user.target.wants/kvmmio-unit-check.service
+    echo "BOARD: exec /lib/systemd/systemd (kvmmio@board-vm.service)"
+    sync
+    exec /lib/systemd/systemd
+fi
 sync
 echo o >/proc/sysrq-trigger
 sleep 60
 EOF
     chmod +x "$root/root/board-rehearsal/init"
+    # unit-check: run by systemd (the init's last step) as a oneshot unit.
+    cat >"$root/root/board-rehearsal/unit-check" <<'EOF'
+#!/bin/sh
+# The board rehearsal's check of the package's kvmmio@.service under
+# systemd as init: start kvmmio@board-vm, wait for its guest, list it, stop
+# it (ExecStop: kvmmio stop, the power key), record, power the board off.
+r=/root/board-rehearsal
+u=kvmmio@board-vm.service
+{
+    echo "UNIT: PID 1 is $(cat /proc/1/comm), $(systemctl --version | head -n 1)"
+    start=$(date +%s)
+    systemctl start $u
+    echo "UNIT: systemctl start $u: status $?"
+    i=0
+    until journalctl -b -u $u -o cat | grep -q KVMMIO-L2-POWER-KEY-READY || [ $i -ge 180 ]; do
+        sleep 1
+        i=$((i + 1))
+    done
+    echo "UNIT: the guest waits for its power key after $(($(date +%s) - start)) s"
+    kvmmio list >$r/unit-list.txt 2>&1
+    systemctl is-active $u >$r/unit-active.txt 2>&1
+    systemctl stop $u
+    echo "UNIT: systemctl stop $u: status $?"
+    systemctl show -p ActiveState -p Result -p ExecMainStatus $u >$r/unit-show.txt 2>&1
+    journalctl -b -u $u -o cat >$r/unit-journal.txt 2>&1
+    echo "UNIT: list: $(tr '\n' '|' <$r/unit-list.txt); active then: $(cat $r/unit-active.txt); after stop: $(tr '\n' ' ' <$r/unit-show.txt)"
+} 2>&1 | tee $r/unit.log
+sync
+systemctl poweroff --no-block
+EOF
+    chmod +x "$root/root/board-rehearsal/unit-check"
     kver=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n1)
     cp "$root/boot/vmlinuz-$kver" "$dir/vmlinuz"
     cp "$root/boot/initrd.img-$kver" "$dir/initrd.img"
@@ -472,6 +615,32 @@ fi
 # --- boot and check -----------------------------------------------------------
 check() {
     local out=$1/results ok=1 c cfgs
+    # The packages: installed with apt, and the kvmmio everything ran.
+    [[ $(cat "$1/apt-status" 2>/dev/null) == 0 ]] ||
+        { say "gic$2: apt-get install of the packages: status $(cat "$1/apt-status" 2>/dev/null || echo missing) (apt.log)"; ok=0; }
+    grep -q ': /usr/bin/kvmmio ' "$1/installed.txt" 2>/dev/null ||
+        { say "gic$2: no installed /usr/bin/kvmmio: $(cat "$1/installed.txt" 2>/dev/null)"; ok=0; }
+    grep -q '^main.sh: kvmmio: /usr/bin/kvmmio ' "$1/main.log" 2>/dev/null ||
+        { say "gic$2: main.sh did not run the installed kvmmio (no 'main.sh: kvmmio: /usr/bin/kvmmio' in main.log)"; ok=0; }
+    # The package's unit under systemd as init: the VM ran, listed by name,
+    # and stopped by systemctl stop (the power key; kvmmio exit 0).
+    grep -q '^board-vm  *[0-9][0-9]*  *running ' "$1/unit-list.txt" 2>/dev/null ||
+        { say "gic$2: kvmmio list under systemd did not show board-vm running: $(tr '\n' '|' <"$1/unit-list.txt" 2>/dev/null)"; ok=0; }
+    [[ $(cat "$1/unit-active.txt" 2>/dev/null) == active ]] ||
+        { say "gic$2: kvmmio@board-vm was '$(cat "$1/unit-active.txt" 2>/dev/null)', not active"; ok=0; }
+    grep -q '^ExecMainStatus=0$' "$1/unit-show.txt" 2>/dev/null && grep -q '^Result=success$' "$1/unit-show.txt" &&
+        grep -qx 'KVMMIO-L2-POWER-KEY.\{0,1\}' "$1/unit-journal.txt" ||
+        { say "gic$2: systemctl stop kvmmio@board-vm: $(tr '\n' ' ' <"$1/unit-show.txt" 2>/dev/null); the guest's power key $(grep -cx 'KVMMIO-L2-POWER-KEY.\{0,1\}' "$1/unit-journal.txt" 2>/dev/null) times in the journal"; ok=0; }
+    # Each scenario's log opens with the kvmmio it runs (host-scenario.sh).
+    if [[ -n $scenarios ]]; then
+        local f first
+        for f in "$1"/test-results/host-*.log; do
+            [[ -e $f ]] || { say "gic$2: no scenario logs in $1/test-results"; ok=0; break; }
+            first=$(grep -m1 '^== .* on this host' "$f" || true)
+            [[ $first == *', kvmmio /usr/bin/kvmmio' ]] ||
+                { say "gic$2: ${f##*/} did not run the installed kvmmio: '${first:-no opening line}'"; ok=0; }
+        done
+    fi
     [[ $(cat "$1/status" 2>/dev/null) == 0 ]] || { say "gic$2: main.sh status $(cat "$1/status" 2>/dev/null || echo missing)"; ok=0; }
     for f in report.txt report.json throughput.png; do
         [[ -s $out/report/$f ]] || { say "gic$2: no $f"; ok=0; }

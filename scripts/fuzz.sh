@@ -13,7 +13,8 @@
 #   virtio_mmio   the transport and split virtqueue, behind a small device
 #   device        the real devices on one MMIO bus: the PL011, virtio-net with
 #                 the userspace backend on the socketpair stand-in of a tap,
-#                 virtio-console and virtio-rng
+#                 virtio-console, virtio-rng and virtio-vsock (without its
+#                 vhost-vsock backend)
 #   block         virtio-blk on a small image file, with its I/O worker
 #   control_request  the control socket's request parser and dispatcher
 #                 (--api-socket), behind a fake machine
@@ -49,7 +50,8 @@ sources_of() {
   case $1 in
     virtio_mmio) echo "$src/fuzz/virtio_mmio_fuzz.cc" "${common[@]}" ;;
     device) echo "$src/fuzz/device_fuzz.cc" "${common[@]}" "$src/kvm/mmio_bus.cc" \
-              "$src"/hw/net/*.cc "$src"/hw/console/*.cc "$src"/hw/rng/*.cc ;;
+              "$src"/hw/net/*.cc "$src"/hw/console/*.cc "$src"/hw/rng/*.cc "$src"/hw/vhost/*.cc \
+              "$src"/hw/vsock/*.cc "$src"/hw/rtc/*.cc "$src"/hw/gpio/*.cc ;;
     block) echo "$src/fuzz/block_fuzz.cc" "${common[@]}" "$src/tests/virtio/driver_ring.cc" \
               "$src"/hw/block/*.cc ;;
     # The fake machine's stats may read the footprint and press a power key.

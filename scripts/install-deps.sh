@@ -59,7 +59,10 @@ native=(g++ make autoconf automake libtool pkg-config linux-libc-dev libfdt-dev
 # The test suite's own tools, which scripts/main.sh does not use.
 testing=(gcovr               # scripts/coverage.sh: line coverage of the host tests
          clang libclang-rt-dev   # scripts/fuzz.sh: libFuzzer, ASan, UBSan (clang's own runtime)
-         systemd)            # systemd-analyze verify: tests/vmm/systemd-unit.test
+         systemd             # systemd-analyze verify: tests/vmm/systemd-unit.test
+         iproute2 nftables dnsmasq-base busybox  # tests/vmm/nat-network.test: kvmmio network's tools, and the stand-in guests' DHCP client
+         openssh-client      # ssh-keygen: the key the test command's guest is made with (scripts/guest-test-key.sh)
+         build-essential debhelper lintian)  # scripts/build-debs.sh: the Debian packages (dpkg-buildpackage wants build-essential)
 # The main job's chart (net_report writes a gnuplot script; pngcairo).
 report=(gnuplot-nox)
 rehearsal=()

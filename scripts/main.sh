@@ -101,6 +101,9 @@ that passed on its retry counts), every phase (the comparison, the
 KVM-layer microbenchmark, start-up, the report) did its part and the
 counters the report needs were readable; else 1, after the report, with a
 line for each failure and a closing summary line; 2 on bad usage.
+Environment: KVMMIO_BUILD, the build directory (default build/);
+KVMMIO_PROGRAM, on an arm64 host, the kvmmio to measure instead of the
+build's (e.g. /usr/bin/kvmmio, the package's).
 EOF
 }
 
@@ -180,6 +183,20 @@ build=${KVMMIO_BUILD:-$src/build}
 arch=$(uname -m)
 [[ $clock == wall || $arch != aarch64 ]] ||
     { echo "main.sh: --clock icount is the nested platform's: on this arm64 host the cells run on its own clock; leave --clock out" >&2; exit 2; }
+# KVMMIO_PROGRAM=PATH (an arm64 host's): the kvmmio the cells run, e.g. the
+# package's /usr/bin/kvmmio, instead of the build's; the harness's own
+# programs (tcp_rr, udp_pps, net_report) still come from the build.
+vmm_dir=$build/vmm
+if [[ -n ${KVMMIO_PROGRAM:-} ]]; then
+    [[ $arch == aarch64 ]] ||
+        { echo "main.sh: KVMMIO_PROGRAM is for an arm64 host: nested, the cells run the platform's own cross build in L1; unset it" >&2; exit 2; }
+    [[ $KVMMIO_PROGRAM == /* && -f $KVMMIO_PROGRAM && -x $KVMMIO_PROGRAM ]] ||
+        { echo "main.sh: KVMMIO_PROGRAM=$KVMMIO_PROGRAM: not an executable file by its absolute path (e.g. /usr/bin/kvmmio: apt-get install kvmmio)" >&2; exit 2; }
+    vmm_dir=$build/program
+    mkdir -p "$vmm_dir"
+    ln -sfn "$KVMMIO_PROGRAM" "$vmm_dir/kvmmio"
+    echo "main.sh: kvmmio: $KVMMIO_PROGRAM (KVMMIO_PROGRAM: $("$KVMMIO_PROGRAM" --version 2>&1 | head -n 1))"
+fi
 started=$SECONDS
 step() { echo "== $*"; }
 
@@ -352,7 +369,7 @@ else
     fio=(--tools "$build/arm64-platform/tools.img" --fio-configs "$fio_configs"
         --fio-seconds "$fio_seconds" --fio-depths "$fio_depths")
     pin_opt=(); ((!pin)) || pin_opt=(--pin)
-    PATH=$build/vmm:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
+    PATH=$vmm_dir:$build/bench:$PATH "$src/bench/net-compare.sh" --out "$out/arm64" "${fio[@]}" \
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
         --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" \
@@ -362,7 +379,7 @@ else
     # QEMU where the board has one (Debian's qemu-system-arm).
     qemu_opt=()
     ! command -v qemu-system-aarch64 >/dev/null || qemu_opt=(--qemu qemu-system-aarch64)
-    PATH=$build/vmm:$build/bench:$PATH "$src/bench/startup.sh" --kernel "$kernel" \
+    PATH=$vmm_dir:$build/bench:$PATH "$src/bench/startup.sh" --kernel "$kernel" \
         --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" --out "$startup_dir" \
         --repeats "$startup_repeats" --tap kvmstart0 "${qemu_opt[@]}" ||
         failure "start-up: bench/startup.sh exited with status $?"

@@ -12,13 +12,16 @@
 #               open hvc0, without them
 #   debian.img  a raw ext4 image of the root file system (sparse): systemd,
 #               a serial login on the console, iproute2, iperf3, fio,
-#               ping, a static address on eth0 (systemd-networkd)
+#               ping, eth0 by DHCP (systemd-networkd, names through
+#               systemd-resolved) or a static address, an ssh server
+#               with --ssh-key, the root grown to the disk at each boot
 # and prints the kvmmio command that boots it. docs/usage.md, "Your first
 # guest", has the steps, the login and the network, with measured times.
 #
 # Root's password is locked (no console login) unless --root-password-file
 # (or --root-password) gives one; --ssh-key puts a public key in root's
-# authorized_keys.
+# authorized_keys and installs openssh-server (which lets root in with a
+# key only).
 #
 # Owns the output directory's three files (and make-guest.log, when
 # mmdebstrap fails) and its work directory, OUT/.make-guest.XXXXXX
@@ -61,14 +64,19 @@ command that boots it.
   --root-password PASS the same from the command line (PASS shows in ps and
                        in the shell's history: prefer the file)
   --ssh-key FILE       public key(s) for root: FILE becomes the guest's
-                       /root/.ssh/authorized_keys (an ssh server needs
-                       --packages openssh-server too; Debian's lets root in
-                       with a key, never a password)
-  --ip ADDR/LEN        eth0's static address (systemd-networkd, no DHCP),
-                       default 10.0.0.2/24; none: eth0 left unconfigured
-  --gateway ADDR       eth0's default route (default none)
-  --dns ADDR           the guest's name server, /etc/resolv.conf (default
+                       /root/.ssh/authorized_keys, and openssh-server is
+                       installed (it lets root in with a key, never a
+                       password)
+  --ip dhcp|ADDR/LEN|none  eth0's address (systemd-networkd): dhcp (the
+                       default: address, route and name servers from a DHCP
+                       server, e.g. kvmmio network create's), a static
+                       ADDR/LEN (e.g. 10.0.0.2/24), or none (eth0 left
+                       unconfigured)
+  --gateway ADDR       with a static --ip: eth0's default route (default
                        none)
+  --dns ADDR           the guest's name server, a fixed /etc/resolv.conf
+                       (default: with dhcp, the DHCP server's, through
+                       systemd-resolved; with a static --ip, none)
   --packages LIST      more Debian packages for the root, comma-separated
                        (e.g. openssh-server,less)
   --force              replace an existing OUT/debian.img (whatever it holds)
@@ -82,7 +90,7 @@ EOF
 }
 
 out=guest size=2G hostname=kvmmio-guest password='' password_given=0 password_file='' ssh_key_file=''
-ip=10.0.0.2/24 gateway='' dns='' packages='' force=0
+ip=dhcp gateway='' dns='' packages='' force=0
 while (($#)); do
     case $1 in
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
@@ -91,7 +99,7 @@ while (($#)); do
     --root-password) password=${2?--root-password needs a PASSWORD}; password_given=1; shift 2 ;;
     --root-password-file) password_file=${2:?--root-password-file needs a FILE}; shift 2 ;;
     --ssh-key) ssh_key_file=${2:?--ssh-key needs a FILE (a public key, e.g. ~/.ssh/id_ed25519.pub)}; shift 2 ;;
-    --ip) ip=${2:?--ip needs ADDR/LEN or none}; shift 2 ;;
+    --ip) ip=${2:?--ip needs dhcp, ADDR/LEN or none}; shift 2 ;;
     --gateway) gateway=${2:?--gateway needs an ADDR}; shift 2 ;;
     --dns) dns=${2:?--dns needs an ADDR}; shift 2 ;;
     --packages) packages=${2:?--packages needs a LIST}; shift 2 ;;
@@ -114,11 +122,12 @@ esac
     die "--hostname: letters, digits and - (not first or last), at most 63: not '$hostname'"
 ipv4='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
 ipv4="$ipv4\.$ipv4\.$ipv4\.$ipv4"
-if [[ $ip != none ]]; then
-    [[ $ip =~ ^$ipv4/([0-9]|[12][0-9]|3[0-2])$ ]] || die "--ip: want ADDR/LEN, e.g. 10.0.0.2/24, or none: not '$ip'"
+if [[ $ip != none && $ip != dhcp ]]; then
+    [[ $ip =~ ^$ipv4/([0-9]|[12][0-9]|3[0-2])$ ]] || die "--ip: want dhcp, ADDR/LEN (e.g. 10.0.0.2/24) or none: not '$ip'"
 fi
 [[ -z $gateway || $gateway =~ ^$ipv4$ ]] || die "--gateway: not an IPv4 address: '$gateway'"
-[[ -z $gateway || $ip != none ]] || die "--gateway goes with --ip (eth0 has no address with --ip none)"
+[[ -z $gateway || ( $ip != none && $ip != dhcp ) ]] ||
+    die "--gateway goes with a static --ip ADDR/LEN (with --ip $ip, eth0's route is the DHCP server's, or none)"
 [[ -z $dns || $dns =~ ^$ipv4$ ]] || die "--dns: not an IPv4 address: '$dns'"
 [[ -z $packages || $packages =~ ^[a-z0-9][a-z0-9+.-]*(,[a-z0-9][a-z0-9+.-]*)*$ ]] ||
     die "--packages: want Debian package names, comma-separated: not '$packages'"
@@ -288,28 +297,39 @@ cat >"$o/etc/hosts" <<EOF
 ff02::1		ip6-allnodes
 ff02::2		ip6-allrouters
 EOF
+# x-systemd.growfs: systemd-growfs grows the root's ext4 to the whole disk
+# at each boot, so a debian.img made larger on the host (truncate -s 8G,
+# with the guest off) is the guest's room at its next boot.
 cat >"$o/etc/fstab" <<'EOF'
 # The root: kvmmio's first --disk (virtio-blk), the guest's /dev/vda.
-/dev/vda	/	ext4	rw,errors=remount-ro	0	1
+/dev/vda	/	ext4	rw,errors=remount-ro,x-systemd.growfs	0	1
 EOF
 if [[ $ip != none ]]; then
     {
-        echo "# eth0: kvmmio's first --net (virtio-net), a static address (scripts/make-guest.sh --ip)"
+        echo "# eth0: kvmmio's first --net (virtio-net) (scripts/make-guest.sh --ip $ip)"
         echo "[Match]"
         echo "Name=eth0"
         echo
         echo "[Network]"
-        echo "Address=$ip"
-        [[ -z $gateway ]] || echo "Gateway=$gateway"
+        if [[ $ip == dhcp ]]; then
+            echo "DHCP=ipv4"
+        else
+            echo "Address=$ip"
+            [[ -z $gateway ]] || echo "Gateway=$gateway"
+        fi
         echo "LinkLocalAddressing=no"
     } >"$o/etc/systemd/network/20-eth0.network"
 fi
 # The host's resolv.conf, which mmdebstrap copies in, means nothing in the
-# guest.
+# guest. With DHCP and no --dns, systemd-resolved's stub is the guest's
+# resolver and asks the name servers the DHCP server named (the customize
+# hook links /etc/resolv.conf to it).
 if [[ -n $dns ]]; then
     echo "nameserver $dns" >"$o/etc/resolv.conf"
-else
+elif [[ $ip != dhcp ]]; then
     echo "# no name server (scripts/make-guest.sh --dns ADDR sets one)" >"$o/etc/resolv.conf"
+else
+    : >"$work/hook/resolved"
 fi
 [[ -z $password ]] || (umask 077 && printf 'root:%s\n' "$password" >"$work/hook/password")
 [[ -z $ssh_key ]] || (umask 077 && printf '%s\n' "$ssh_key" >"$work/hook/authorized_keys")
@@ -321,6 +341,10 @@ d=$(dirname "$0")
 cp -a "$d/overlay/." "$1/"
 if [ -e "$1/etc/systemd/network/20-eth0.network" ]; then
     chroot "$1" systemctl enable --quiet systemd-networkd.service
+fi
+if [ -e "$d/resolved" ]; then
+    chroot "$1" systemctl enable --quiet systemd-resolved.service
+    ln -sfn ../run/systemd/resolve/stub-resolv.conf "$1/etc/resolv.conf"
 fi
 # Root's password: the one given, else locked: '*' in /etc/shadow, which
 # no password hashes to (no console login). '*' rather than passwd -l's
@@ -344,6 +368,9 @@ chmod +x "$work/hook/customize"
 # and its initramfs, the tools the guest is for, e2fsprogs (fsck).
 pkgs=systemd-sysv,udev,dbus,libpam-systemd,linux-image-arm64,initramfs-tools,kmod
 pkgs+=,e2fsprogs,procps,iproute2,iputils-ping,iperf3,fio
+# DHCP's names: systemd-resolved (its own package since Debian 12).
+[[ $ip != dhcp || -n $dns ]] || pkgs+=,systemd-resolved
+[[ -z $ssh_key ]] || pkgs+=,openssh-server
 [[ -z $packages ]] || pkgs+=,$packages
 keep_log=1
 say "making the root in $root (several minutes; mmdebstrap's log on failure: $out/make-guest.log)"
@@ -393,10 +420,20 @@ else
     login="Root's password is locked: no console login (make it again with --root-password-file FILE for one)."
 fi
 if [[ -n $ssh_key ]]; then
-    login+=" Root's ssh key is in /root/.ssh/authorized_keys (an ssh server needs --packages openssh-server)."
+    login+=" Root logs in over ssh with the key given (ssh root@ADDRESS)."
 fi
 net='' eth0=''
-if [[ $ip != none ]]; then
+if [[ $ip == dhcp ]]; then
+    net=" --net tap=kvmtap0,bridge=kvmnat0"
+    eth0=" eth0 takes its address by DHCP: kvmmio network list shows the leases."
+    cat <<EOF
+
+The guest's network (once, as root): a NAT network with a DHCP server,
+the bridge kvmnat0 on 192.168.123.1/24 (docs/usage.md, "NAT networks"):
+
+  kvmmio network create
+EOF
+elif [[ $ip != none ]]; then
     # The host's end of the tap: the guest's network with .1 (or .2 where
     # the guest is .1). A tap made beforehand keeps its address; kvmmio
     # attaches to it and brings it up (docs/virtio-net.md).

@@ -6,7 +6,7 @@
 # a busy machine or the scenarios still to come fit; each phase's budget is
 # its target, and together they fill the 45 (the board rehearsal's budget
 # is its wait and boot: its root, carried build and image are made beside
-# coverage, distcheck, fuzzing and the main job; the guest disk's is the
+# coverage, the packages, fuzzing and the main job; the guest disk's is the
 # wait after the board: its guest is made beside the same phases and booted
 # beside the board's boot). A phase
 # that overruns its budget is named at the end of both scripts' output; it
@@ -30,11 +30,11 @@ dependencies|120|test.sh: install-deps.sh in the fresh root (compilers, QEMU, ar
 build|120|test.sh: the native build, configured with --coverage (-O0, no -g)
 make check|1000|test.sh: host tests, the arm64 cross build and initramfs, every nested scenario (two at a time)
 coverage|30|test.sh: gcovr over the counts make check left
-distcheck|270|test.sh: the tarball complete (every file git tracks), its library, VMM and tools at -O2 -Werror, installed, installcheck
+debs|270|test.sh: the Debian packages built from the files of the release tarball (every file git tracks is in it) at -O2 -Werror, lintian without errors, installcheck against their files
 fuzz|170|test.sh: the four libFuzzer targets (transport, devices, block, control requests) built with clang and run side by side, 45 s each
 main job|280|test.sh: scripts/main.sh --quick with the host, the mirror mode and the peer VMM (qemu-pci), network and disk (the README main-job command), on this build
-board rehearsal|610|test.sh: the Debian 13 board (GICv2): waits for its root, carried build and image (made in the background from the start of make check, at the lowest priority until it ends), then boots it: main.sh --quick and the guest scenarios
-guest disk|30|test.sh: the wait, once the board is done, for the guest of "Your first guest" booted from its disk on GICv3 and GICv2 (made by make-guest.sh in the background from the start of make check, at the lowest priority until it ends, booted beside the board)
+board rehearsal|610|test.sh: the Debian 13 board (GICv2): waits for its root, carried build, arm64 packages and image (made in the background from the start of make check, at the lowest priority until it ends), then boots it: the packages installed with apt, main.sh --quick and the guest scenarios on the installed kvmmio
+guest disk|30|test.sh: the wait, once the board is done, for the guest of "Your first guest" booted from its disk on GICv2 (made by make-guest.sh in the background from the start of make check, at the lowest priority until it ends, booted beside the board)
 ci: total|2700|.ci/run from start to end: 45 min, half of the hard limit'
 
 phase_budget() {

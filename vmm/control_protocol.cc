@@ -47,7 +47,8 @@ ControlReply handle_control_request(std::string_view line, VmControl& vm, const 
                    {"uptime_s", std::chrono::duration_cast<std::chrono::seconds>(up).count()},
                    {"vcpus", vm.vcpu_count()},
                    {"mem_mib", identity.mem_bytes >> 20},
-                   {"macs", identity.macs}});
+                   {"macs", identity.macs},
+                   {"cid", identity.cid ? Json(*identity.cid) : Json(nullptr)}});
   }
   if (cmd == "pause") {
     const bool already = vm.paused();

@@ -9,7 +9,7 @@
 //   {"cmd":"quit"}      the VM stopped as by SIGTERM:  {"result":"quitting"}
 //   {"cmd":"info"}      who it is: {"name":...,"pid":...,"state":"running"
 //                       or "paused","uptime_s":...,"vcpus":...,"mem_mib":...,
-//                       "macs":[...]} (`kvmmio list` shows it)
+//                       "macs":[...],"cid":N or null} (`kvmmio list` shows it)
 //
 // Anything else (not JSON, not an object, no "cmd", a "cmd" that is not a
 // string or not one of these, any other key) is answered {"error":"..."}
@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,7 @@ struct VmIdentity {
   pid_t pid = 0;
   uint64_t mem_bytes = 0;
   std::vector<std::string> macs;  // one per --net, in order
+  std::optional<uint32_t> cid;     // --vsock cid=N (null in the answer without one)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 

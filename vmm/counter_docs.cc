@@ -11,6 +11,7 @@
 #include "vmm/control_server.h"
 #include "vmm/device_stats.h"
 #include "kvmmio/rng/virtio_rng.h"
+#include "kvmmio/vsock/virtio_vsock.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -43,6 +44,8 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-blk", block::BlockCounters::kInfo);
   rows(out, "virtio-rng", rng::RngSettings::kInfo);
   rows(out, "virtio-rng", rng::RngCounters::kInfo);
+  rows(out, "virtio-vsock", vsock::VsockSettings::kInfo);
+  rows(out, "virtio-vsock", vsock::VsockCounters::kInfo);
   key_table(out, "`console.counters` key (`pty`, `socket`)", ConsoleRelayCounters::kInfo);
   key_table(out, "`api.counters` key (`--api-socket`)", ControlCounters::kInfo);
   key_table(out, "`vcpus[].exits` key", VcpuExitCounts::kInfo);

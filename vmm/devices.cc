@@ -17,6 +17,9 @@ std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options, int
   // Last, so adding a disk moves neither a network device nor the console.
   for (unsigned i = 0; i < options.disks.size(); ++i)
     plan.push_back({"disk" + std::to_string(i), "virtio-blk", virtio_block_factory(options.disks[i], i)});
+  // After the disks, so adding --vsock moves none of the devices above.
+  if (options.vsock)
+    plan.push_back({"vsock0", "virtio-vsock", virtio_vsock_factory(*options.vsock, options.name.value_or(""))});
   // After every device the user names, so turning it off (--rng off)
   // moves none of theirs.
   if (options.rng) plan.push_back({"rng0", "virtio-rng", virtio_rng_factory()});

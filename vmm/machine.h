@@ -19,14 +19,26 @@
 // each vCPU to leave KVM_RUN and for at most one budget of work per device
 // (docs/security.md, "Budgets and bounds").
 //
-// Life cycle (one Machine per process, so a reboot is a new process and
-// starts from a fresh machine: nothing of an earlier VM is left to reuse):
+// Life cycle (one Machine per process):
 //   Machine m(config);           // everything set up, no guest code run;
 //                                // every vCPU ioctl happens on that vCPU's
 //                                // own thread (KVM_ARM_VCPU_INIT included)
 //   m.add_virtio_mmio(...);      // devices, in slot order
 //   RunResult r = m.run();       // boots, returns once stopped and joined
 //   MachineStats s = m.stats();
+//
+// A guest's reboot (PSCI SYSTEM_RESET) with --on-reboot restart happens
+// inside run(), on the same VM, threads and fds: once confined and
+// possibly without privileges, kvmmio could make none of them again (a
+// new thread, a tap re-opened, a new VM). The main thread holds every
+// vCPU out of KVM_RUN, resets each device as the host (the PL011, PL061
+// and PL031 to power-on; each virtio-mmio transport as if its driver
+// wrote 0 to Status, then waits for a disk's requests still running to
+// end), clears the vGIC's SPIs, empties guest RAM and loads the kernel,
+// initrd and a new device tree (a new rng seed) as at boot; each vCPU's
+// thread re-initialises its vCPU (KVM_ARM_VCPU_INIT again), and all are
+// released. At most RebootLimit's reboots in a minute (reboot_limit.h);
+// --on-reboot exit stops with exit status 3 instead.
 // A constructor that throws leaves nothing behind (threads joined, fds
 // closed, memory unmapped). On hosts other than arm64 the constructor throws
 // a UserError that says where kvmmio can run.
@@ -87,6 +99,9 @@ struct MachineConfig {
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
   SeccompMode seccomp = SeccompMode::kOn;
+  // The guest's reboot: in place (machine.h's life cycle), or a stop with
+  // exit status 3.
+  OnReboot on_reboot = OnReboot::kRestart;
 };
 
 // What a virtio-mmio device factory gets: the VM (for ioeventfds, irqfds,
@@ -109,6 +124,12 @@ struct AttachedDevice {
   // Set by the guest's console device (virtio-console): the console input
   // (stdin) goes here instead of the PL011. Owned by `device`; at most one.
   ConsoleInputSink* console_input = nullptr;
+  // A reboot in place: the device reset by the host, as its driver's
+  // reset leaves it (virtio_slot_factory sets it: MmioTransport::reset()).
+  std::function<void()> reset;
+  // After reset: true once nothing the device started before it can still
+  // touch guest RAM (a disk's requests still running); empty: at once.
+  std::function<bool()> quiesced;
 };
 using DeviceFactory = std::function<AttachedDevice(DeviceContext&)>;
 

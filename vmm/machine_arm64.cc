@@ -2,11 +2,14 @@
 // Machine on an arm64 host: assembly, boot and orderly stop (machine.h).
 #include <linux/kvm.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <optional>
+#include <thread>
 
 #include "kvmmio/console/pl011.h"
 #include "kvmmio/gpio/pl061.h"
@@ -22,6 +25,7 @@
 #include "vmm/power_key.h"
 #include "vmm/machine.h"
 #include "vmm/privileges.h"
+#include "vmm/reboot_limit.h"
 #include "vmm/rtc_alarm.h"
 #include "vmm/signals.h"
 #include "vmm/stop_request.h"
@@ -50,6 +54,8 @@ struct Device {
   uint32_t spi;
   std::unique_ptr<MmioDevice> model;
   std::function<Counters()> counters;
+  std::function<void()> reset;      // reboot in place; empty: the PrimeCells (reset by name)
+  std::function<bool()> quiesced;   // after reset; empty: at once
 };
 
 // The --stats counters of a device that reports its own table, nothing
@@ -78,6 +84,10 @@ class Machine::Impl {
   arm64::GicVersion choose_gic();
   void check_resources();
   void load_guest();
+  bool reboot();
+  bool hold_vcpus();
+  bool reset_devices();
+  void empty_guest_ram();
   void confine();
   void shutdown();
   void end_phase(const char* name);  // of config_.startup, if any
@@ -133,6 +143,8 @@ class Machine::Impl {
   EventLoop::Registration signal_watch_;
   bool ran_ = false;
   Clock::time_point started_{}, stopped_{};
+  RebootLimit reboot_limit_;      // the main thread's
+  std::atomic<uint64_t> reboots_{0};
 };
 
 Machine::Impl::Impl(const MachineConfig& config)
@@ -151,8 +163,8 @@ Machine::Impl::Impl(const MachineConfig& config)
       [this](uint8_t byte) { console_out_.put(byte); },
       [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kUartSpi), level); });
   vm_->mmio_bus().claim(layout::kUartBase, layout::kUartSize, *uart_, "pl011");
-  devices_.push_back(Device{"uart0", "pl011", layout::kUartBase, layout::kUartSize,
-                            layout::kUartSpi, nullptr, [this] { return pl011_counters(uart_->counters()); }});
+  devices_.push_back(Device{"uart0", "pl011", layout::kUartBase, layout::kUartSize, layout::kUartSpi, nullptr,
+                            [this] { return pl011_counters(uart_->counters()); }, {}, {}});
 
   // The power key: a PL061 pin the device tree names KEY_POWER; its line
   // is a level, as the UART's.
@@ -160,7 +172,7 @@ Machine::Impl::Impl(const MachineConfig& config)
       [this](bool level) { vm_->irq_line(arm64::irq_line_spi(layout::kGpioSpi), level); });
   vm_->mmio_bus().claim(layout::kGpioBase, layout::kGpioSize, *gpio_, "pl061");
   devices_.push_back(Device{"gpio0", "pl061", layout::kGpioBase, layout::kGpioSize, layout::kGpioSpi,
-                            nullptr, table_counters(gpio_)});
+                            nullptr, table_counters(gpio_), {}, {}});
   power_key_ = std::make_unique<PowerKey>(*gpio_, layout::kPowerKeyPin, control_);
 
   // The real-time clock: the host's time; its match alarm a timerfd on
@@ -171,12 +183,13 @@ Machine::Impl::Impl(const MachineConfig& config)
       [this](std::optional<int64_t> at) { rtc_alarm_->arm(at); });
   vm_->mmio_bus().claim(layout::kRtcBase, layout::kRtcSize, *rtc_, "pl031");
   devices_.push_back(Device{"rtc0", "pl031", layout::kRtcBase, layout::kRtcSize, layout::kRtcSpi,
-                            nullptr, table_counters(rtc_)});
+                            nullptr, table_counters(rtc_), {}, {}});
 
   // vCPUs are created here (KVM_CREATE_VCPU is a VM ioctl) and initialised
   // on their own threads; the vGIC needs all of them initialised.
   for (int i = 0; i < config_.cpus; ++i)
-    runners_.push_back(std::make_unique<VcpuRunner>(*vm_, vm_->create_vcpu(i), stop_));
+    runners_.push_back(std::make_unique<VcpuRunner>(*vm_, vm_->create_vcpu(i), stop_,
+                                                    config_.on_reboot == OnReboot::kRestart));
   for (auto& r : runners_) mpidrs_.push_back(r->wait_initialised());
   end_phase("vcpus");
   vgic_ = std::make_unique<arm64::Vgic>(*vm_, gic_, layout::kGicLayout, layout::kGicNrIrqs);
@@ -252,7 +265,8 @@ layout::VirtioMmioSlot Machine::Impl::add_virtio_mmio(std::string name, std::str
   vm_->mmio_bus().claim(slot.base, slot.size, *attached.device, name);
   if (attached.console_input) console_sink_ = attached.console_input;
   devices_.push_back(Device{std::move(name), std::move(type), slot.base, slot.size, slot.spi,
-                            std::move(attached.device), std::move(attached.counters)});
+                            std::move(attached.device), std::move(attached.counters),
+                            std::move(attached.reset), std::move(attached.quiesced)});
   ++virtio_count_;
   return slot;
 }
@@ -269,13 +283,15 @@ void Machine::Impl::load_guest() {
     spec.virtio_mmio.push_back(layout::virtio_mmio_slot(i));
   add_random_seeds(spec);
   const std::vector<uint8_t> dtb = build_device_tree(spec);
-  end_phase("device_tree");
+  // The start-up timeline is the first boot's: a reboot ends no phase.
+  const bool first_boot = started_ == Clock::time_point{};
+  if (first_boot) end_phase("device_tree");
 
   config_.kernel->load(vm_->memory(), config_.boot.kernel_entry);
   if (config_.initrd) config_.initrd->load(vm_->memory(), config_.boot.initrd->start);
   if (!vm_->memory().write(config_.boot.dtb, dtb.data(), dtb.size()))
     throw std::runtime_error("device tree does not fit at its planned address");
-  end_phase("image_load");
+  if (first_boot) end_phase("image_load");
 }
 
 RunResult Machine::Impl::run() {
@@ -323,12 +339,116 @@ RunResult Machine::Impl::run() {
              });
   }
   seccomp_.confine_this_thread(ThreadClass::kMain);
-  stop_.wait();
+  // Each reboot in place is done here, on the main thread; a stop ends it.
+  while (stop_.wait_for_stop_or_reboot())
+    if (!reboot()) break;
   shutdown();
   stopped_ = Clock::now();
 
   RunResult result{stop_.exit_status(), stop_.reason()};
   return result;
+}
+
+// The guest asked for a reset (PSCI SYSTEM_RESET), --on-reboot restart:
+// on the main thread, confined, the machine back to power-on and the guest
+// booted again (machine.h, "Life cycle"). Returns false when the VM stops
+// instead, the cause decided: a stop asked for meanwhile, the reboot
+// bound, or a reboot that failed.
+bool Machine::Impl::reboot() {
+  if (!reboot_limit_.allow(Clock::now())) {
+    KVMMIO_LOG_ERROR("the guest rebooted more than %d times in %lld s: taken for a reboot loop, "
+                     "kvmmio stops (exit status 3)",
+                     RebootLimit::kMaxReboots, static_cast<long long>(RebootLimit::kWindow.count()));
+    stop_.request(StopCause::kReset, "reset (more than " + std::to_string(RebootLimit::kMaxReboots) +
+                                         " reboots in " + std::to_string(RebootLimit::kWindow.count()) + " s)");
+    return false;
+  }
+  try {
+    if (!hold_vcpus() || !reset_devices()) return false;
+    // The SPIs' state, after the devices lowered their level lines. Linux's
+    // own GIC set-up on boot disables and deactivates every SPI as well
+    // (what kexec relies on), so a kernel that refuses these accesses costs
+    // at most a spurious interrupt the guest ignores: said, not fatal.
+    try {
+      vgic_->clear_spis();
+    } catch (const std::exception& e) {
+      KVMMIO_LOG_WARN("reboot: %s; the guest's GIC set-up clears them", e.what());
+    }
+    empty_guest_ram();
+    load_guest();
+    // Every vCPU re-initialised before any runs: a secondary's reset after
+    // the boot vCPU's CPU_ON for it would power it off again.
+    for (auto& r : runners_) {
+      const bool boot_cpu = &r == &runners_.front();
+      r->reinitialise(boot_cpu ? std::optional<BootEntry>(BootEntry{config_.boot.kernel_entry, config_.boot.dtb})
+                               : std::nullopt);
+    }
+    for (auto& r : runners_)
+      if (!r->wait_reinitialised()) return false;  // its thread failed and said why
+  } catch (const std::exception& e) {
+    KVMMIO_LOG_ERROR("reboot: %s", e.what());
+    stop_.request(StopCause::kFailure, std::string("reboot: ") + e.what());
+    return false;
+  }
+  const uint64_t n = reboots_.fetch_add(1) + 1;
+  KVMMIO_LOG_INFO("the guest rebooted (PSCI SYSTEM_RESET): booting it again in place (reboot %llu)",
+                  static_cast<unsigned long long>(n));
+  for (auto& r : runners_) r->release();
+  return true;
+}
+
+// Every vCPU out of KVM_RUN and parked (the one that saw the reset holds
+// itself). A vCPU may be held up in a device (the PL011 waits for a full
+// stdout): waited for, but a stop meanwhile wins.
+bool Machine::Impl::hold_vcpus() {
+  for (auto& r : runners_) r->hold();
+  for (auto& r : runners_)
+    while (!r->wait_parked(Clock::now() + std::chrono::seconds(1)))
+      if (stop_.requested()) return false;
+  return !stop_.requested();
+}
+
+// Each device as at power-on, with the vCPUs parked: the PrimeCells
+// (lines lowered, the RTC's alarm cancelled, the power key released), then
+// each virtio-mmio transport as its driver's reset would, under its device
+// lock. A disk's requests still running end off the lock: they are waited
+// for (at most kQuiesce), since one could still write guest RAM after it
+// is reloaded.
+bool Machine::Impl::reset_devices() {
+  constexpr auto kQuiesce = std::chrono::seconds(30);
+  uart_->reset();
+  gpio_->reset();
+  rtc_->reset();
+  for (Device& d : devices_)
+    if (d.reset) d.reset();
+  const auto deadline = Clock::now() + kQuiesce;
+  for (Device& d : devices_) {
+    if (!d.quiesced) continue;
+    while (!d.quiesced()) {
+      if (stop_.requested()) return false;
+      if (Clock::now() > deadline) {
+        stop_.request(StopCause::kFailure, "reboot: " + d.name + "'s requests did not end within " +
+                                               std::to_string(kQuiesce.count()) + " s of its reset");
+        KVMMIO_LOG_ERROR("%s", stop_.reason().c_str());
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  return true;
+}
+
+// Guest RAM back to zeros as at boot, and its pages given back to the host:
+// MADV_REMOVE punches them out of the memfd behind the shared mapping (KVM
+// drops its stage-2 mappings of them). Where that is refused, zeros are
+// written.
+void Machine::Impl::empty_guest_ram() {
+  for (const auto& region : vm_->memory().regions()) {
+    if (::madvise(region->host(), region->size(), MADV_REMOVE) == 0) continue;
+    KVMMIO_LOG_WARN("reboot: madvise(MADV_REMOVE) on guest RAM: %s; writing zeros instead",
+                    std::strerror(errno));
+    std::memset(region->host(), 0, region->size());
+  }
 }
 
 // Everything is set up: drop to --user/--group (every thread at once),
@@ -409,6 +529,7 @@ MachineStats Machine::Impl::stats() const {
   }
   s.exit_status = stop_.requested() ? stop_.exit_status() : 0;
   s.stop_reason = stop_.requested() ? stop_.reason() : ran_ ? "running" : "not started";
+  s.reboots = reboots_.load();
   s.event_loop_wakeups = loop_.dispatches();
   for (const auto& r : runners_)
     s.vcpus.push_back(vcpu_stats(r->vcpu().index(), r->vcpu().exit_counts()));

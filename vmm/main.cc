@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
       case Command::Kind::kList: return run_list();
       case Command::Kind::kStop: return run_stop(cmd.stop);
       case Command::Kind::kConsole: return run_console_attach(cmd.console_name);
+      case Command::Kind::kNetwork: return run_network(cmd.network);
     }
   } catch (const kvmmio::UserError& e) {
     KVMMIO_LOG_ERROR("%s", e.what());

@@ -5,6 +5,7 @@
 #include "vmm/options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "config.h"
@@ -121,6 +122,14 @@ bool parse_rng(const std::string& value) {
                    "default) or off (no entropy device)");
 }
 
+OnReboot parse_on_reboot(const std::string& value) {
+  if (value == "restart") return OnReboot::kRestart;
+  if (value == "exit") return OnReboot::kExit;
+  throw UsageError("--on-reboot " + value +
+                   ": choose restart (the guest boots again in the same kvmmio; the default) or "
+                   "exit (kvmmio ends with exit status 3)");
+}
+
 SeccompMode parse_seccomp(const std::string& value) {
   if (value == "on") return SeccompMode::kOn;
   if (value == "log") return SeccompMode::kLog;
@@ -198,8 +207,13 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
        },
        /*repeatable=*/true},
       {"--rng", "on or off", [&o](const std::string& v) { o.rng = parse_rng(v); }},
+      // Not repeatable: a guest has one CID (parse_cli refuses a second --vsock).
+      {"--vsock", "the guest's context ID, e.g. --vsock cid=3",
+       [&o](const std::string& v) { o.vsock = vsock::VsockOptions::parse(v); }},
       {"--seccomp", "on, log or off",
        [&o](const std::string& v) { o.seccomp = parse_seccomp(v); }},
+      {"--on-reboot", "restart or exit",
+       [&o](const std::string& v) { o.on_reboot = parse_on_reboot(v); }},
       {"--user", "a user name or number, e.g. --user kvmmio",
        [&o](const std::string& v) { o.user = non_empty("--user", v, "a user"); }},
       {"--group", "a group name or number, e.g. --group kvm",
@@ -376,6 +390,48 @@ Command parse_console_attach(const std::vector<std::string>& args) {
   return cmd;
 }
 
+// kvmmio network create [NAME] [--subnet A.B.C.D/N] | delete [NAME] | list
+Command parse_network(const std::vector<std::string>& args) {
+  if (asks_help(args)) return command_of(Command::Kind::kHelp);
+  constexpr const char* kUsage =
+      "kvmmio network create [NAME] [--subnet A.B.C.D/N] | delete [NAME] | list";
+  Command cmd = command_of(Command::Kind::kNetwork);
+  const std::string action = args.size() > 1 ? args[1] : "";
+  if (action == "create") cmd.network.action = NetworkCommand::Action::kCreate;
+  else if (action == "delete") cmd.network.action = NetworkCommand::Action::kDelete;
+  else if (action == "list") cmd.network.action = NetworkCommand::Action::kList;
+  else throw UsageError(std::string("kvmmio network: ") + (action.empty() ? "give" : "unknown action '" + action + "':") +
+                        " create, delete or list (" + kUsage + ")");
+  std::string subnet = kDefaultNetworkSubnet;
+  std::vector<CliOption> options;
+  if (cmd.network.action == NetworkCommand::Action::kCreate)
+    options.push_back({"--subnet", "the network's IPv4 subnet, /16 to /29, e.g. --subnet 192.168.123.0/24",
+                       [&subnet](const std::string& v) { subnet = v; }});
+  std::vector<std::string> names;
+  try {
+    names = parse_cli(options, std::vector<std::string>(args.begin() + 2, args.end()), 1);
+  } catch (const UserError& e) {
+    throw UsageError("kvmmio network " + action + ": " + e.what() + " (" + kUsage + ")");
+  }
+  if (cmd.network.action == NetworkCommand::Action::kList && !names.empty())
+    throw UsageError("kvmmio network list takes nothing more (" + names[0] + "?)");
+  if (names.size() > 1) throw UsageError("kvmmio network " + action + " takes one network's name (" + kUsage + ")");
+  if (!names.empty()) cmd.network.name = names[0];
+  const std::string shown = "kvmmio network " + action + " " + cmd.network.name;
+  try {
+    net::check_interface_name(cmd.network.name, shown + " (the bridge's name)");
+    if (!std::isalnum(static_cast<unsigned char>(cmd.network.name[0])))
+      throw UsageError(shown + ": a network's name starts with a letter or digit (it names the bridge and the "
+                               "nftables table)");
+    cmd.network.subnet = Ipv4Subnet::parse(subnet, shown + " --subnet " + subnet);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const UserError& e) {
+    throw UsageError(e.what());
+  }
+  return cmd;
+}
+
 }  // namespace
 
 const char* to_string(GicChoice gic) {
@@ -425,11 +481,12 @@ Command parse_command_line(const std::vector<std::string>& args) {
   if (first == "list") return parse_list(args);
   if (first == "stop") return parse_stop(args);
   if (first == "console") return parse_console_attach(args);
+  if (first == "network") return parse_network(args);
   if (first.rfind("--", 0) == 0)
     throw UsageError("'" + first + "' comes after the command: kvmmio run " + first +
                      " ... (see kvmmio --help)");
   throw UsageError("unknown command '" + first +
-                   "': the commands are run, list, stop, console and ctl (see kvmmio --help)");
+                   "': the commands are run, list, stop, console, ctl and network (see kvmmio --help)");
 }
 
 std::string version_text() { return std::string("kvmmio ") + PACKAGE_VERSION + "\n"; }
@@ -439,6 +496,7 @@ std::string help_text() {
       R"(Usage: kvmmio run --kernel IMAGE [options]
        kvmmio list | stop NAME [--timeout S] | console NAME
        kvmmio ctl NAME|PATH stats|info|pause|resume|shutdown|quit
+       kvmmio network create [NAME] [--subnet A.B.C.D/N] | delete [NAME] | list
        kvmmio --help | --version
 
 Boots an arm64 Linux Image in a KVM virtual machine on an arm64 host:
@@ -498,6 +556,12 @@ Options of `run`:
                       PATHS); cache=none opens it O_DIRECT; queues=N
                       request queues, 1-16, each with its own I/O thread
                       (default: one per vCPU, at most 16)
+  --vsock cid=N       a virtio-vsock device (at most one), in the slot after the
+                      disks: the guest's AF_VSOCK address N (3-4294967294;
+                      0, 1, 2 and 4294967295 are reserved), its data moved
+                      by the host kernel's vhost-vsock (modprobe vhost_vsock)
+                      with the VMM out of the path; a CID another VM holds
+                      is refused
   --rng on|off        a virtio-rng entropy device (default on), in the slot
                       after every other virtio device: the guest's /dev/hwrng
                       (Linux's virtio_rng), bytes from the host's getrandom(2)
@@ -523,6 +587,13 @@ Options of `run`:
                       machine is set up (default on: a call outside a
                       thread's allow-list stops kvmmio, naming it; log: the
                       call is made and named once)
+  --on-reboot restart|exit
+                      the guest's reboot (PSCI SYSTEM_RESET): restart
+                      (default) resets the devices and vCPUs and boots the
+                      guest again in this kvmmio, with the same taps, disks,
+                      console and sockets; beyond 10 reboots in a minute
+                      kvmmio stops with exit status 3. exit: kvmmio ends
+                      with exit status 3
   --user USER, --group GROUP
                       after set-up, become USER (and GROUP, else USER's
                       primary group) for good: no capabilities, no
@@ -549,6 +620,16 @@ Without `run`:
                       --api-socket is PATH (a path has a slash: ./vm0.sock),
                       and print its answer; exit 0 on an answer, 1 on an
                       error answer, 2 when it cannot be reached
+  network create [NAME] [--subnet A.B.C.D/N]
+                      (root) a NAT network for guests: the bridge NAME
+                      (default kvmnat0) at the subnet's first address
+                      (default 192.168.123.0/24), its traffic masqueraded
+                      out of the host's other interfaces (nftables), DHCP
+                      and DNS from dnsmasq; VMs join it with
+                      --net tap=TAP,bridge=NAME
+  network delete [NAME]
+                      (root) the bridge, rules and dnsmasq gone
+  network list        the NAT networks: subnet, bridge, dnsmasq, leases
 
 Expert keys of --net, --disk and --console virtio, for measurements and
 comparisons: the defaults are kvmmio's fast path, and each other value
@@ -575,8 +656,8 @@ Exit status:
   1    the VM failed (vCPU internal error, KVM_RUN failure, guest crash report)
   2    bad usage, set-up error, or an output file (--dump-dtb, --stats) that
        cannot be written (the message names the fix)
-  3    the guest asked for a reset (PSCI SYSTEM_RESET): kvmmio does not reboot
-       in-process; run it again
+  3    the guest asked for a reset (PSCI SYSTEM_RESET) with --on-reboot exit,
+       or rebooted more than 10 times in a minute (--on-reboot restart)
   128+N  stopped by signal N (SIGINT: 130, SIGTERM: 143) or Ctrl-A x (130)
 
 The manual, man kvmmio (kvmmio(1)), has the rest: sizes, the memory map,

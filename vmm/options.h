@@ -16,8 +16,10 @@
 #include "kvmmio/base/log.h"
 #include "kvmmio/block/disk_options.h"
 #include "kvmmio/net/net_options.h"
+#include "kvmmio/vsock/vsock_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "vmm/console_destination.h"
+#include "vmm/nat_network.h"
 #include "vmm/seccomp.h"
 
 namespace kvmmio::vmm {
@@ -29,6 +31,8 @@ class UsageError : public UserError {
 
 enum class GicChoice { kAuto, kV3, kV2 };
 enum class ConsoleKind { kSerial, kVirtio };
+// --on-reboot: what the guest's reboot (PSCI SYSTEM_RESET) does.
+enum class OnReboot { kRestart, kExit };
 
 const char* to_string(GicChoice gic);
 const char* to_string(ConsoleKind console);
@@ -55,7 +59,9 @@ struct RunOptions {
   std::vector<net::NetOptions> nets;  // one per --net, in order
   std::vector<block::DiskOptions> disks;  // one per --disk, in order (vda, vdb, ...)
   bool rng = true;  // --rng on|off: the virtio-rng entropy device, in the last slot
+  std::optional<vsock::VsockOptions> vsock;  // --vsock cid=N, at most one
   SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
+  OnReboot on_reboot = OnReboot::kRestart;  // --on-reboot
   std::optional<std::string> user, group;  // --user, --group: dropped to after set-up
   LogLevel log_level = LogLevel::kInfo;
 
@@ -80,12 +86,13 @@ struct StopOptions {
 };
 
 struct Command {
-  enum class Kind { kHelp, kVersion, kRun, kCtl, kList, kStop, kConsole };
+  enum class Kind { kHelp, kVersion, kRun, kCtl, kList, kStop, kConsole, kNetwork };
   Kind kind = Kind::kHelp;
   RunOptions run;
   CtlOptions ctl;
   StopOptions stop;
   std::string console_name;  // kvmmio console NAME
+  NetworkCommand network;    // kvmmio network create|delete|list
 };
 
 // Parses argv[1..] (the program name left out).

@@ -57,6 +57,7 @@ VmIdentity vm_identity(const RunOptions& options) {
   id.pid = ::getpid();
   id.mem_bytes = options.mem;
   for (const net::NetOptions& n : options.nets) id.macs.push_back(net::mac_text(n.mac.value_or(net::default_mac(n.tap))));
+  if (options.vsock) id.cid = options.vsock->cid;
   return id;
 }
 
@@ -64,9 +65,12 @@ void report_stop(const RunResult& result) {
   switch (result.exit_status) {
     case exit_status::kPoweredOff: break;  // the normal end: nothing to say
     case exit_status::kResetRequested:
-      KVMMIO_LOG_INFO(
-          "the guest asked for a reset (PSCI SYSTEM_RESET); kvmmio does not reboot "
-          "in-process: exit status 3, run it again to boot again");
+      if (result.stop_reason == "reset")
+        KVMMIO_LOG_INFO(
+            "the guest asked for a reset (PSCI SYSTEM_RESET) and --on-reboot is exit: exit "
+            "status 3, run kvmmio again to boot again");
+      else  // the reboot bound: the reason says which
+        KVMMIO_LOG_INFO("stopped: %s (exit status 3)", result.stop_reason.c_str());
       break;
     default:
       KVMMIO_LOG_INFO("stopped: %s (exit status %d)", result.stop_reason.c_str(),
@@ -148,6 +152,7 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   config.console_destination = options.console_to.to_string();
   config.api = api.get();
   config.seccomp = options.seccomp;
+  config.on_reboot = options.on_reboot;
   config.startup = startup;
   config.uid = run_as_uid;
   config.gid = run_as_gid;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/filter.h>
 #include <linux/kvm.h>
 #include <linux/if_tun.h>
@@ -21,8 +22,11 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
+#include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <stdexcept>
@@ -107,10 +111,22 @@ constexpr const char* kBlockIo[] = {"pread64", "preadv", "preadv2", "pwrite64", 
 // bounce buffer).
 constexpr const char* kBlockUring[] = {"io_uring_enter"};
 
+// A reboot in place (vmm/machine.h, "Life cycle") on the main thread: the
+// kernel and initrd read into guest RAM again (BootFile::read_at), and
+// timers cancelled by the devices' resets (the PL031's alarm, virtio-rng's
+// rate timer).
+constexpr const char* kReboot[] = {"pread64", "timerfd_settime"};
+
 // ioctl requests, by what issues them.
 constexpr unsigned long kTerminalIoctls[] = {TCGETS, TCSETS, TCSETSW, TCSETSF};
 constexpr unsigned long kVcpuIoctls[] = {KVM_RUN, KVM_GET_ONE_REG, KVM_SET_ONE_REG};
 constexpr unsigned long kVmRuntimeIoctls[] = {KVM_IRQ_LINE, KVM_IOEVENTFD, KVM_IRQFD};
+#if defined(__aarch64__)
+// A reboot in place: each vCPU's thread resets its own vCPU
+// (arm64::reset_vcpu: the preferred target asked again, then
+// KVM_ARM_VCPU_INIT). The vGIC's SPIs are cleared by the main thread.
+constexpr unsigned long kVcpuResetIoctls[] = {KVM_ARM_PREFERRED_TARGET, KVM_ARM_VCPU_INIT};
+#endif
 constexpr unsigned long kTapIoctls[] = {TUNSETIFF, TUNGETIFF, TUNSETVNETHDRSZ, TUNSETOFFLOAD,
                                         SIOCGIFFLAGS, SIOCSIFFLAGS, SIOCGIFINDEX};
 constexpr unsigned long kVhostIoctls[] = {
@@ -118,6 +134,11 @@ constexpr unsigned long kVhostIoctls[] = {
     VHOST_SET_VRING_NUM, VHOST_SET_VRING_BASE, VHOST_SET_VRING_ADDR, VHOST_SET_VRING_KICK,
     VHOST_SET_VRING_CALL, VHOST_SET_VRING_ERR, VHOST_NET_SET_BACKEND, VHOST_GET_VRING_BASE,
     VHOST_SET_VRING_BUSYLOOP_TIMEOUT};
+// vhost-vsock's own (hw/vsock/virtio_vsock.cc): started at DRIVER_OK and
+// stopped at a reset or a queue's stop (vCPU threads), stopped at teardown
+// (main). Its VHOST_VSOCK_SET_GUEST_CID is issued once, when the device is
+// made, before any thread is confined: no class has it.
+constexpr unsigned long kVhostVsockIoctls[] = {VHOST_VSOCK_SET_RUNNING};
 
 // The sockets a class creates after set-up, each pinned to its domain,
 // type and protocol: whatever else a compromised thread wanted (a TCP
@@ -145,7 +166,8 @@ constexpr int kSocketFilterOptions[] = {SO_ATTACH_FILTER, SO_DETACH_FILTER};
 
 // What a class may open after set-up. Seccomp sees openat's flags, not
 // its path, so this bounds how a file is opened, not which:
-//   kNothing      no open at all
+//   kNothing      no open at all (a read-only one fails with EACCES,
+//                 as glibc's own may; any other stops kvmmio)
 //   kExisting     existing files only, never emptied: no O_CREAT, no
 //                 O_TRUNC, no O_TMPFILE (vhost-net's /dev/vhost-net
 //                 O_RDWR, an image reopened through /proc/self/fd for an
@@ -183,9 +205,13 @@ ClassList list_for(ThreadClass c) {
       append(l.sockets, kVcpuSockets);
       l.socket_filters = true;
       append(l.ioctls, kVcpuIoctls);
+#if defined(__aarch64__)
+      append(l.ioctls, kVcpuResetIoctls);
+#endif
       append(l.ioctls, kVmRuntimeIoctls);
       append(l.ioctls, kTapIoctls);
       append(l.ioctls, kVhostIoctls);
+      append(l.ioctls, kVhostVsockIoctls);
       break;
     case ThreadClass::kDevice:
       append(l.calls, kLoop);
@@ -221,7 +247,12 @@ ClassList list_for(ThreadClass c) {
       // Teardown: memory slots removed (main's regs=mirror maps each virtio
       // window's register page as a read-only slot and deletes it there).
       l.ioctls.push_back(KVM_SET_USER_MEMORY_REGION);
+      // A reboot in place: the guest reloaded, devices reset, the vGIC's
+      // SPIs cleared (arm64::Vgic::clear_spis).
+      append(l.calls, kReboot);
+      l.ioctls.push_back(KVM_SET_DEVICE_ATTR);
       append(l.ioctls, kVhostIoctls);      // teardown: vhost stopped
+      append(l.ioctls, kVhostVsockIoctls);
       append(l.ioctls, kTapIoctls);
       break;
   }
@@ -250,9 +281,63 @@ void append_int(char* buf, size_t& n, size_t cap, long v) {
   while (d > 0 && n + 1 < cap) buf[n++] = digits[--d];
 }
 
-void on_sigsys(int, siginfo_t* info, void*) {
+void append_hex(char* buf, size_t& n, size_t cap, uintptr_t v) {
+  char digits[2 * sizeof v];
+  int d = 0;
+  do digits[d++] = "0123456789abcdef"[v & 15]; while ((v >>= 4) && d < static_cast<int>(sizeof digits));
+  append_str(buf, n, cap, "0x");
+  while (d > 0 && n + 1 < cap) buf[n++] = digits[--d];
+}
+
+// Where a forbidden call came from, as module+offset (addresses alone mean
+// nothing under ASLR): the modules' ranges are taken when the handler is
+// installed, so the handler only reads this table.
+struct Module {
+  uintptr_t start = 0, end = 0;
+  char name[32] = {};
+};
+constexpr size_t kMaxModules = 32;
+Module g_modules[kMaxModules];
+size_t g_module_count = 0;
+
+int add_module(dl_phdr_info* info, size_t, void*) {
+  if (g_module_count == kMaxModules) return 1;
+  Module& m = g_modules[g_module_count];
+  m.start = UINTPTR_MAX;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    m.start = std::min<uintptr_t>(m.start, info->dlpi_addr + ph.p_vaddr);
+    m.end = std::max<uintptr_t>(m.end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  if (m.start >= m.end) return 0;
+  // The program itself has no name here: its own (a static build's libc
+  // is inside it).
+  const char* path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : program_invocation_short_name;
+  const char* base = std::strrchr(path, '/');
+  std::strncpy(m.name, base ? base + 1 : path, sizeof m.name - 1);
+  // Offsets from the load address, as addr2line and objdump count them.
+  m.start = info->dlpi_addr;
+  ++g_module_count;
+  return 0;
+}
+
+void append_place(char* buf, size_t& n, size_t cap, uintptr_t addr) {
+  for (size_t i = 0; i < g_module_count; ++i) {
+    const Module& m = g_modules[i];
+    if (addr < m.start || addr >= m.end) continue;
+    append_str(buf, n, cap, m.name);
+    append_str(buf, n, cap, "+");
+    append_hex(buf, n, cap, addr - m.start);
+    return;
+  }
+  append_hex(buf, n, cap, addr);
+}
+
+void on_sigsys(int, siginfo_t* info, void* context) {
   const int nr = info->si_syscall;
-  char msg[256];
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  char msg[512];
   size_t n = 0;
   append_str(msg, n, sizeof msg, "kvmmio: error: seccomp: the ");
   append_str(msg, n, sizeof msg, t_class);
@@ -262,6 +347,29 @@ void on_sigsys(int, siginfo_t* info, void*) {
   append_int(msg, n, sizeof msg, nr);
   append_str(msg, n, sizeof msg, "), which its allow-list does not have: kvmmio stops "
                                  "(--seccomp=log lists every such call instead)\n");
+  // What and where, for the report of the bug: a path opened, and the call
+  // with its caller's return address.
+  uintptr_t path = 0, caller = 0;
+#if defined(__aarch64__)
+  path = uc->uc_mcontext.regs[1];
+  caller = uc->uc_mcontext.regs[30];
+#elif defined(__x86_64__)
+  path = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RSI]);
+#endif
+  append_str(msg, n, sizeof msg, "kvmmio: error: seccomp: the call at ");
+  append_place(msg, n, sizeof msg, reinterpret_cast<uintptr_t>(info->si_call_addr));
+  if (caller) {
+    append_str(msg, n, sizeof msg, ", return address ");
+    append_place(msg, n, sizeof msg, caller);
+  }
+  if (nr == SYS_openat && path) {
+    // The caller's own pointer, just handed to the kernel: readable.
+    append_str(msg, n, sizeof msg, ", path \"");
+    const char* p = reinterpret_cast<const char*>(path);
+    for (int i = 0; i < 96 && p[i] && n + 2 < sizeof msg; ++i) msg[n++] = p[i];
+    append_str(msg, n, sizeof msg, "\"");
+  }
+  append_str(msg, n, sizeof msg, "\n");
   ssize_t ignored = ::write(STDERR_FILENO, msg, n);
   (void)ignored;
   restore_terminal_now();
@@ -274,6 +382,8 @@ void on_sigsys(int, siginfo_t* info, void*) {
 }
 
 void name_syscalls() {
+  g_module_count = 0;
+  ::dl_iterate_phdr(add_module, nullptr);
   for (int nr = 0; nr < kMaxNr; ++nr) {
     // The names stay for the process's life (the handler reads them).
     g_names[nr] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
@@ -302,13 +412,22 @@ class Filter {
   }
   template <typename... Args>
   void allow_if(const char* name, Args... conditions) {
-    const int nr = seccomp_syscall_resolve_name(name);
-    if (nr == __NR_SCMP_ERROR) throw std::logic_error(std::string("seccomp: unknown system call ") + name);
-    check(seccomp_rule_add(ctx_, SCMP_ACT_ALLOW, nr, sizeof...(Args), conditions...), name);
+    add_if(SCMP_ACT_ALLOW, name, conditions...);
+  }
+  // The call is not made and fails with `error`; the thread goes on.
+  template <typename... Args>
+  void refuse_if(int error, const char* name, Args... conditions) {
+    add_if(SCMP_ACT_ERRNO(static_cast<uint32_t>(error)), name, conditions...);
   }
   scmp_filter_ctx get() const { return ctx_; }
 
  private:
+  template <typename... Args>
+  void add_if(uint32_t action, const char* name, Args... conditions) {
+    const int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) throw std::logic_error(std::string("seccomp: unknown system call ") + name);
+    check(seccomp_rule_add(ctx_, action, nr, sizeof...(Args), conditions...), name);
+  }
   static void check(int rc, const char* what) {
     if (rc < 0) throw std::system_error(-rc, std::generic_category(), std::string("seccomp rule for ") + what);
   }
@@ -330,7 +449,18 @@ constexpr scmp_datum_t kMakesOrEmpties = O_CREAT | O_TRUNC | kTmpFileBit;
 // creat always truncates and openat2's flags are behind a pointer: no
 // class has either (glibc's open and fopen are openat).
 void allow_opens(Filter& f, Opens opens) {
-  if (opens == Opens::kNothing) return;
+  if (opens == Opens::kNothing) {
+    // glibc opens files on its own, once, in whichever thread first needs
+    // them: /proc/sys/vm/overcommit_memory when a thread's malloc heap
+    // first shrinks (a disk's io_uring thread, after a reboot in place,
+    // was killed for it). A read-only open is refused with EACCES instead
+    // of stopping kvmmio: the call is not made, and glibc takes the
+    // default. Any other open still stops kvmmio.
+    constexpr scmp_datum_t kReadOnlyMask = O_ACCMODE | kMakesOrEmpties;
+    f.refuse_if(EACCES, "openat", SCMP_A2(SCMP_CMP_MASKED_EQ, kReadOnlyMask, O_RDONLY));
+    f.refuse_if(EACCES, "open", SCMP_A1(SCMP_CMP_MASKED_EQ, kReadOnlyMask, O_RDONLY));
+    return;
+  }
   f.allow_if("openat", SCMP_A2(SCMP_CMP_MASKED_EQ, kMakesOrEmpties, 0));
   f.allow_if("open", SCMP_A1(SCMP_CMP_MASKED_EQ, kMakesOrEmpties, 0));
   if (opens == Opens::kExisting) return;

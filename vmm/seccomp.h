@@ -6,10 +6,13 @@
 // Thread classes and what their allow-lists are for:
 //   main     waits for the stop, then tears down: vCPU kicks (tgkill),
 //            ioeventfd/irqfd deassignment, vhost stop, the --stats file,
-//            the terminal
+//            the terminal; a reboot in place (devices reset as on
+//            teardown, the vGIC's SPIs cleared, the kernel and initrd read
+//            into guest RAM again)
 //   vcpu     KVM_RUN and trapped MMIO: register accesses, so device
 //            activation too (vhost-net opened and set up, tap settings,
-//            ioeventfds assigned, watches and eventfds made)
+//            ioeventfds assigned, watches and eventfds made); its own
+//            vCPU reset for a reboot in place (KVM_ARM_VCPU_INIT again)
 //   device   the event loop: polled notifies, the tap, the relay, console
 //            output, the tap monitor (netlink, interface ioctls, re-attach),
 //            virtio-rng's rate timer (getrandom is every class's)

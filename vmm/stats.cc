@@ -57,6 +57,7 @@ Json document(const MachineStats& m) {
       {"startup_ms", startup(m.startup)},
       {"exit_status", m.exit_status},
       {"stop_reason", m.stop_reason},
+      {"reboots", m.reboots},
       {"unclaimed_mmio", m.unclaimed_mmio},
       {"event_loop_wakeups", m.event_loop_wakeups},
       {"paused", m.paused},

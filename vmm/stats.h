@@ -44,6 +44,7 @@ struct MachineStats {
   StartupStats startup;  // exec to the first KVM_RUN, by phase
   int exit_status = 0;
   std::string stop_reason;  // "poweroff", "reset", "signal SIGINT", "failure: ...", "running" (a snapshot)
+  uint64_t reboots = 0;     // the guest's reboots in place (--on-reboot restart)
   std::vector<VcpuStats> vcpus;
   std::vector<DeviceStats> devices;
   uint64_t unclaimed_mmio = 0;  // guest accesses no device claimed (guest errors)

@@ -58,8 +58,12 @@ std::string describe_registers(Vcpu& vcpu) {
 
 }  // namespace
 
-VcpuRunner::VcpuRunner(Vm& vm, std::unique_ptr<Vcpu> vcpu, StopRequest& stop)
-    : vm_(vm), vcpu_(std::move(vcpu)), stop_(stop), thread_([this] { thread_main(); }) {}
+VcpuRunner::VcpuRunner(Vm& vm, std::unique_ptr<Vcpu> vcpu, StopRequest& stop, bool reboot_in_place)
+    : vm_(vm),
+      vcpu_(std::move(vcpu)),
+      stop_(stop),
+      reboot_in_place_(reboot_in_place),
+      thread_([this] { thread_main(); }) {}
 
 VcpuRunner::~VcpuRunner() {
   if (!thread_.joinable()) return;
@@ -109,15 +113,72 @@ bool VcpuRunner::wait_parked(std::chrono::steady_clock::time_point deadline) {
   return cv_.wait_until(lock, deadline, [this] { return parked_ || finished_ || phase_ != Phase::kRunning; });
 }
 
-// On the vCPU's thread, between two KVM_RUNs: waits while paused, unless
-// the VM stops (stop() wakes it).
+void VcpuRunner::hold() {
+  bool running;
+  {
+    std::lock_guard lock(mutex_);
+    hold_ = true;
+    running = phase_ == Phase::kRunning;
+  }
+  if (running) vcpu_->kick();
+}
+
+void VcpuRunner::reinitialise(std::optional<BootEntry> entry) {
+  {
+    std::lock_guard lock(mutex_);
+    reinit_entry_ = entry;
+    reinit_pending_ = true;
+    reinitialised_ = false;
+  }
+  cv_.notify_all();
+}
+
+bool VcpuRunner::wait_reinitialised() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return reinitialised_ || finished_ || phase_ != Phase::kRunning; });
+  return reinitialised_;
+}
+
+void VcpuRunner::release() {
+  {
+    std::lock_guard lock(mutex_);
+    hold_ = false;
+  }
+  cv_.notify_all();
+}
+
+// On the vCPU's thread, between two KVM_RUNs: waits while paused or held,
+// unless the VM stops (stop() wakes it); re-initialises the vCPU when the
+// machine asks while it is held.
 void VcpuRunner::park_while_paused() {
   std::unique_lock lock(mutex_);
-  if (!pause_) return;
+  if (!pause_ && !hold_) return;
   parked_ = true;
   cv_.notify_all();
-  cv_.wait(lock, [this] { return !pause_ || stop_.requested(); });
+  for (;;) {
+    cv_.wait(lock, [this] { return (!pause_ && !hold_) || stop_.requested() || reinit_pending_; });
+    if (stop_.requested() || !reinit_pending_) break;
+    reinit_pending_ = false;
+    const std::optional<BootEntry> entry = reinit_entry_;
+    lock.unlock();
+    // An MMIO read KVM has not yet completed would be written into the
+    // reset vCPU's registers and advance its new PC on the next KVM_RUN:
+    // complete it first (docs/architecture.md, "The KVM layer").
+    vcpu_->complete_pending_io();
+    arm64::reset_vcpu(vm_, *vcpu_, /*powered_off=*/vcpu_->index() > 0);
+    if (entry) set_boot_registers(*entry);
+    lock.lock();
+    reinitialised_ = true;
+    cv_.notify_all();
+  }
   parked_ = false;
+}
+
+void VcpuRunner::set_boot_registers(const BootEntry& entry) {
+  vcpu_->set_one_reg(arm64::reg_x(0), entry.dtb);
+  for (int i = 1; i <= 3; ++i) vcpu_->set_one_reg(arm64::reg_x(i), 0);
+  vcpu_->set_one_reg(arm64::reg_pstate(), arm64::kPstateEl1hMasked);
+  vcpu_->set_one_reg(arm64::reg_pc(), entry.pc);
 }
 
 void VcpuRunner::join() {
@@ -167,12 +228,7 @@ void VcpuRunner::thread_main() {
     if (phase_ == Phase::kAborted) return;
   }
   try {
-    if (entry_) {
-      vcpu_->set_one_reg(arm64::reg_x(0), entry_->dtb);
-      for (int i = 1; i <= 3; ++i) vcpu_->set_one_reg(arm64::reg_x(i), 0);
-      vcpu_->set_one_reg(arm64::reg_pstate(), arm64::kPstateEl1hMasked);
-      vcpu_->set_one_reg(arm64::reg_pc(), entry_->pc);
-    }
+    if (entry_) set_boot_registers(*entry_);
     if (before_run_) before_run_();
     run_loop();
   } catch (const std::system_error& e) {
@@ -211,7 +267,19 @@ void VcpuRunner::run_loop() {
       case VcpuExit::Kind::kSystemEvent:
         switch (ex.system_event_type) {
           case KVM_SYSTEM_EVENT_SHUTDOWN: stop_.request(StopCause::kPowerOff, "poweroff"); return;
-          case KVM_SYSTEM_EVENT_RESET: stop_.request(StopCause::kReset, "reset"); return;
+          case KVM_SYSTEM_EVENT_RESET:
+            if (!reboot_in_place_) {
+              stop_.request(StopCause::kReset, "reset");
+              return;
+            }
+            // KVM has powered every vCPU off; this one parks before its
+            // next KVM_RUN until the machine has rebooted the guest.
+            {
+              std::lock_guard lock(mutex_);
+              hold_ = true;
+            }
+            stop_.request_reboot();
+            break;
           case KVM_SYSTEM_EVENT_CRASH:
             fail("the guest reported a crash (KVM_SYSTEM_EVENT_CRASH)");
             return;
@@ -219,6 +287,7 @@ void VcpuRunner::run_loop() {
             fail("unexpected system event type " + std::to_string(ex.system_event_type));
             return;
         }
+        break;  // a reset to be done in place: the loop parks
       case VcpuExit::Kind::kInternalError:
         fail("KVM_EXIT_INTERNAL_ERROR, suberror " + std::to_string(ex.internal_suberror));
         return;

@@ -12,6 +12,14 @@
 // machine creates the vGIC (which needs every vCPU initialised) and loads
 // the guest, then start()s each runner. The run loop ends on a PSCI system
 // event, a failure (registers logged), or a StopRequest plus kick().
+//
+// With reboot in place (--on-reboot restart), the guest's SYSTEM_RESET
+// does not end the loop: the vCPU holds itself (parks before its next
+// KVM_RUN) and asks the machine for a reboot (StopRequest::request_reboot).
+// The machine holds the others, resets the devices and reloads the guest,
+// has each thread re-initialise its own vCPU (reinitialise()) and then
+// releases them all: the thread and the vCPU fd are the same throughout,
+// so its seccomp filter stays in force.
 #pragma once
 
 #include <chrono>
@@ -39,7 +47,9 @@ struct BootEntry {
 
 class VcpuRunner {
  public:
-  VcpuRunner(Vm& vm, std::unique_ptr<Vcpu> vcpu, StopRequest& stop);
+  // `reboot_in_place`: the guest's SYSTEM_RESET asks for a reboot rather
+  // than a stop (StopCause::kReset).
+  VcpuRunner(Vm& vm, std::unique_ptr<Vcpu> vcpu, StopRequest& stop, bool reboot_in_place = false);
   // Ends the thread if it has not finished (as stop(), after making a
   // StopRequest if none was made) and joins it.
   ~VcpuRunner();
@@ -70,6 +80,19 @@ class VcpuRunner {
   // Waits until parked() or the deadline; returns parked().
   bool wait_parked(std::chrono::steady_clock::time_point deadline);
 
+  // Reboot in place, from the machine's main thread. hold() kicks the vCPU
+  // out of KVM_RUN and parks it as pause() does, but only release() ends
+  // it (the control socket's resume does not). While it is held and
+  // parked, reinitialise() has the vCPU's own thread reset the vCPU
+  // (arm64::reset_vcpu, after completing any access KVM owes the guest)
+  // and, with `entry`, set the boot registers; wait_reinitialised() returns
+  // true once that is done, false if the thread has ended (a failure, a
+  // stop).
+  void hold();
+  void reinitialise(std::optional<BootEntry> entry);
+  bool wait_reinitialised();
+  void release();
+
   const Vcpu& vcpu() const { return *vcpu_; }
 
  private:
@@ -78,16 +101,22 @@ class VcpuRunner {
   void run_loop();
   void fail(const std::string& what);
   void park_while_paused();
+  void set_boot_registers(const BootEntry& entry);  // on the vCPU's thread
 
   Vm& vm_;
   std::unique_ptr<Vcpu> vcpu_;
   StopRequest& stop_;
+  const bool reboot_in_place_;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   Phase phase_ = Phase::kInitialising;
   bool init_done_ = false;
   bool pause_ = false, parked_ = false, finished_ = false;
+  bool hold_ = false;              // reboot in place: parked until release()
+  bool reinit_pending_ = false;    // reinitialise() asked, not yet done
+  bool reinitialised_ = false;     // done since the last reinitialise()
+  std::optional<BootEntry> reinit_entry_;
   std::exception_ptr init_error_;
   uint64_t mpidr_ = 0;
   std::optional<BootEntry> entry_;

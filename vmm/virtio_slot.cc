@@ -7,7 +7,9 @@
 #include "kvmmio/console/virtio_console.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/rng/virtio_rng.h"
+#include "kvmmio/vsock/virtio_vsock.h"
 #include "vmm/device_stats.h"
+#include "vmm/vm_commands.h"
 
 namespace kvmmio::vmm {
 
@@ -35,6 +37,7 @@ DeviceFactory virtio_slot_factory(std::string name, const virtio::TransportOptio
     VirtioSlot* s = slot.get();
     attached.device = std::move(slot);
     attached.counters = [s] { return s->counters(); };
+    attached.reset = [s] { s->transport().reset(); };
     return attached;
   };
 }
@@ -62,7 +65,7 @@ DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index)
 
 DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned index) {
   return virtio_slot_factory(
-      "disk" + std::to_string(index), options.transport, [options, index](DeviceContext& ctx, AttachedDevice&) {
+      "disk" + std::to_string(index), options.transport, [options, index](DeviceContext& ctx, AttachedDevice& attached) {
         block::BlockDeviceOptions device;
         device.serial = options.serial;
         device.thread_name = "kvmmio-blk" + std::to_string(index);
@@ -70,8 +73,12 @@ DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned i
         device.on_uring_thread_start = ctx.confine_block_uring;
         device.engine = options.engine;
         device.queues = options.queues.value_or(1);
-        return std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop, block::DiskImage::open(options),
-                                                    std::move(device));
+        auto disk = std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop,
+                                                         block::DiskImage::open(options), std::move(device));
+        // A reset leaves the requests already running to end off the lock;
+        // a reboot waits for them before guest RAM is emptied and reloaded.
+        attached.quiesced = [d = disk.get()] { return d->requests_in_flight() == 0; };
+        return disk;
       });
 }
 
@@ -81,6 +88,24 @@ DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, in
     attached.console_input = device.get();
     return device;
   });
+}
+
+DeviceFactory virtio_vsock_factory(const vsock::VsockOptions& options, const std::string& vm_name) {
+  return virtio_slot_factory("vsock0", virtio::TransportOptions{},
+                             [options, vm_name](DeviceContext& ctx, AttachedDevice&) {
+                               try {
+                                 return std::make_unique<vsock::VirtioVsock>(options, ctx.vm.memory(), ctx.loop);
+                               } catch (const vsock::CidInUse& e) {
+                                 // The kernel does not say who holds it; a
+                                 // named kvmmio says so in its info.
+                                 const std::optional<std::string> holder = vm_holding_cid(options.cid, vm_name);
+                                 if (!holder) throw;
+                                 throw UserError("vsock: CID " + std::to_string(options.cid) +
+                                                 " is in use by the VM " + *holder + " (kvmmio list shows it); "
+                                                 "give this VM another CID, or stop that one (kvmmio stop " +
+                                                 *holder + ")");
+                               }
+                             });
 }
 
 DeviceFactory virtio_rng_factory() {

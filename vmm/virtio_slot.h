@@ -13,6 +13,7 @@
 
 #include "kvmmio/virtio/kvm_mmio_slot.h"
 #include "kvmmio/virtio/mmio_transport.h"
+#include "kvmmio/vsock/vsock_options.h"
 #include "vmm/machine.h"
 #include "vmm/stats.h"
 
@@ -59,6 +60,11 @@ DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned i
 // The factory that puts the virtio console in a slot: guest output to
 // `output_fd`, and the machine's console input (AttachedDevice::console_input).
 DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, int output_fd);
+
+// The factory that puts the vsock device (virtio-vsock over vhost-vsock)
+// in a slot: binds the CID at once, so a CID in use is refused at start,
+// naming the named VM (other than `vm_name`) that holds it where one says so.
+DeviceFactory virtio_vsock_factory(const vsock::VsockOptions& options, const std::string& vm_name);
 
 // The factory that puts the entropy device (virtio-rng, its default rate
 // bound) in a slot, with the transport's default options.

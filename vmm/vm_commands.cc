@@ -88,13 +88,13 @@ bool write_all(int fd, const char* data, size_t n) {
 
 int run_list(std::FILE* out) {
   struct Row {
-    std::string name, pid, state, uptime, vcpus, mem, macs;
+    std::string name, pid, state, uptime, vcpus, mem, cid, macs;
   };
   std::vector<Row> rows;
   for (const std::string& name : vm_names()) {
     const std::optional<pid_t> pid = running_vm_pid(name);
     if (!pid) continue;  // a directory a killed kvmmio left: its next run takes it over
-    Row row{name, std::to_string(*pid), "?", "-", "-", "-", "-"};
+    Row row{name, std::to_string(*pid), "?", "-", "-", "-", "-", "-"};
     try {
       const Json info = Json::parse(control_request(vm_file(name, kApiSocketFile), "info", "kvmmio list: " + name,
                                                     name, /*timeout_ms=*/2000),
@@ -106,6 +106,7 @@ int run_list(std::FILE* out) {
         row.vcpus = field(info, "vcpus");
         row.mem = field(info, "mem_mib");
         if (row.mem != "-") row.mem += "M";
+        row.cid = field(info, "cid");
         row.macs = macs_text(info);
       }
     } catch (const UsageError& e) {
@@ -114,20 +115,36 @@ int run_list(std::FILE* out) {
     }
     rows.push_back(std::move(row));
   }
-  std::vector<Row> table{{"NAME", "PID", "STATE", "UPTIME", "CPUS", "MEM", "MACS"}};
+  std::vector<Row> table{{"NAME", "PID", "STATE", "UPTIME", "CPUS", "MEM", "CID", "MACS"}};
   table.insert(table.end(), rows.begin(), rows.end());
-  size_t w[6] = {};
+  size_t w[7] = {};
   for (const Row& r : table) {
-    const std::string* cells[6] = {&r.name, &r.pid, &r.state, &r.uptime, &r.vcpus, &r.mem};
-    for (int i = 0; i < 6; ++i) w[i] = std::max(w[i], cells[i]->size());
+    const std::string* cells[7] = {&r.name, &r.pid, &r.state, &r.uptime, &r.vcpus, &r.mem, &r.cid};
+    for (int i = 0; i < 7; ++i) w[i] = std::max(w[i], cells[i]->size());
   }
   for (const Row& r : table)
-    std::fprintf(out, "%-*s  %*s  %-*s  %*s  %*s  %*s  %s\n", static_cast<int>(w[0]), r.name.c_str(),
+    std::fprintf(out, "%-*s  %*s  %-*s  %*s  %*s  %*s  %*s  %s\n", static_cast<int>(w[0]), r.name.c_str(),
                  static_cast<int>(w[1]), r.pid.c_str(), static_cast<int>(w[2]), r.state.c_str(),
                  static_cast<int>(w[3]), r.uptime.c_str(), static_cast<int>(w[4]), r.vcpus.c_str(),
-                 static_cast<int>(w[5]), r.mem.c_str(), r.macs.c_str());
+                 static_cast<int>(w[5]), r.mem.c_str(), static_cast<int>(w[6]), r.cid.c_str(), r.macs.c_str());
   std::fflush(out);
   return 0;
+}
+
+std::optional<std::string> vm_holding_cid(uint32_t cid, const std::string& except) {
+  for (const std::string& name : vm_names()) {
+    if (name == except || !running_vm_pid(name)) continue;
+    try {
+      const Json info = Json::parse(control_request(vm_file(name, kApiSocketFile), "info", "kvmmio: " + name,
+                                                    name, /*timeout_ms=*/1000),
+                                    nullptr, /*allow_exceptions=*/false);
+      const auto it = info.is_object() ? info.find("cid") : info.end();
+      if (it != info.end() && it->is_number_unsigned() && it->get<uint64_t>() == cid) return name;
+    } catch (const UsageError&) {
+      // It does not answer: it cannot be named, the caller says "another VM".
+    }
+  }
+  return std::nullopt;
 }
 
 int run_stop(const StopOptions& o, std::FILE* out) {

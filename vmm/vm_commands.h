@@ -2,7 +2,7 @@
 // The commands for named VMs (vm_directory.h), each reaching a running
 // kvmmio through the sockets in its runtime directory:
 //   kvmmio list               a table of the named VMs that run: name, PID,
-//                             state, uptime, vCPUs, memory, MACs
+//                             state, uptime, vCPUs, memory, vsock CID, MACs
 //   kvmmio stop NAME [--timeout S]
 //                             presses the guest's power key, waits S
 //                             seconds (default 30) for kvmmio to exit, then
@@ -13,7 +13,10 @@
 // UsageError (status 2) naming the fix when the VM cannot be reached.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "vmm/options.h"
 
@@ -22,6 +25,11 @@ namespace kvmmio::vmm {
 int run_list(std::FILE* out = stdout);
 int run_stop(const StopOptions& options, std::FILE* out = stdout);
 int run_console_attach(const std::string& name);
+
+// The named VM (other than `except`) whose `info` says it holds vsock CID
+// `cid`, asking each running one; nullopt when none says so (an unnamed VM,
+// another program's, or one that does not answer).
+std::optional<std::string> vm_holding_cid(uint32_t cid, const std::string& except);
 
 // The detach key of `kvmmio console`: Ctrl-] (0x1d), as telnet's and virsh's.
 inline constexpr char kDetachKey = 0x1d;

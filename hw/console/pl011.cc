@@ -23,6 +23,24 @@ void Pl011::set_rx_space_callback(std::function<void()> callback) {
   rx_space_callback_ = std::move(callback);
 }
 
+void Pl011::reset() {
+  std::function<void()> callback;
+  {
+    std::lock_guard lock(mutex_);
+    fifo_head_ = fifo_count_ = 0;
+    ilpr_ = ibrd_ = fbrd_ = lcr_h_ = 0;
+    cr_ = 0x300;
+    ifls_ = 0x12;
+    imsc_ = ris_ = dmacr_ = 0;
+    update_irq();
+    if (host_waiting_) {
+      host_waiting_ = false;
+      callback = rx_space_callback_;
+    }
+  }
+  if (callback) callback();  // outside the lock, as after a guest read
+}
+
 size_t Pl011::fifo_capacity() const { return (lcr_h_ & kLcrFifoEnable) ? kFifoDepth : 1; }
 
 uint32_t Pl011::rx_trigger_level() const {

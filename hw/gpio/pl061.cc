@@ -40,6 +40,13 @@ void Pl061::update_irq() {
   if (irq_line_) irq_line_(level);
 }
 
+void Pl061::reset() {
+  std::lock_guard lock(mutex_);
+  out_ = in_ = dir_ = is_ = ibe_ = iev_ = ie_ = afsel_ = 0;
+  edges_ = levels_ = 0;
+  update_irq();
+}
+
 void Pl061::set_input(unsigned pin, bool level) {
   if (pin >= kPins) throw std::out_of_range("PL061 pin " + std::to_string(pin));
   std::lock_guard lock(mutex_);

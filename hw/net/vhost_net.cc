@@ -1,126 +1,41 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// VhostNet: the vhost-net ioctls, with guest addresses checked and turned
-// into host addresses through GuestMemory.
+// VhostNet: vhost-net's own ioctl (NET_SET_BACKEND) over VhostDevice's
+// shared ones.
 #include "kvmmio/net/vhost_net.h"
 
-#include <fcntl.h>
 #include <linux/vhost.h>
-#include <sys/ioctl.h>
 
-#include <cstdio>
-#include <cstring>
 #include <stdexcept>
-#include <vector>
-
-#include "kvmmio/base/error.h"
-#include "kvmmio/virtio/virtio_spec.h"
-#include "kvmmio/virtio/queue_layout.h"
 
 namespace kvmmio::net {
-namespace {
 
-uint64_t host_address(const GuestMemory& memory, uint64_t gpa, uint64_t len, const char* what) {
-  auto s = memory.span(gpa, len);
-  if (!s) throw std::invalid_argument(std::string("vhost vring ") + what + " is not inside guest RAM");
-  return reinterpret_cast<uint64_t>(s->data());
-}
+bool VhostNet::available() { return vhost::VhostDevice::available(kPath); }
 
-void vhost_ioctl(int fd, unsigned long request, const void* arg, const char* what) {
-  if (::ioctl(fd, request, arg) != 0) throw_errno(what);
-}
+VhostNet::VhostNet()
+    : device_(kPath, "load the vhost_net module (modprobe vhost_net), or use vhost=off for the "
+                     "userspace backend") {}
 
-}  // namespace
+void VhostNet::set_features(uint64_t guest_features) { device_.set_features(guest_features); }
 
-bool VhostNet::available() {
-  UniqueFd fd(::open(kPath, O_RDWR | O_CLOEXEC));
-  return fd.valid();
-}
-
-VhostNet::VhostNet() : fd_(::open(kPath, O_RDWR | O_CLOEXEC)) {
-  if (!fd_) {
-    const int err = errno;
-    if (err == ENOENT || err == ENODEV)
-      throw UserError(std::string(kPath) +
-                      " is missing: load the vhost_net module (modprobe vhost_net), or use "
-                      "vhost=off for the userspace backend");
-    throw UserError(std::string("cannot open ") + kPath + ": " + std::strerror(err) +
-                    " (run as root, or give your user access to " + kPath + ")");
-  }
-  if (::ioctl(fd_.get(), VHOST_SET_OWNER) != 0) throw_errno("VHOST_SET_OWNER");
-  vhost_ioctl(fd_.get(), VHOST_GET_FEATURES, &features_, "VHOST_GET_FEATURES");
-}
-
-void VhostNet::set_features(uint64_t guest_features) {
-  // No IOMMU is modelled: see the header.
-  const uint64_t wanted = guest_features & ~virtio::feature::bit(virtio::feature::kAccessPlatform);
-  if (wanted & ~features_) {
-    char msg[96];
-    std::snprintf(msg, sizeof(msg), "vhost-net does not offer features 0x%llx",
-                  static_cast<unsigned long long>(wanted & ~features_));
-    throw std::invalid_argument(msg);
-  }
-  vhost_ioctl(fd_.get(), VHOST_SET_FEATURES, &wanted, "VHOST_SET_FEATURES");
-}
-
-void VhostNet::set_mem_table(const GuestMemory& memory) {
-  const auto& regions = memory.regions();
-  std::vector<uint8_t> buf(sizeof(vhost_memory) + regions.size() * sizeof(vhost_memory_region));
-  auto* table = reinterpret_cast<vhost_memory*>(buf.data());
-  table->nregions = static_cast<uint32_t>(regions.size());
-  for (size_t i = 0; i < regions.size(); ++i) {
-    table->regions[i].guest_phys_addr = regions[i]->gpa();
-    table->regions[i].memory_size = regions[i]->size();
-    table->regions[i].userspace_addr = reinterpret_cast<uint64_t>(regions[i]->host());
-  }
-  vhost_ioctl(fd_.get(), VHOST_SET_MEM_TABLE, table, "VHOST_SET_MEM_TABLE");
-}
+void VhostNet::set_mem_table(const GuestMemory& memory) { device_.set_mem_table(memory); }
 
 void VhostNet::setup_vring(const GuestMemory& memory, const Vring& v) {
   if (v.index > kTxVring) throw std::invalid_argument("vhost-net has vrings 0 (RX) and 1 (TX)");
-  vhost_vring_state num{v.index, v.size};
-  vhost_ioctl(fd_.get(), VHOST_SET_VRING_NUM, &num, "VHOST_SET_VRING_NUM");
-  vhost_vring_state base{v.index, v.next_avail};
-  vhost_ioctl(fd_.get(), VHOST_SET_VRING_BASE, &base, "VHOST_SET_VRING_BASE");
-  vhost_vring_addr addr{};
-  addr.index = v.index;
-  // The split ring's parts, sized as the transport validated them (2.7).
-  addr.desc_user_addr = host_address(memory, v.desc_gpa, virtio::desc_table_bytes(v.size), "descriptor table");
-  addr.avail_user_addr = host_address(memory, v.avail_gpa, virtio::avail_ring_bytes(v.size), "avail ring");
-  addr.used_user_addr = host_address(memory, v.used_gpa, virtio::used_ring_bytes(v.size), "used ring");
-  vhost_ioctl(fd_.get(), VHOST_SET_VRING_ADDR, &addr, "VHOST_SET_VRING_ADDR");
-  vhost_vring_file kick{v.index, v.kick_fd};
-  vhost_ioctl(fd_.get(), VHOST_SET_VRING_KICK, &kick, "VHOST_SET_VRING_KICK");
-  vhost_vring_file call{v.index, v.call_fd};
-  vhost_ioctl(fd_.get(), VHOST_SET_VRING_CALL, &call, "VHOST_SET_VRING_CALL");
-  vhost_vring_file err{v.index, v.err_fd};
-  vhost_ioctl(fd_.get(), VHOST_SET_VRING_ERR, &err, "VHOST_SET_VRING_ERR");
-  if (v.busyloop_us) {
-    vhost_vring_state busyloop{v.index, v.busyloop_us};
-    vhost_ioctl(fd_.get(), VHOST_SET_VRING_BUSYLOOP_TIMEOUT, &busyloop, "VHOST_SET_VRING_BUSYLOOP_TIMEOUT");
-  }
+  device_.setup_vring(memory, v);
 }
 
-uint32_t VhostNet::busyloop_timeout(unsigned index) const {
-  vhost_vring_state busyloop{index, 0};
-  vhost_ioctl(fd_.get(), VHOST_GET_VRING_BUSYLOOP_TIMEOUT, &busyloop, "VHOST_GET_VRING_BUSYLOOP_TIMEOUT");
-  return busyloop.num;
-}
+uint32_t VhostNet::busyloop_timeout(unsigned index) const { return device_.busyloop_timeout(index); }
 
 void VhostNet::set_backend(unsigned index, int tap_fd) {
   vhost_vring_file backend{index, tap_fd};
-  vhost_ioctl(fd_.get(), VHOST_NET_SET_BACKEND, &backend, "VHOST_NET_SET_BACKEND");
+  vhost::vhost_ioctl(device_.fd(), VHOST_NET_SET_BACKEND, &backend, "VHOST_NET_SET_BACKEND");
 }
 
 uint16_t VhostNet::stop_vring(unsigned index) {
   set_backend(index, -1);
-  vhost_vring_state state{index, 0};
-  vhost_ioctl(fd_.get(), VHOST_GET_VRING_BASE, &state, "VHOST_GET_VRING_BASE");
-  return static_cast<uint16_t>(state.num);
+  return device_.vring_base(index);
 }
 
-void VhostNet::set_vring_kick(unsigned index, int kick_fd) {
-  vhost_vring_file kick{index, kick_fd};
-  vhost_ioctl(fd_.get(), VHOST_SET_VRING_KICK, &kick, "VHOST_SET_VRING_KICK");
-}
+void VhostNet::set_vring_kick(unsigned index, int kick_fd) { device_.set_vring_kick(index, kick_fd); }
 
 }  // namespace kvmmio::net

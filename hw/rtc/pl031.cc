@@ -40,6 +40,16 @@ void Pl031::schedule_match() {
   if (alarm_timer_) alarm_timer_(now + ticks);
 }
 
+void Pl031::reset() {
+  std::lock_guard lock(mutex_);
+  if (armed_ && alarm_timer_) alarm_timer_(std::nullopt);
+  armed_ = false;
+  offset_ = 0;
+  loaded_ = match_ = imsc_ = 0;
+  ris_ = false;
+  update_irq();
+}
+
 void Pl031::alarm_due() {
   std::lock_guard lock(mutex_);
   if (armed_) schedule_match();

@@ -31,6 +31,9 @@ class DeviceLifecycle {
 
   // A driver's Status write; the device lock is held.
   void write_status(uint32_t value);
+  // Reset (Status = 0): what the driver's write of 0 does, and the host's
+  // reset (MmioTransport::reset()) too. The device lock is held.
+  void reset();
   // From any thread: DEVICE_NEEDS_RESET, announced with a configuration
   // change interrupt once DRIVER_OK is set.
   void needs_reset(const char* why);
@@ -40,7 +43,6 @@ class DeviceLifecycle {
 
  private:
   void activate();
-  void reset();
 
   TransportContext& ctx_;
   FeatureNegotiation& features_;

@@ -104,6 +104,12 @@ void MmioTransport::mmio_write(uint64_t offset, std::span<const uint8_t> data) {
   if (offset != reg::kQueueNotify) parts_->mirror.refresh(parts_->registers);
 }
 
+void MmioTransport::reset() {
+  auto guard = parts_->ctx.lock.lock();
+  parts_->lifecycle.reset();  // the same path as the driver's Status = 0
+  parts_->mirror.refresh(parts_->registers);
+}
+
 uint64_t MmioTransport::base() const { return parts_->ctx.env.base; }
 uint64_t MmioTransport::notify_address() const { return base() + reg::kQueueNotify; }
 const TransportOptions& MmioTransport::options() const { return parts_->ctx.options; }

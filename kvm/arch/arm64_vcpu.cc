@@ -22,6 +22,14 @@ constexpr uint64_t core_reg(size_t offset_bytes) {
 void init_vcpu(Vm& vm, Vcpu& vcpu, bool powered_off) {
   vm.kvm().require(KVM_CAP_ARM_PSCI_0_2, "KVM_CAP_ARM_PSCI_0_2", "starting secondary vCPUs");
   vm.kvm().require(KVM_CAP_ONE_REG, "KVM_CAP_ONE_REG", "setting vCPU registers");
+  reset_vcpu(vm, vcpu, powered_off);
+}
+
+// KVM's API documentation: KVM_ARM_VCPU_INIT may be called again, after
+// the vCPU has run, and resets it to its initial state, as long as the
+// target and the features are those of the first call; both come out the
+// same here (the host's preferred target, the same flags).
+void reset_vcpu(Vm& vm, Vcpu& vcpu, bool powered_off) {
   kvm_vcpu_init init{};
   if (::ioctl(vm.fd(), KVM_ARM_PREFERRED_TARGET, &init) != 0)
     throw_errno("KVM_ARM_PREFERRED_TARGET");

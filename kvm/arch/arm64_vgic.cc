@@ -79,4 +79,22 @@ Vgic::Vgic(Vm& vm, GicVersion version, const GicLayout& layout, uint32_t nr_irqs
   vm.set_irqchip_ready();
 }
 
+void Vgic::clear_spis() {
+  // The same offsets in GICv2's and GICv3's distributor (GICD_ICENABLERn,
+  // GICD_ICPENDRn, GICD_ICACTIVERn), one bit per interrupt; word 0 is the
+  // SGIs' and PPIs'. The attribute is the offset (GICv2: vCPU 0's view in
+  // bits 39:32, the same for every vCPU for an SPI; GICv3: the
+  // distributor's, with no MPIDR); the data 32 bits.
+  struct Reg {
+    uint32_t offset;
+    const char* name;
+  };
+  const Reg regs[] = {{0x180, "GICD_ICENABLER"}, {0x280, "GICD_ICPENDR"}, {0x380, "GICD_ICACTIVER"}};
+  const uint32_t all = 0xffffffffu;
+  for (const Reg& r : regs)
+    for (uint32_t word = 1; word < nr_irqs_ / 32; ++word)
+      set_attr(fd_.get(), KVM_DEV_ARM_VGIC_GRP_DIST_REGS, r.offset + 4 * word, &all,
+               (std::string("clearing SPIs through ") + r.name).c_str());
+}
+
 }  // namespace kvmmio::arm64

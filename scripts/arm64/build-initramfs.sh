@@ -8,9 +8,10 @@
 #   /init       init-l1.sh             /init      init-l2.sh
 #   /bin        static busybox         /bin       static busybox
 #   /lib/modules  vhost, tap/tun,      /lib/modules  virtio_mmio, failover,
-#     bridge, veth, virtio-blk + deps    net_failover, virtio_net,
-#   /usr/bin/iperf3 + its libraries      virtio_console, virtio_blk,
-#                                        gpio_keys, virtio_rng + deps
+#     bridge, veth, virtio-blk,          net_failover, virtio_net,
+#     vhost_vsock + deps                 virtio_console, virtio_blk,
+#   /usr/bin/iperf3 + its libraries      gpio_keys, virtio_rng,
+#                                        vmw_vsock_virtio_transport + deps
 #   /usr/sbin/ip (iproute2) + libraries
 #   /kvmmio/lib.sh  tests/arm64/lib.sh /usr/bin/iperf3 + its libraries
 #   /kvmmio/bin   --bin FILEs (PATH)   /kvmmio/bin   --l2-bin FILEs (PATH)
@@ -213,7 +214,8 @@ if [[ -n $tools_out ]]; then
     # (QEMU where fetch-packages.sh fetched it: not with --no-qemu.)
     qemu_tool=(qemu-system-aarch64)
     [[ -x $ROOT/usr/bin/qemu-system-aarch64 ]] || qemu_tool=()
-    for p in fio tmux "${qemu_tool[@]}"; do
+    # ssh: the guest-disk scenario logs in to its guest with it.
+    for p in fio tmux ssh "${qemu_tool[@]}"; do
         [[ -x $ROOT/usr/bin/$p ]] || die "no $p in $ROOT: run scripts/arm64/fetch-packages.sh"
         add_program "$tools" "$ROOT/usr/bin/$p" usr/bin
         # The loader by its path in the image: the wrapper runs the program on
@@ -238,7 +240,7 @@ WRAPPER
     # a board's CPU under TCG; nothing for L1 and L2 to decompress either.
     mksquashfs "$tools" "$tools_out.tmp" -quiet -no-progress -all-root -noappend -noI -noD -noF -noX >/dev/null
     mv "$tools_out.tmp" "$tools_out"
-    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux, qemu-system-aarch64 and their libraries)"
+    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux, ssh, qemu-system-aarch64 and their libraries)"
 fi
 
 # --- L2 ---------------------------------------------------------------------
@@ -246,8 +248,9 @@ l2=$work/l2
 use_kernel "$kver_l2"
 new_tree "$l2" "$here/init-l2.sh"
 add_modules "$l2" virtio_mmio failover net_failover virtio_net virtio_console virtio_blk gpio_keys \
-    virtio_rng squashfs virtio_pci # virtio_rng: kvmmio's entropy device (--rng on, the default);
-# squashfs: the tools disk; virtio_pci: virtio-net-pci under the peer VMM (net-compare.sh's qemu-pci)
+    virtio_rng squashfs virtio_pci vmw_vsock_virtio_transport # virtio_rng: kvmmio's entropy device (--rng on, the default);
+# squashfs: the tools disk; virtio_pci: virtio-net-pci under the peer VMM (net-compare.sh's qemu-pci);
+# vmw_vsock_virtio_transport (with vsock and its common part): the driver of --vsock's device
 for f in "${l2_bins[@]}"; do add_program "$l2" "$f" kvmmio/bin; done
 for f in "${l2_hooks[@]}"; do install -D -m 755 "$f" "$l2/l2-init.d/${f##*/}"; done
 if ((l2_only)); then
@@ -264,12 +267,20 @@ l1=$work/l1
 use_kernel "$kver_l1"
 new_tree "$l1" "$here/init-l1.sh"
 add_modules "$l1" vhost_iotlb vhost tap tun vhost_net llc stp bridge veth \
-    virtio_mmio virtio_blk squashfs # virtio-blk: the result disk of run.sh; squashfs: the tools disk
+    virtio_mmio virtio_blk squashfs vhost_vsock crc32c_generic nf_tables nft_chain_nat nft_masq nft_ct
+# virtio-blk: the result disk of run.sh; squashfs: the tools disk;
+# vhost_vsock (with vsock): --vsock's backend; nf_tables and the rest:
+# `kvmmio network`'s masquerade (the nat scenario), crc32c_generic first:
+# libcrc32c (under nf_conntrack) needs a crc32c, a soft dependency that
+# modules.dep does not list
 # iproute2's ip ahead of busybox's on PATH: netns and veth (the host baseline
 # of the main job's benchmark).
 add_program "$l1" "$ROOT/bin/ip" usr/sbin
 # jq: scripts read JSON (--stats, iperf3 -J, tcp_rr --json) with it.
 add_program "$l1" "$ROOT/usr/bin/jq" usr/bin
+# nft, dnsmasq: what `kvmmio network create` runs (the nat scenario).
+add_program "$l1" "$ROOT/usr/sbin/nft" usr/sbin
+add_program "$l1" "$ROOT/usr/sbin/dnsmasq" usr/sbin
 install -D -m 644 "$REPO/tests/arm64/lib.sh" "$l1/kvmmio/lib.sh"
 install -D -m 644 "$REPO/bench/net-modes.sh" "$l1/kvmmio/bin/net-modes.sh"
 mkdir -p "$l1/scenarios"

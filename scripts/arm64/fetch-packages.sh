@@ -205,12 +205,17 @@ lib_closure() {
 # insists on (libc-bin's /usr/lib/locale/C.utf8).
 # qemu-system-arm: qemu-system-aarch64, the main job's peer VMM (bench/
 # net-compare.sh's qemu-pci and qemu-mmio cells), from the tools disk in L1.
+# nftables, dnsmasq-base: `kvmmio network`'s nft and dnsmasq, in L1 (the
+# nat scenario: a NAT network on the nested board).
+# openssh-client: ssh, from the tools disk, the guest-disk scenario's login
+# to its guest.
 QEMU_PKGS=(qemu-system-arm)
 ((with_qemu)) || QEMU_PKGS=()
-mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux "${QEMU_PKGS[@]}")
+mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux nftables dnsmasq-base openssh-client "${QEMU_PKGS[@]}")
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
 # zlib1g: libelf1's zlib, a library not named lib*.
-PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio tmux "${QEMU_PKGS[@]}" libc-bin zlib1g "${prog_libs[@]}")
+PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio tmux nftables dnsmasq-base openssh-client "${QEMU_PKGS[@]}" libc-bin zlib1g
+      "${prog_libs[@]}")
 BPO_PKGS=()
 for k in "${KERNELS[@]:1}"; do
     read -r _ p a <<<"$k"

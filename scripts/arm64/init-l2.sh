@@ -8,7 +8,7 @@
 #    log (the console shows it with the guest clock's stamp); loads the virtio modules Debian's kernel
 #    builds as modules (virtio_mmio, failover, net_failover, virtio_net,
 #    virtio_console, virtio_blk, gpio_keys, virtio_rng, squashfs, virtio_pci:
-#    the last for the main job's peer VMM) in the order of
+#    the main job's peer VMM's, vmw_vsock_virtio_transport) in the order of
 #    /lib/modules/load-order;
 #    with console=hvc0 (kvmmio --console virtio), then reopens its stdio on
 #    /dev/hvc0: the kernel opened /dev/console before virtio_console existed;

@@ -69,6 +69,9 @@ bins+=(--bin "$src/bench/net-compare.sh" --bin "$src/bench/outside-counters.sh" 
 bins+=(--bin "$src/bench/startup.sh")
 # The hostile-guest scenario's guest program.
 bins+=(--l2-bin "$out/build/tests/arm64/hostile_guest")
+# vmm-boot's vsock case: the guest's side of the transfer (L1's is a
+# platform binary).
+bins+=(--l2-bin "$out/build/tests/arm64/vsock_probe")
 # L2's side of the scenarios that boot L2 under kvmmio (kvmmio.l2test=...).
 for h in "$src"/tests/arm64/l2-hooks/*.sh; do
   bins+=(--l2-hook "$h")

@@ -205,6 +205,11 @@ debian_root_make() {
         chroot "$1" dpkg-divert --quiet --local --rename --remove /usr/sbin/update-initramfs &&
         chroot "$1" update-initramfs -c -k all'
     debian_root_say "mmdebstrap arm64 $release $root: ${pkgs%,}"
+    if debian_root_native; then
+        debian_root_say "this host is arm64: mmdebstrap and the maintainer scripts run natively, no qemu-user"
+    else
+        debian_root_say "this host is $(uname -m): the maintainer scripts run under qemu-user"
+    fi
     # --skip=check/qemu: mmdebstrap's check wants arch-test on the host; the
     # namespace's binfmt handler (flag F) makes arm64 programs just run.
     # ROOT leaves the environment first: mkinitramfs, run by the last hook,

@@ -22,8 +22,12 @@
 # nested, on its tap alone), given through a pipe (--root-password-file
 # /dev/stdin), and the scenario logs in with it: a guest made beforehand
 # (scripts/test.sh makes it with the same default) must have that
-# password. L1 gets two more disks
-# (scripts/arm64/run.sh --disk): a tar of Image and initrd.img, and a copy
+# password, and with --ssh-key GUEST-ssh-key.pub (a key pair beside the
+# guest's directory, made with ssh-keygen when missing; the test's own, no
+# secret either), whose private half the scenario logs in with over ssh.
+# L1 gets two more disks
+# (scripts/arm64/run.sh --disk): a tar of Image, initrd.img and the
+# private key (ssh-key), and a copy, 512 MiB larger,
 # of debian.img (the guest writes to its disk; the made one stays as it
 # was). KVMMIO_ARM64_TIMEOUT bounds the L1 boot (default 1800 s);
 # KVMMIO_GUEST_CONSOLE, KVMMIO_GUEST_PASSWORD, KVMMIO_GUEST_CPUS,
@@ -40,7 +44,12 @@ if [ -e "$platform/unavailable" ] || [ ! -s "$platform/l1-initramfs.cpio.gz" ]; 
   exec "$test" guest-disk "$gic"
 fi
 guest=${KVMMIO_GUEST:-$KVMMIO_BUILDDIR/guest}
+guest=${guest%/}
 KVMMIO_GUEST_PASSWORD=${KVMMIO_GUEST_PASSWORD:-kvmmio-guest-test}
+if [ ! -s "$guest-ssh-key" ] && [ -s "$guest/debian.img" ]; then
+  echo "FAIL: the guest in $guest has no key pair beside it ($guest-ssh-key): make it again (remove $guest)"
+  exit 1
+fi
 if [ ! -s "$guest/debian.img" ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "SKIP: no guest in $guest, and making one (scripts/make-guest.sh) needs root"
@@ -51,15 +60,20 @@ if [ ! -s "$guest/debian.img" ]; then
   # One make at a time; the second test finds the guest the first made.
   # shellcheck disable=SC2016 # the inner sh expands them
   printf '%s\n' "$KVMMIO_GUEST_PASSWORD" | flock "$guest/.make-lock" sh -c \
-    '[ -s "$1/debian.img" ] || "$2/scripts/make-guest.sh" --out "$1" --root-password-file /dev/stdin' \
+    '[ -s "$1/debian.img" ] || { "$2/scripts/guest-test-key.sh" "$1-ssh-key" &&
+       "$2/scripts/make-guest.sh" --out "$1" --root-password-file /dev/stdin --ssh-key "$1-ssh-key.pub"; }' \
     sh "$guest" "$KVMMIO_SRCDIR" || exit 99
 fi
 work=$KVMMIO_BUILDDIR/tests/arm64/guest-disk-gicv$gic-disks
 rm -rf "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
-tar -cf "$work/boot.tar" -C "$guest" Image initrd.img
+cp "$guest-ssh-key" "$work/ssh-key"
+tar -cf "$work/boot.tar" -C "$guest" Image initrd.img -C "$work" ssh-key
 cp --sparse=always "$guest/debian.img" "$work/debian.img"
+# 512 MiB more than the image was made with, as a user enlarges it: the
+# guest's root grows into it at boot (make-guest.sh's x-systemd.growfs).
+truncate -s +512M "$work/debian.img"
 export KVMMIO_ARM64_TIMEOUT="${KVMMIO_ARM64_TIMEOUT:-1800}"
 set -- --disk "$work/boot.tar" --disk "$work/debian.img"
 for v in KVMMIO_GUEST_CONSOLE KVMMIO_GUEST_PASSWORD KVMMIO_GUEST_CPUS KVMMIO_GUEST_MEM KVMMIO_GUEST_END; do

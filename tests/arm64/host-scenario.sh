@@ -57,9 +57,21 @@ if [ -z "$gic" ]; then
 fi
 [[ $gic == [23] ]] || { echo "ERROR: KVMMIO_HOST_GIC is '$gic', not 3 or 2"; exit 99; }
 
-# /dev/vhost-net and /dev/net/tun may need their modules (modules are the
-# host's, not a namespace's); the scenarios fail with "no device" otherwise.
-for m in vhost_net tun; do modprobe -q "$m" 2>/dev/null || true; done
+# /dev/vhost-net, /dev/net/tun and /dev/vhost-vsock may need their modules
+# (modules are the host's, not a namespace's); the scenarios fail with "no
+# device" otherwise.
+for m in vhost_net tun vhost_vsock; do modprobe -q "$m" 2>/dev/null || true; done
+
+# KVMMIO_PROGRAM=PATH: the scenario runs that kvmmio (e.g. the package's
+# /usr/bin/kvmmio) instead of the build's, first on its PATH.
+program_dir=$build/vmm
+if [ -n "${KVMMIO_PROGRAM:-}" ]; then
+  [ -f "$KVMMIO_PROGRAM" ] && [ -x "$KVMMIO_PROGRAM" ] ||
+    { echo "ERROR: KVMMIO_PROGRAM=$KVMMIO_PROGRAM is not an executable file"; exit 99; }
+  program_dir=$host/program
+  mkdir -p "$program_dir"
+  ln -sfn "$KVMMIO_PROGRAM" "$program_dir/kvmmio"
+fi
 
 results=$build/tests/arm64/results/host-$scenario-gicv$gic
 rm -rf "$build"/tests/arm64/results/host-"$scenario"-gicv*
@@ -71,7 +83,7 @@ started=$SECONDS
 
 exec 8>"$host/lock"
 flock 8
-echo "== $scenario on this host's KVM (GICv$gic), $(uname -r)"
+echo "== $scenario on this host's KVM (GICv$gic), $(uname -r), kvmmio $(readlink -f "$program_dir/kvmmio")"
 set +e
 # In the new namespaces: this host's /proc stays reachable at all-proc (the
 # kernel's vhost threads, before Linux 6.4, are in no PID namespace but the
@@ -84,7 +96,7 @@ timeout -k 30 "${KVMMIO_ARM64_TIMEOUT:-900}" \
   unshare --mount --net --pid --fork --kill-child --propagation private \
   env KVMMIO_DIR="$host/kvmmio" KVMMIO_L2="$host/l2" KVMMIO_RESULTS="$results" \
   KVMMIO_L1_GIC="$gic" KVMMIO_ALL_PROC="$host/all-proc" \
-  SCENARIO_PATH="$host/kvmmio/bin:$host/busybox:$build/vmm:$PATH" \
+  SCENARIO_PATH="$program_dir:$host/kvmmio/bin:$host/busybox:$build/vmm:$build/tests/arm64:$PATH" \
   bash -c 'set -e
     mount --rbind /proc "$KVMMIO_ALL_PROC"
     mount -t proc proc /proc

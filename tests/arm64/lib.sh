@@ -25,6 +25,10 @@ mkdir -p "$KVMMIO_RESULTS"
 # MMIO exit to kvmmio in L1), panic=-1, and cryptomgr.notests: the kernel's
 # crypto self-tests were ~2 s of L2's ~6 s to /init under TCG (kdf108 and
 # the algorithms registered before it), and test nothing of kvmmio's.
+# With panic=-1 a panicking L2 asks for a reset, as `reboot` does: the
+# scenarios run kvmmio with --on-reboot exit (but where they test the
+# reboot itself), so a panic ends the run with status 3 instead of booting
+# L2 again and perhaps passing on the second boot.
 L2_ARGS="quiet panic=-1 cryptomgr.notests"
 
 step() { echo "KVMMIO-STEP: $KVMMIO_SCENARIO_TAG$*"; }
@@ -223,4 +227,15 @@ sigterm_bounds() {
         echo "kvmmio took $stopped_s s to stop after SIGTERM (bound ${1:-1} s)"
     elif awk -v s="$exit_s" 'BEGIN { exit !(s > 8) }'; then echo "kvmmio took $exit_s s to exit after SIGTERM"
     fi
+}
+
+# nat_prepare_l1: what `kvmmio network create` and ssh need of L1's bare
+# initramfs: /run; the users dnsmasq drops to (Debian's dnsmasq-base makes
+# dnsmasq, in nogroup, with dip) and root (ssh wants a user for its uid).
+nat_prepare_l1() {
+    mkdir -p /etc /run /root
+    grep -q '^root:' /etc/passwd 2>/dev/null || echo 'root:x:0:0:root:/root:/bin/sh' >>/etc/passwd
+    grep -q '^dnsmasq:' /etc/passwd 2>/dev/null || echo 'dnsmasq:x:999:65534:dnsmasq:/nonexistent:/bin/false' >>/etc/passwd
+    grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
+    grep -q '^dip:' /etc/group 2>/dev/null || echo 'dip:x:30:' >>/etc/group
 }

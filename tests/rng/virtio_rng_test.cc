@@ -246,10 +246,14 @@ TEST(VirtioRng, TheRateBoundHoldsAndAThrottledRequestResumes) {
   EXPECT_EQ(next_used(m).len, 64u);
   EXPECT_LE(m.device->counters().bytes_served, 100u + 10000u * 3 / 1000);
   EXPECT_TRUE(m.used().empty());
-  EXPECT_EQ(m.device->counters().throttled, 2u);
-  // A second refills the burst: one more request, then the last waits.
+  // The loop thread throttles the next request after it returns this one:
+  // awaited, never assumed done when the used entry shows.
+  EXPECT_TRUE(eventually([&] { return m.device->counters().throttled == 2u; }));
+  // A second refills the burst: one more request, then the last waits
+  // (before the clock moves again, or it would fit at once).
   clock.advance(1s);
   EXPECT_EQ(next_used(m).len, 64u);
+  EXPECT_TRUE(eventually([&] { return m.device->counters().throttled == 3u; }));
   clock.advance(1s);
   EXPECT_EQ(next_used(m).len, 64u);
   EXPECT_EQ(m.device->counters().throttled, 3u);

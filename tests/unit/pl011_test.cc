@@ -152,6 +152,32 @@ TEST_F(Pl011Test, GuestReadingMakesRoomAndCallsBackOnce) {
   EXPECT_EQ(calls, 1);
 }
 
+// The machine's reset on a reboot in place: the registers and FIFO as at
+// power-on, the line lowered, input refused before asked for again.
+TEST_F(Pl011Test, ResetReturnsToPowerOnAndAsksForRefusedInput) {
+  int calls = 0;
+  uart.set_rx_space_callback([&] { ++calls; });
+  write(Pl011::kLCR_H, Pl011::kLcrFifoEnable);
+  write(Pl011::kIBRD, 13);
+  write(Pl011::kIFLS, 0);
+  write(Pl011::kIMSC, Pl011::kIntRx);
+  receive(std::string(40, 'z'));  // 32 fit, 8 refused
+  ASSERT_TRUE(line());
+  uart.reset();
+  EXPECT_FALSE(line());
+  EXPECT_EQ(calls, 1) << "the refused input is asked for again";
+  EXPECT_TRUE(read(Pl011::kFR) & Pl011::kFrRxFifoEmpty);
+  EXPECT_EQ(read(Pl011::kCR), 0x300u);
+  EXPECT_EQ(read(Pl011::kIFLS), 0x12u);
+  EXPECT_EQ(read(Pl011::kLCR_H), 0u);
+  EXPECT_EQ(read(Pl011::kIBRD), 0u);
+  EXPECT_EQ(read(Pl011::kIMSC), 0u);
+  EXPECT_EQ(read(Pl011::kRIS), 0u);
+  EXPECT_EQ(uart.counters().rx_bytes, 32u) << "counters go on across a reset";
+  uart.reset();
+  EXPECT_EQ(calls, 1) << "nothing was refused since";
+}
+
 TEST_F(Pl011Test, ProgrammingRegistersReadBack) {
   write(Pl011::kIBRD, 13);
   write(Pl011::kFBRD, 1);

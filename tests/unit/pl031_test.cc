@@ -73,6 +73,24 @@ TEST_F(Pl031Test, ALoadSetsTheCounterWhichRunsOnFromIt) {
   EXPECT_EQ(errors(), 0u);
 }
 
+// The machine's reset on a reboot in place: the counter back on the host's
+// clock, the alarm cancelled, the interrupt cleared and the line lowered.
+TEST_F(Pl031Test, ResetCancelsTheAlarmAndForgetsTheLoad) {
+  write(Pl031::kLR, 1000);
+  write(Pl031::kIMSC, 1);
+  write(Pl031::kMR, 1000);  // at the counter: latched at once
+  ASSERT_TRUE(line());
+  write(Pl031::kMR, 1100);  // a match ahead: the timer is armed
+  ASSERT_EQ(timer_requests.back(), now + 100);
+  rtc.reset();
+  EXPECT_FALSE(line());
+  EXPECT_EQ(timer_requests.back(), std::nullopt) << "the armed alarm is cancelled";
+  EXPECT_EQ(read(Pl031::kDR), 1'800'000'000u) << "the host's time again";
+  for (uint64_t off : {Pl031::kLR, Pl031::kMR, Pl031::kIMSC, Pl031::kRIS, Pl031::kMIS})
+    EXPECT_EQ(read(off), 0u) << std::hex << off;
+  EXPECT_EQ(errors(), 0u);
+}
+
 TEST_F(Pl031Test, TheCounterFollowsTheClockBackwardsToo) {
   write(Pl031::kLR, 500);
   now -= 100;  // the host's clock was set back

@@ -50,6 +50,26 @@ TEST_F(Pl061Test, ResetIsAllInputsNoInterruptsAndTheIdsIdentifyAPl061) {
   EXPECT_EQ(gpio.counters().guest_errors, 0u);
 }
 
+// The machine's reset on a reboot in place: every register as at power-on,
+// the power key released, the line lowered.
+TEST_F(Pl061Test, ResetReleasesThePowerKeyAndLowersTheLine) {
+  write(Pl061::kDir, 0x01);
+  write(data(0x01), 0x01);
+  write(Pl061::kIBE, 0x08);  // both edges, as gpio-keys asks
+  write(Pl061::kIE, 0x08);
+  gpio.set_input(3, true);  // the power key pressed
+  ASSERT_TRUE(line());
+  gpio.reset();
+  EXPECT_FALSE(line());
+  for (uint64_t off : {Pl061::kDir, Pl061::kIS, Pl061::kIBE, Pl061::kIEV, Pl061::kIE, Pl061::kRIS,
+                       Pl061::kMIS, Pl061::kAFSEL, data(0xff)})
+    EXPECT_EQ(read(off), 0u) << std::hex << off;
+  // A release after the reset (the power key's timer) changes nothing.
+  gpio.set_input(3, false);
+  EXPECT_FALSE(line());
+  EXPECT_EQ(read(Pl061::kRIS), 0u);
+}
+
 TEST_F(Pl061Test, DataIsMaskedByTheAddressAndOnlyOutputsAreDriven) {
   write(Pl061::kDir, 0x0f);  // pins 0-3 outputs
   write(data(0xff), 0xff);

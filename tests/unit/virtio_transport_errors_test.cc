@@ -5,6 +5,8 @@
 // time are ignored, and a reset brings the device back.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "../virtio/driver_ring.h"
 #include "../virtio/harness.h"
 #include "kvmmio/virtio/mmio_regs.h"
@@ -51,6 +53,18 @@ class TransportErrors : public ::testing::TestWithParam<uint32_t> {
   bool queue0_live() {
     h.driver->write(reg::kQueueSel, 0);
     return h.reg(modern() ? reg::kQueueReady : reg::kQueuePfn) != 0;
+  }
+  // After a reset: a driver brings the device up again, and a chain it
+  // offers on a new ring is used.
+  void expect_works_after_bring_up() {
+    DriverRing fresh(h.memory, DriverRing::linux_layout(H::kRing0, 256));
+    h.bring_up();
+    EXPECT_FALSE(needs_reset());
+    const Buffer chain[] = {{H::kBuffers, 8, false}};
+    fresh.add(chain);
+    fresh.publish();
+    h.driver->notify(0);
+    EXPECT_EQ(fresh.used_idx(), 1u);
   }
   // The refusal every bad set-up gets, and what DRIVER_OK then brings.
   void expect_refused_set_up() {
@@ -115,14 +129,41 @@ TEST_P(TransportErrors, MalformedChainAfterDriverOk) {
   h.driver->notify(0);  // the queue stays broken; no second interrupt
   EXPECT_EQ(h.interrupts(), 0u);
   // A reset clears the state, and the device works again.
-  DriverRing fresh(h.memory, DriverRing::linux_layout(H::kRing0, 256));
+  expect_works_after_bring_up();
+}
+
+// The host's reset (a reboot in place, MmioTransport::reset()) is the
+// driver's: the device reset, queues forgotten, InterruptStatus and
+// DEVICE_NEEDS_RESET cleared, the mirror rewritten; the next driver
+// starts from scratch.
+TEST_P(TransportErrors, TheHostsResetIsTheDriversReset) {
   h.bring_up();
-  EXPECT_FALSE(needs_reset());
-  const Buffer chain[] = {{H::kBuffers, 8, false}};
-  fresh.add(chain);
-  fresh.publish();
+  DriverRing ring(h.memory, DriverRing::linux_layout(H::kRing0, 256));
+  ring.write_desc(0, H::kBuffers, 8, 1 /*NEXT*/, 0);  // broken: needs a reset
+  ring.set_avail_entry(0, 0);
+  ring.set_avail_idx(1);
   h.driver->notify(0);
-  EXPECT_EQ(fresh.used_idx(), 1u);
+  ASSERT_TRUE(needs_reset());
+  ASSERT_TRUE(h.device->active());
+  h.interrupts();
+  h.transport->reset();
+  EXPECT_FALSE(h.device->active());
+  EXPECT_EQ(h.device->resets(), 1u);
+  EXPECT_EQ(h.transport->device_status(), 0u);
+  EXPECT_EQ(h.transport->driver_features(), 0u);
+  EXPECT_EQ(h.reg(reg::kStatus), 0u);
+  EXPECT_EQ(h.reg(reg::kInterruptStatus), 0u);
+  EXPECT_FALSE(queue0_live());
+  EXPECT_EQ(h.interrupts(), 0u) << "a reset interrupts nobody";
+  if (const RegisterMirror* mirror = h.transport->mirror()) {
+    uint32_t status = ~0u;
+    std::memcpy(&status, mirror->page().data() + reg::kStatus, sizeof status);
+    EXPECT_EQ(status, 0u) << "the mirror reads the reset Status";
+  }
+  h.transport->reset();  // again, with nothing active: harmless
+  EXPECT_EQ(h.device->resets(), 1u);
+  // A new driver (the rebooted guest's) brings it up as at boot.
+  expect_works_after_bring_up();
 }
 
 TEST_P(TransportErrors, AvailIndexJumpAfterDriverOk) {

@@ -66,8 +66,8 @@ TEST(Options, HelpAndVersion) {
 TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   const std::string help = help_text();
   for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--cmdline-replace", "--mem", "--cpus", "--gic",
-                          "--console", "--net", "--disk", "--dump-dtb", "--stats", "--seccomp", "--user",
-                          "--group", "--log-level", "--help", "--version"})
+                          "--console", "--net", "--disk", "--vsock", "--dump-dtb", "--stats", "--seccomp", "--user",
+                          "--group", "--log-level", "--on-reboot", "--help", "--version"})
     EXPECT_TRUE(help.find(std::string("\n  ") + opt + " ") != std::string::npos ||
                 help.find(std::string(", ") + opt + " ") != std::string::npos)
         << opt << " is not in the option list";
@@ -104,6 +104,35 @@ TEST(Options, DisksAreRepeatableAndTakeTheSlotsAfterNetsAndTheConsole) {
   for (const VirtioDevicePlan& p : plan_virtio_devices(o, 1)) slots.push_back(p.name + " " + p.type);
   EXPECT_EQ(slots, (std::vector<std::string>{"net0 virtio-net", "console0 virtio-console", "disk0 virtio-blk",
                                              "disk1 virtio-blk", "rng0 virtio-rng"}));
+}
+
+// --vsock: one device, its CID checked at parse time; its slot after the
+// disks and before the entropy device, so adding it moves none of the
+// user's other devices.
+TEST(Options, VsockTakesOneCidAndTheSlotAfterTheDisks) {
+  EXPECT_FALSE(parse({"run", "--kernel", "k"}).run.vsock) << "no vsock device unless asked";
+  const RunOptions o = parse({"run", "--kernel", "k", "--disk", "a.img", "--vsock", "cid=3", "--net", "tap=t"}).run;
+  ASSERT_TRUE(o.vsock);
+  EXPECT_EQ(o.vsock->cid, 3u);
+  EXPECT_EQ(parse({"run", "--kernel", "k", "--vsock=cid=4294967294"}).run.vsock->cid, 4294967294u);
+  std::vector<std::string> slots;
+  for (const VirtioDevicePlan& p : plan_virtio_devices(o, 1)) slots.push_back(p.name + " " + p.type);
+  EXPECT_EQ(slots, (std::vector<std::string>{"net0 virtio-net", "disk0 virtio-blk", "vsock0 virtio-vsock",
+                                             "rng0 virtio-rng"}));
+  try {
+    parse({"run", "--kernel", "k", "--vsock", "cid=3", "--vsock", "cid=4"});
+    ADD_FAILURE() << "two --vsock accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--vsock is given twice"), std::string::npos) << e.what();
+  }
+  try {
+    parse({"run", "--kernel", "k", "--vsock", "cid=2"});
+    ADD_FAILURE() << "the host's CID accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("from 3 to 4294967294"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse({"run", "--kernel", "k", "--vsock"}), UsageError) << "needs a value";
+  EXPECT_NE(help_text().find("--vsock cid=N"), std::string::npos);
 }
 
 TEST(Options, RngIsOnUnlessTurnedOff) {
@@ -156,6 +185,27 @@ TEST(Options, SeccompUserAndGroup) {
   EXPECT_EQ(u.user, "kvmmio");
   EXPECT_EQ(u.group, "kvm");
   EXPECT_THROW(parse({"run", "--kernel", "Image", "--user="}), UsageError);
+}
+
+TEST(Options, OnRebootRestartsByDefault) {
+  EXPECT_EQ(parse({"run", "--kernel", "Image"}).run.on_reboot, OnReboot::kRestart)
+      << "a guest's reboot boots it again in place unless told otherwise";
+  EXPECT_EQ(parse({"run", "--kernel", "Image", "--on-reboot", "exit"}).run.on_reboot, OnReboot::kExit);
+  EXPECT_EQ(parse({"run", "--kernel", "Image", "--on-reboot=restart"}).run.on_reboot, OnReboot::kRestart);
+  for (const char* bad : {"reboot", "Exit", "3"}) {
+    try {
+      parse({"run", "--kernel", "Image", std::string("--on-reboot=") + bad});
+      FAIL() << "--on-reboot " << bad << " accepted";
+    } catch (const UsageError& e) {
+      // The message names the option, the value and both choices.
+      const std::string m = e.what();
+      EXPECT_NE(m.find(std::string("--on-reboot ") + bad + ":"), std::string::npos) << m;
+      EXPECT_NE(m.find("choose restart"), std::string::npos) << m;
+      EXPECT_NE(m.find("exit ("), std::string::npos) << m;
+    }
+  }
+  EXPECT_THROW(parse({"run", "--kernel", "Image", "--on-reboot", "exit", "--on-reboot", "exit"}), UsageError)
+      << "given once, as every option but --net and --disk";
 }
 
 TEST(Options, NetMayBeGivenSeveralTimes) {

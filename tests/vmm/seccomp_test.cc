@@ -20,6 +20,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -365,6 +366,23 @@ TEST(SeccompDeathTest, AForbiddenCallStopsKvmmioNamingTheThreadAndTheCall) {
       testing::KilledBySignal(SIGSYS), "the vcpu thread made system call execve");
 }
 
+// A forbidden open says which file and where the call was made (module and
+// offset: libc, or this program where it is linked statically), so one
+// failed run is enough to find the caller.
+TEST(SeccompDeathTest, AForbiddenOpenNamesItsPathAndPlace) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kBlockUring);
+        ::open("/kvmmio-no-such-dir/file", O_WRONLY | O_CREAT | O_EXCL, 0600);
+        _exit(0);  // not reached
+      },
+      testing::KilledBySignal(SIGSYS),
+      "the block-uring thread made system call openat.*the call at (libc|vmm_[a-z_]*tests)[^ ]*\\+0x[0-9a-f]+.*"
+      "path \"/kvmmio-no-such-dir/file\"");
+}
+
 TEST(SeccompDeathTest, ArgumentsAreFilteredToo) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // No thread maps executable memory after set-up.
@@ -408,6 +426,26 @@ TEST(SeccompDeathTest, ArgumentsAreFilteredToo) {
         _exit(0);
       },
       testing::KilledBySignal(SIGSYS), "own\n(.|\n)*the main thread made system call tgkill");
+}
+
+// A reboot in place (--on-reboot restart) runs on the confined main
+// thread: the kernel and initrd read into guest RAM again (pread64) and
+// the timers the devices' resets cancel (timerfd_settime).
+TEST(Seccomp, TheMainThreadMayReloadTheGuestAndCancelTimers) {
+  EXPECT_EXIT(
+      {
+        const int file = ::memfd_create("kernel", MFD_CLOEXEC);
+        const int timer = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        if (file < 0 || timer < 0 || ::write(file, "Image", 5) != 5) _exit(10);
+        Seccomp s(SeccompMode::kOn);
+        s.confine_this_thread(ThreadClass::kMain);
+        char buf[5];
+        if (::pread(file, buf, sizeof buf, 0) != 5) _exit(11);
+        const itimerspec off{};
+        if (::timerfd_settime(timer, 0, &off, nullptr) != 0) _exit(12);
+        _exit(0);
+      },
+      testing::ExitedWithCode(0), "");
 }
 
 // openat's flags, per class: vCPU threads open existing files only (no
@@ -509,13 +547,60 @@ TEST(SeccompDeathTest, TheStatsFileIsWrittenUnderTheControlAndMainFilters) {
   }
 }
 
+// Confined as `c`, opens `path` read-only; exits 0 saying how it went.
+[[noreturn]] void open_read_only_confined(ThreadClass c, const char* path) {
+  Seccomp s(SeccompMode::kOn);
+  s.confine_this_thread(c);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  const int error = errno;
+  if (fd >= 0) {
+    ::close(fd);
+    if (::write(STDERR_FILENO, "opened\n", 7) != 7) _exit(12);
+  } else if (error == EACCES) {
+    if (::write(STDERR_FILENO, "refused: EACCES\n", 16) != 16) _exit(12);
+  }
+  _exit(0);
+}
+
+// The other classes open nothing. A read-only open fails with EACCES and
+// the thread goes on, as glibc's own opens must (its malloc reads
+// /proc/sys/vm/overcommit_memory the first time a thread's heap shrinks);
+// an open that could write or make a file stops kvmmio.
 TEST(SeccompDeathTest, TheOtherClassesOpenNothing) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   for (ThreadClass c : {ThreadClass::kDevice, ThreadClass::kBlockIo, ThreadClass::kBlockUring}) {
     SCOPED_TRACE(to_string(c));
-    EXPECT_EXIT(open_confined(c, "/proc/self/status", O_RDONLY | O_CLOEXEC), testing::KilledBySignal(SIGSYS),
+    EXPECT_EXIT(open_read_only_confined(c, "/proc/sys/vm/overcommit_memory"), testing::ExitedWithCode(0),
+                "refused: EACCES");
+    EXPECT_EXIT(open_confined(c, "/proc/self/status", O_RDWR | O_CLOEXEC), testing::KilledBySignal(SIGSYS),
+                std::string("the ") + to_string(c) + " thread made system call openat");
+    EXPECT_EXIT(open_confined(c, "/tmp", O_RDONLY | O_TMPFILE), testing::KilledBySignal(SIGSYS),
                 std::string("the ") + to_string(c) + " thread made system call openat");
   }
+}
+
+// What killed a disk's io_uring thread after a reboot in place: the first
+// time a thread's own malloc heap shrinks, glibc opens
+// /proc/sys/vm/overcommit_memory, there. A confined thread frees enough
+// at its heap's top to make it shrink, and goes on.
+TEST(SeccompDeathTest, GlibcsOwnOpenWhenAHeapShrinksIsSurvived) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Seccomp s(SeccompMode::kOn);
+        std::thread t([&] {
+          s.confine_this_thread(ThreadClass::kBlockUring);
+          // Below the mmap threshold (128 KiB): from this thread's arena,
+          // whose top then passes the trim threshold (128 KiB) when freed.
+          std::vector<void*> blocks;
+          for (int i = 0; i < 8; ++i) blocks.push_back(std::malloc(100 << 10));
+          for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) std::free(*it);
+        });
+        t.join();
+        if (::write(STDERR_FILENO, "survived\n", 9) != 9) _exit(12);
+        _exit(0);
+      },
+      testing::ExitedWithCode(0), "survived");
 }
 
 // socket(): each class makes exactly the kinds it needs, with

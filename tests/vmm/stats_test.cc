@@ -91,6 +91,7 @@ TEST(Stats, JsonHasTheDocumentedShape) {
                            "    \"vm\": 2.0",
                            "  \"exit_status\": 0,",
                            "  \"stop_reason\": \"poweroff\",",
+                           "  \"reboots\": 0,",
                            "  \"unclaimed_mmio\": 0,",
                            "  \"event_loop_wakeups\": 0,",
                            "      \"index\": 0,",

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -157,7 +158,8 @@ TEST(VmNames, TheBaseIsRootsRunOrTheUsersRuntimeDirectory) {
 // kvmmio's exit would: the server stops and the directory goes.
 class ServedVm final : public VmControl {
  public:
-  ServedVm(const std::string& name, bool obeys_power_key) : obeys_(obeys_power_key) {
+  ServedVm(const std::string& name, bool obeys_power_key, std::optional<uint32_t> cid = {})
+      : obeys_(obeys_power_key) {
     dir_.emplace(name);
     server_ = std::make_unique<ControlServer>(dir_->file(kApiSocketFile));
     VmIdentity id;
@@ -165,6 +167,7 @@ class ServedVm final : public VmControl {
     id.pid = ::getpid();
     id.mem_bytes = 256ull << 20;
     id.macs = {"52:54:00:12:34:56", "52:54:00:ab:cd:ef"};
+    id.cid = cid;
     server_->set_identity(id);
     server_->start(loop_, *this);
   }
@@ -208,9 +211,9 @@ class ServedVm final : public VmControl {
 
 TEST(VmCommands, ListShowsEachRunningNamedVm) {
   RuntimeDir run;
-  EXPECT_EQ(capture([](std::FILE* f) { run_list(f); }), "NAME  PID  STATE  UPTIME  CPUS  MEM  MACS\n")
+  EXPECT_EQ(capture([](std::FILE* f) { run_list(f); }), "NAME  PID  STATE  UPTIME  CPUS  MEM  CID  MACS\n")
       << "no VM: the header alone";
-  ServedVm a("alpha", true), b("beta", true);
+  ServedVm a("alpha", true, 7), b("beta", true);
   // A directory a killed kvmmio left: not listed.
   ASSERT_EQ(::mkdir((run.base() + "/gone").c_str(), 0700), 0);
   const std::string text = capture([](std::FILE* f) { EXPECT_EQ(run_list(f), 0); });
@@ -218,8 +221,18 @@ TEST(VmCommands, ListShowsEachRunningNamedVm) {
   const std::string pid = std::to_string(::getpid());
   EXPECT_NE(text.find("alpha  " + pid + "  running"), std::string::npos);
   EXPECT_NE(text.find("beta   " + pid + "  running"), std::string::npos);
-  EXPECT_NE(text.find("  2  256M  52:54:00:12:34:56,52:54:00:ab:cd:ef"), std::string::npos);
+  EXPECT_NE(text.find("  2  256M    7  52:54:00:12:34:56,52:54:00:ab:cd:ef"), std::string::npos) << "alpha's CID";
+  EXPECT_NE(text.find("  2  256M    -  52:54:00:12:34:56,52:54:00:ab:cd:ef"), std::string::npos) << "beta has none";
   EXPECT_EQ(text.find("gone"), std::string::npos);
+}
+
+// What --vsock says when the kernel answers EADDRINUSE: which VM holds it.
+TEST(VmCommands, TheVmHoldingACidIsFoundByItsInfo) {
+  RuntimeDir run;
+  ServedVm a("alpha", true, 7), b("beta", true);
+  EXPECT_EQ(vm_holding_cid(7, "vm-new"), std::optional<std::string>("alpha"));
+  EXPECT_EQ(vm_holding_cid(7, "alpha"), std::nullopt) << "a VM is not its own rival";
+  EXPECT_EQ(vm_holding_cid(8, "vm-new"), std::nullopt);
 }
 
 TEST(VmCommands, InfoAndCtlByName) {
@@ -305,6 +318,65 @@ TEST(VmCommands, RunOptionsOfANamedVm) {
   EXPECT_EQ(parse_command_line({"list"}).kind, Command::Kind::kList);
   EXPECT_EQ(parse_command_line({"console", "vm0"}).console_name, "vm0");
   EXPECT_THROW(parse_command_line({"console"}), UsageError);
+}
+
+// kvmmio network is root's: another user is told so before anything is
+// touched (forked: the test may run as root, and drops to nobody there).
+TEST(VmCommandsDeathTest, NetworkNeedsRoot) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (::geteuid() == 0 && ::setresuid(65534, 65534, 65534) != 0) _exit(3);
+        try {
+          run_network(NetworkCommand{});
+        } catch (const UsageError& e) {
+          if (::write(STDERR_FILENO, e.what(), std::strlen(e.what())) < 0) _exit(4);
+          _exit(0);
+        }
+        _exit(5);
+      },
+      testing::ExitedWithCode(0), "kvmmio network needs root");
+}
+
+// kvmmio network's command line (what it does to the host:
+// tests/vmm/nat-network.test).
+TEST(VmCommands, NetworkCommands) {
+  const Command c = parse_command_line({"network", "create"});
+  EXPECT_EQ(c.kind, Command::Kind::kNetwork);
+  EXPECT_EQ(c.network.action, NetworkCommand::Action::kCreate);
+  EXPECT_EQ(c.network.name, "kvmnat0");
+  EXPECT_EQ(c.network.subnet.text(), "192.168.123.0/24");
+  const Command d = parse_command_line({"network", "create", "lab", "--subnet", "10.77.0.0/16"});
+  EXPECT_EQ(d.network.name, "lab");
+  EXPECT_EQ(ipv4_text(d.network.subnet.gateway()), "10.77.0.1");
+  EXPECT_EQ(ipv4_text(d.network.subnet.first_lease()), "10.77.0.2");
+  EXPECT_EQ(ipv4_text(d.network.subnet.last_lease()), "10.77.255.254");
+  EXPECT_EQ(parse_command_line({"network", "delete", "lab"}).network.action, NetworkCommand::Action::kDelete);
+  EXPECT_EQ(parse_command_line({"network", "list"}).network.action, NetworkCommand::Action::kList);
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"network"},
+           {"network", "make"},
+           {"network", "list", "x"},
+           {"network", "create", "a", "b"},
+           {"network", "create", "a/b"},
+           {"network", "create", "-x"},
+           {"network", "create", ".x"},
+           {"network", "create", "a-name-longer-than-15"},
+           {"network", "delete", "--subnet", "10.0.0.0/24"},
+           {"network", "create", "--subnet", "10.0.0.1/24"},
+           {"network", "create", "--subnet", "10.0.0.0/8"},
+           {"network", "create", "--subnet", "10.0.0.0/30"},
+           {"network", "create", "--subnet", "10.0.0/24"},
+           {"network", "create", "--subnet", "10.0.0.0"}}) {
+    SCOPED_TRACE(bad.back());
+    EXPECT_THROW(parse_command_line(bad), UsageError);
+  }
+  try {
+    parse_command_line({"network", "create", "--subnet", "10.0.0.1/24"});
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("host bits set: the subnet is 10.0.0.0/24"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -26,6 +26,13 @@ constexpr uint64_t kPstateEl1hMasked = 0x3c5;  // EL1h, D, A, I, F masked
 // KVM_ARM_PREFERRED_TARGET + KVM_ARM_VCPU_INIT with PSCI 0.2. Secondary
 // vCPUs (powered_off) wait in KVM until the guest starts them with CPU_ON.
 KVMMIO_EXPORT void init_vcpu(Vm& vm, Vcpu& vcpu, bool powered_off);
+// KVM_ARM_VCPU_INIT again, as init_vcpu() did it (same target, same
+// features, powered_off as then): the vCPU back to its reset state, e.g.
+// for a guest rebooted in place. Callable after the vCPU has run, on the
+// thread that runs it; complete any access KVM still owes the guest first
+// (Vcpu::complete_pending_io()). Issues only KVM_ARM_PREFERRED_TARGET and
+// KVM_ARM_VCPU_INIT.
+KVMMIO_EXPORT void reset_vcpu(Vm& vm, Vcpu& vcpu, bool powered_off);
 
 // Core register ids (struct kvm_regs) for KVM_SET_ONE_REG.
 KVMMIO_EXPORT uint64_t reg_x(int n);
@@ -63,6 +70,15 @@ class KVMMIO_EXPORT Vgic {
   GicVersion version() const { return version_; }
   uint32_t nr_irqs() const { return nr_irqs_; }
   int fd() const { return fd_.get(); }
+
+  // Every SPI's enable, pending and active bit cleared through the
+  // distributor's clear registers (KVM_DEV_ARM_VGIC_GRP_DIST_REGS), as at
+  // power-on: for a guest rebooted in place, whose devices were reset
+  // (their level lines lowered) first. SGIs and PPIs are each vCPU's and
+  // left to the guest's GIC set-up, which disables and deactivates them.
+  // KVM takes these accesses only while no vCPU is in KVM_RUN (EBUSY
+  // otherwise). Throws std::system_error naming the register.
+  void clear_spis();
 
  private:
   GicVersion version_;

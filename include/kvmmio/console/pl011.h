@@ -93,6 +93,12 @@ class KVMMIO_EXPORT Pl011 : public MmioDevice, public ConsoleInputSink {
   // that earlier refused input.
   void set_rx_space_callback(std::function<void()> callback) override;
 
+  // The machine's reset (a guest reboot in place): every register and the
+  // receive FIFO back to their power-on values, the line lowered. Input
+  // refused earlier is asked for again (the rx-space callback), since the
+  // FIFO is now empty. Counters are kept.
+  void reset();
+
   // A snapshot: the model counts under its own lock.
 #define KVMMIO_PL011_COUNTERS(C)                                                           \
   C(tx_bytes, "bytes the guest wrote to DR")                                              \

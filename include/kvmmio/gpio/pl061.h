@@ -69,6 +69,11 @@ class KVMMIO_EXPORT Pl061 : public MmioDevice {
   // the guest asked for raises the interrupt. std::out_of_range past 7.
   void set_input(unsigned pin, bool level);
 
+  // The machine's reset (a guest reboot in place): every register and
+  // host input back to power-on (0: the power key released), latched
+  // edges dropped, the line lowered. Counters are kept.
+  void reset();
+
 #define KVMMIO_PL061_COUNTERS(C)                                                          \
   C(input_changes, "host changes of an input pin (the power key pressed or released)") \
   C(interrupts, "rising edges of GPIOINTR, the controller's level interrupt line")     \

@@ -3,6 +3,8 @@
 // moved by the kernel (vring 0 = RX, vring 1 = TX) between guest memory and
 // a tap fd, with no VMM code in the data path.
 //
+// The ioctls every vhost type shares are VhostDevice's
+// (kvmmio/vhost/vhost_device.h); this adds vhost-net's backend, the tap.
 // Set-up order (docs/virtio-net.md, "Backends"): SET_OWNER, GET_FEATURES, SET_FEATURES,
 // SET_MEM_TABLE, per vring NUM/BASE/ADDR/KICK/CALL/ERR, then NET_SET_BACKEND
 // with the tap fd. Reset: NET_SET_BACKEND -1 and GET_VRING_BASE per vring,
@@ -15,6 +17,7 @@
 #include "kvmmio/base/export.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/base/unique_fd.h"
+#include "kvmmio/vhost/vhost_device.h"
 
 namespace kvmmio::net {
 
@@ -32,7 +35,7 @@ class KVMMIO_EXPORT VhostNet {
   VhostNet();
 
   // What the kernel backend offers (VHOST_GET_FEATURES).
-  uint64_t features() const { return features_; }
+  uint64_t features() const { return device_.features(); }
   // VHOST_SET_FEATURES with the features the guest accepted. Features the
   // backend does not offer are refused (std::invalid_argument);
   // VIRTIO_F_ACCESS_PLATFORM is dropped, since no IOMMU is modelled and
@@ -43,16 +46,8 @@ class KVMMIO_EXPORT VhostNet {
   // userspace addresses for it.
   void set_mem_table(const GuestMemory& memory);
 
-  struct Vring {
-    unsigned index = 0;          // kRxVring or kTxVring
-    uint16_t size = 0;           // queue size (power of two)
-    uint16_t next_avail = 0;     // where the kernel starts reading the avail ring
-    uint64_t desc_gpa = 0, avail_gpa = 0, used_gpa = 0;
-    int kick_fd = -1;            // the queue's ioeventfd
-    int call_fd = -1;            // the device's irqfd (or the relay's eventfd)
-    int err_fd = -1;             // optional: vhost signals ring errors here
-    uint32_t busyloop_us = 0;    // VHOST_SET_VRING_BUSYLOOP_TIMEOUT when not 0
-  };
+  // One vring: index kRxVring or kTxVring (VhostDevice's, kvmmio/vhost/vhost_device.h).
+  using Vring = vhost::Vring;
   // VHOST_SET_VRING_NUM/BASE/ADDR/KICK/CALL/ERR (and BUSYLOOP_TIMEOUT). The ring addresses are
   // checked through GuestMemory::span() (std::invalid_argument when a ring
   // is not inside guest RAM) and handed over as host addresses.
@@ -72,11 +67,10 @@ class KVMMIO_EXPORT VhostNet {
   // microseconds, as the kernel holds it.
   uint32_t busyloop_timeout(unsigned index) const;
 
-  int fd() const { return fd_.get(); }
+  int fd() const { return device_.fd(); }
 
  private:
-  UniqueFd fd_;
-  uint64_t features_ = 0;
+  vhost::VhostDevice device_;
 };
 
 }  // namespace kvmmio::net

@@ -83,6 +83,11 @@ class KVMMIO_EXPORT Pl031 : public MmioDevice {
   // match value, asks for the timer again if not yet (the clock went back).
   void alarm_due();
 
+  // The machine's reset (a guest reboot in place): the counter back to
+  // the clock's time (no offset), match, mask and interrupt cleared, an
+  // armed alarm cancelled, the line lowered. Counters are kept.
+  void reset();
+
   void mmio_read(uint64_t offset, std::span<uint8_t> data) override;
   void mmio_write(uint64_t offset, std::span<const uint8_t> data) override;
 

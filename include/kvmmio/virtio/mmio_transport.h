@@ -120,6 +120,13 @@ class KVMMIO_EXPORT MmioTransport final : public MmioDevice {
   void mmio_read(uint64_t offset, std::span<uint8_t> data) override;
   void mmio_write(uint64_t offset, std::span<const uint8_t> data) override;
 
+  // A reset the host asks for (the machine rebooting in place): what the
+  // driver's write of 0 to Status does (the device reset, its backend
+  // stopped, every queue forgotten, InterruptStatus and the features
+  // cleared), then the register mirror rewritten. Takes the device lock,
+  // so it may be called from any thread that does not hold it.
+  void reset();
+
   uint64_t base() const;
   static constexpr uint64_t window_size() { return kMmioWindowSize; }
   uint64_t notify_address() const;

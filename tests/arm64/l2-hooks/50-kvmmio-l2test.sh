@@ -12,7 +12,15 @@
 #           kernel's clock (date +%s), "end" and rtc0's name; "none end"
 #           without an rtc0,
 #           KVMMIO-L2-UPTIME: s
-#   reboot  reboot -f (PSCI SYSTEM_RESET: kvmmio exits with status 3)
+#   reboot  reboot -f (PSCI SYSTEM_RESET: kvmmio exits with status 3
+#           under --on-reboot exit, boots L2 again with restart)
+#   reboot-once  across a reboot in place, with a disk (/dev/vda): the
+#           first boot finds no mark at the disk's start, writes one
+#           (synced), says KVMMIO-L2-REBOOT and runs reboot -f; the boot
+#           after it finds the mark (read through virtio-blk, reset and
+#           activated again), says KVMMIO-L2-REBOOTED: cpus N (online
+#           CPUs: the secondaries started again) net IFACES (the network
+#           interfaces but lo: a virtio-net probed again) and powers off
 #   wait    sleep until killed (the host side stops kvmmio with a signal)
 #   net     networking over virtio-net (net-modes.sh is the L1 side):
 #           address from kvmmio.ip=, peer kvmmio.host=; ping, iperf3 both
@@ -29,6 +37,18 @@
 #           results as KVMMIO-L2-DISK-* lines; then the entropy device:
 #           KVMMIO-L2-RNG-CURRENT: hw_random's rng_current (virtio_rng.N),
 #           KVMMIO-L2-RNG-BYTES: the bytes a 64-byte read of /dev/hwrng got
+#   vsock   virtio-vsock (vmm-boot.sh's vsock case is the L1 side, the
+#           host, which listens on port 5000 and connects to port 5001):
+#           KVMMIO-L2-VSOCK-CID: L2's own CID (read from the device's
+#           configuration space by the driver), then a listener
+#           on 5001 (KVMMIO-L2-VSOCK-LISTENING), whose transfer L1 starts
+#           (vsock_probe: BYTES each way), then a connection to the host
+#           (CID 2) port 5000, BYTES each way; each vsock_probe's line as
+#           KVMMIO-L2-VSOCK-IN / -OUT; then the driver reloaded
+#           (rmmod, insmod vmw_vsock_virtio_transport), the CID read again
+#           (KVMMIO-L2-VSOCK-CID-AGAIN) and one more connection to port
+#           5000 (KVMMIO-L2-VSOCK-AGAIN); then KVMMIO-L2-VSOCK-DONE, and
+#           power-off once L1 connects to port 5002
 #   disk-kill  1 MiB of random bytes written at the disk's third MiB with
 #           fsync, its md5 as KVMMIO-L2-DISK-WROTE, then
 #           KVMMIO-L2-DISK-SYNCED and a wait until killed (vmm-boot.sh's
@@ -52,6 +72,14 @@
 #           printing KVMMIO-L2-TICK and its uptime every half second (L1
 #           sees from them whether L2 ran while paused), then prints
 #           KVMMIO-L2-POWER-KEY and returns: /init powers off
+#   nat     a guest on a NAT network (nat.sh is the L1 side): eth0's
+#           address by DHCP (udhcpc; the lease as KVMMIO-L2-NAT-ADDR), the
+#           name outside.kvmmio.test
+#           through the gateway's DNS (KVMMIO-L2-NAT-DNS), bytes to the
+#           outside's TCP port 7007 (KVMMIO-L2-NAT-OUT), a ping of
+#           kvmmio.host= when given (the other guest: KVMMIO-L2-NAT-PEER),
+#           KVMMIO-L2-NAT-DONE; then, with kvmmio.secs=wait, power-off once
+#           L1 connects to port 5002
 #   serve   the main job's benchmark endpoint: 60-kvmmio-serve.sh's
 #   shell   an interactive shell on the console (the host types into it)
 #   (none)  the same shell: what L2's /init gives when it has no hooks
@@ -90,6 +118,40 @@ power_key_test() {
         sleep 0.5
     done
     echo "KVMMIO-L2-POWER-KEY"
+}
+
+nat_test() {
+    ip link set lo up
+    ip link set eth0 up || { echo "KVMMIO-L2-ERROR: no eth0"; return; }
+    cat >/tmp/udhcpc.sh <<'EOF'
+#!/bin/sh
+case $1 in
+bound | renew)
+    ip addr flush dev "$interface"
+    ip addr add "$ip/$mask" dev "$interface"
+    ip route add default via "$router"
+    echo "$router" >/tmp/gateway ;;
+esac
+EOF
+    chmod +x /tmp/udhcpc.sh
+    udhcpc -i eth0 -n -q -f -t 10 -T 3 -s /tmp/udhcpc.sh >/tmp/udhcpc.log 2>&1 ||
+        { echo "KVMMIO-L2-ERROR: no DHCP lease: $(tail -n 2 /tmp/udhcpc.log | tr '\n' ' ')"; return; }
+    gw=$(cat /tmp/gateway)
+    echo "KVMMIO-L2-NAT-ADDR: $(ip -4 -o addr show dev eth0 | awk '{ print $4 }') via $gw"
+    echo "KVMMIO-L2-NAT-DNS: $(nslookup outside.kvmmio.test "$gw" 2>&1 | awk '/^Address/ { a = $NF } END { print a }')"
+    if echo hello-from-l2 | nc -w 10 203.0.113.2 7007 >/dev/null 2>&1; then
+        echo "KVMMIO-L2-NAT-OUT: ok"
+    else
+        echo "KVMMIO-L2-NAT-OUT: failed"
+    fi
+    if [ -n "$host" ]; then
+        ping -c 2 -W 5 "$host" >/dev/null 2>&1 && echo "KVMMIO-L2-NAT-PEER: ok" || echo "KVMMIO-L2-NAT-PEER: failed"
+    fi
+    echo "KVMMIO-L2-NAT-DONE"
+    if [ "$secs" = wait ]; then
+        # The other guest pings this one meanwhile; L1 says when it is done.
+        nc -l -p 5002 </dev/null >/dev/null 2>&1
+    fi
 }
 
 net_test() {
@@ -233,8 +295,23 @@ reboot)
     echo "KVMMIO-L2-REBOOT"
     reboot -f
     ;;
+reboot-once)
+    # The disk is what survives a reboot (RAM is emptied, the device tree
+    # made again): 16 bytes at its start mark the first boot as done.
+    if [ "$(dd if=/dev/vda bs=16 count=1 2>/dev/null)" = KVMMIO-REBOOTED! ]; then
+        echo "KVMMIO-L2-REBOOTED: cpus $(grep -c ^processor /proc/cpuinfo) net $(ls /sys/class/net | grep -v '^lo$' | tr '\n' ' ')"
+    else
+        printf KVMMIO-REBOOTED! | dd of=/dev/vda bs=16 count=1 conv=notrunc 2>/dev/null
+        sync
+        echo "KVMMIO-L2-REBOOT"
+        reboot -f
+    fi
+    ;;
 net)
     net_test
+    ;;
+nat)
+    nat_test
     ;;
 net-resets)
     net_resets_test
@@ -292,6 +369,31 @@ disk)
     # that never answers holds up only this read.
     echo "KVMMIO-L2-RNG-CURRENT: $(cat /sys/devices/virtual/misc/hw_random/rng_current 2>/dev/null)"
     echo "KVMMIO-L2-RNG-BYTES: $(dd if=/dev/hwrng bs=64 count=1 2>/dev/null | wc -c | tr -d ' ')"
+    ;;
+vsock)
+    bytes=1048576
+    # The driver reads its CID at probe; the vsock core answers it here.
+    echo "KVMMIO-L2-VSOCK-CID: $(vsock_probe cid 2>&1)"
+    vsock_probe listen 5001 "$bytes" 60 >/tmp/vsock-in 2>&1 &
+    in_pid=$!
+    sleep 0.5
+    echo "KVMMIO-L2-VSOCK-LISTENING"
+    wait "$in_pid"
+    echo "KVMMIO-L2-VSOCK-IN: $(cat /tmp/vsock-in)"
+    echo "KVMMIO-L2-VSOCK-OUT: $(vsock_probe connect 2 5000 "$bytes" 60 2>&1)"
+    # A driver reload: the device is reset (vhost stopped, the CID kept)
+    # and activated again; then another transfer to the host.
+    m=$(grep '/vmw_vsock_virtio_transport\.ko' /lib/modules/load-order | head -n 1)
+    case $m in *.ko.xz) xzcat "/lib/modules/$m" >/tmp/module.ko ;; *) cp "/lib/modules/$m" /tmp/module.ko ;; esac
+    if rmmod vmw_vsock_virtio_transport && insmod /tmp/module.ko; then
+        echo "KVMMIO-L2-VSOCK-CID-AGAIN: $(vsock_probe cid 2>&1)"
+        echo "KVMMIO-L2-VSOCK-AGAIN: $(vsock_probe connect 2 5000 "$bytes" 60 2>&1)"
+    else
+        echo "KVMMIO-L2-ERROR: reloading vmw_vsock_virtio_transport failed"
+    fi
+    echo "KVMMIO-L2-VSOCK-DONE"
+    # Power off only once L1 has looked at kvmmio (it connects to 5002).
+    vsock_probe listen 5002 0 60 >/dev/null 2>&1
     ;;
 disk-kill)
     i=0

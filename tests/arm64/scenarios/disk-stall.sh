@@ -29,28 +29,34 @@
 #   - kvmmio stops the VM within 1 s of SIGTERM (its final stats written;
 #     the kernel's teardown of the VM afterwards is bounded at 8 s, as in
 #     lib.sh's sigterm_bounds) and exits 143;
-#   - the flooded echo's p99 is at most max(100 ms, 3 x the idle p99,
-#     the idle p99 + 150 ms).
-#     Why relative: under TCG the time an echo takes depends on how busy
-#     the host is, so a fixed bound alone would let a loaded host decide
-#     the verdict. The idle p99 is taken in the same boot by the same
-#     guest and path minutes apart, so host load inflates both; a stall
-#     (a vCPU's reset or the event loop waiting for requests in flight:
-#     ~256 MiB each, seconds under TCG) is an echo held for its whole
-#     length, far beyond 3x of any idle figure. The 150 ms above the idle
-#     p99 is the flood's own CPU time under TCG, which a quiet idle phase
-#     does not show (a CI run: idle p99 29.9 ms, flooded 142 ms, resets at
-#     most ~70 ms; the waiting device: 1.8 s and 21 s). 100 ms is the floor: a
-#     quiet host's idle p99 is a few ms, and the flood legitimately costs
-#     L1 CPU time (the copies run on L1's two CPUs, which the echo path
-#     shares). An echo not back 2 s after its phase is lost, its wait a
-#     sample; an idle phase that loses any fails, as the platform, not
-#     kvmmio, is then broken;
+#   - the guest's resets do not wait for the disk: the p90 of the reset
+#     writes L2 timed (the status write is an exit kvmmio answers on the
+#     vCPU's thread) is at most 250 ms. A device that waits for the
+#     requests in flight makes nearly every reset last as long as they
+#     do: with the wait put back on purpose and the in-flight bound
+#     lifted, p90 1.6 s (max 1.8 s; the echo p99 1.5 s, within its
+#     bound below, and SIGTERM 1.45 s); kvmmio's resets take 1.3-1.4 ms
+#     at p90 on a quiet host (max 8-31 ms; at most 68 ms on a loaded
+#     one). The p90, not the maximum, so that one of the host's hiccups
+#     does not decide. A wait within the in-flight bound (8 MiB a queue)
+#     is below this test's resolution: VirtioBlockBoundTest holds a
+#     request in the engine and checks the reset returns meanwhile;
+#   - the event loop does not stall behind the disk: the flooded echo's
+#     p99 is at most the idle p99 + 2 s. A blocked loop holds every
+#     echo for the I/O's whole length (21 s on a device whose reset never
+#     returned, 399 of 400 echoes lost); below that, an echo's time is
+#     the flood's own CPU time under TCG and the host's load, which move
+#     it by far more than any ratio holds (flooded p99 from 22 ms to
+#     1.9 s with the device working, from 3 to 8 times the idle p99).
+#     An echo not back 2 s after its phase is lost, its wait a sample; an
+#     idle phase that loses any fails, as the platform, not kvmmio, is
+#     then broken;
 #   - the flood did what it says: the disk's stats count reads, writes
 #     and at least 3 activations (bring-ups after resets).
 # Printed per engine, e.g. "disk-stall: io_uring: SIGTERM to stop 0.03 s
 # (exit 0.61 s), echo p99 34.0 ms flooded (n=400, 0 lost) vs 12.0 ms idle
-# (n=200), bound 100 ms".
+# (n=200), bound 2012 ms; resets p90 1.2 ms (n=133, max 16.5 ms), bound
+# 250 ms".
 # L1 time: ~45 s per engine beyond L2's boots (10 s idle, 20 s flood,
 # the stop and the stats), ~2 minutes for both with the boots.
 # shellcheck source=tests/arm64/lib.sh
@@ -66,7 +72,7 @@ FLOOD=${KVMMIO_DISK_STALL_FLOOD:-20}
 QUEUES=${KVMMIO_DISK_STALL_QUEUES:-2}
 ENGINES=${KVMMIO_DISK_STALL_ENGINES:-io_uring,threads}
 DISK_MB=256
-ECHO_FLOOR_MS=100 ECHO_FACTOR=3 ECHO_SLACK_MS=150 STOP_BOUND_S=1
+ECHO_SLACK_MS=2000 RESET_P90_BOUND_MS=250 STOP_BOUND_S=1
 
 # echo_field FILE PHASE KEY: KEY=VALUE of the probe's line for PHASE.
 echo_field() {
@@ -84,7 +90,7 @@ run_engine() {
     # The reserved 32 MiB lie between L2's 160 MiB and the top of its RAM,
     # where kvmmio puts the initramfs and the device tree (L2's kernel
     # keeps those: /dev/mem refuses a range over them).
-    kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus 2 \
+    kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus 2 --on-reboot exit \
         --console "virtio,socket=$sock" --disk "$img,queues=$QUEUES,engine=$engine" --stats "$out.json" \
         --cmdline-replace "console=hvc0 $L2_ARGS mem=160M kvmmio.l2test=disk-stall kvmmio.reserved=0x4a000000,0x2000000" \
         </dev/null >"$out.stdout" 2>"$out.stderr" &
@@ -108,11 +114,16 @@ run_engine() {
     idle_lost=$(echo_field "$out.echo" idle lost)
     flood_p99=$(echo_field "$out.echo" flood p99_ms) flood_n=$(echo_field "$out.echo" flood n)
     flood_lost=$(echo_field "$out.echo" flood lost)
-    bound=$(awk -v i="${idle_p99:-0}" -v f=$ECHO_FACTOR -v m=$ECHO_FLOOR_MS -v s=$ECHO_SLACK_MS \
-        'BEGIN { b = f * i; if (b < m) b = m; if (b < i + s) b = i + s; printf "%.0f", b }')
+    bound=$(awk -v i="${idle_p99:-0}" -v s=$ECHO_SLACK_MS 'BEGIN { printf "%.0f", i + s }')
+    # L2's last progress line: "... resets N: p50 A ms, p90 B ms, max C ms (last D ms)".
+    progress=$(grep -h "KVMMIO-L2-DISK-STALL: cycles" "$out.console" 2>/dev/null | tail -n 1 | tr -d '\r')
+    resets_n=$(echo "$progress" | sed -n 's/.* resets \([0-9]*\):.*/\1/p')
+    reset_p90=$(echo "$progress" | sed -n 's/.* p90 \([0-9.]*\) ms.*/\1/p')
+    reset_max=$(echo "$progress" | sed -n 's/.* max \([0-9.]*\) ms.*/\1/p')
     echo "disk-stall: $engine: SIGTERM to stop ${stopped_s:-?} s (exit $exit_s s$killed, status $status)," \
         "echo p99 ${flood_p99:-?} ms flooded (n=${flood_n:-?}, ${flood_lost:-?} lost) vs ${idle_p99:-?} ms idle" \
-        "(n=${idle_n:-?}), bound $bound ms"
+        "(n=${idle_n:-?}), bound $bound ms; resets p90 ${reset_p90:-?} ms (n=${resets_n:-?}, max ${reset_max:-?} ms)," \
+        "bound $RESET_P90_BOUND_MS ms"
     grep -h "KVMMIO-L2-DISK-STALL" "$out.console" 2>/dev/null | sed -n '1p;$p' | tr -d '\r'
     j=$out.json
     reads=$(device_counter "$j" disk0 reads 2>/dev/null || true)
@@ -127,6 +138,10 @@ run_engine() {
         elif [ "$idle_lost" != 0 ]; then msg="$idle_lost of $idle_n echoes lost with the guest idle: the console path is broken"
         elif awk -v f="$flood_p99" -v b="$bound" 'BEGIN { exit !(f > b) }'; then
             msg="echo p99 $flood_p99 ms during the flood, bound $bound ms (idle p99 $idle_p99 ms, $flood_lost lost)"
+        elif [ -z "$reset_p90" ] || [ "${resets_n:-0}" -lt 3 ]; then
+            msg="L2 reported no reset times (${progress:-no progress line})"
+        elif awk -v r="$reset_p90" -v b=$RESET_P90_BOUND_MS 'BEGIN { exit !(r > b) }'; then
+            msg="resets p90 $reset_p90 ms (n=$resets_n, max $reset_max ms), bound $RESET_P90_BOUND_MS ms: the reset waits for the disk"
         elif [ "${reads:-0}" -lt 1 ] || [ "${writes:-0}" -lt 1 ] || [ "${acts:-0}" -lt 3 ]; then
             msg="the flood did not reach the disk: reads ${reads:-?}, writes ${writes:-?}, activations ${acts:-?}"
         fi

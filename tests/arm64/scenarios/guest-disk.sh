@@ -2,18 +2,27 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # guest-disk: the guest scripts/make-guest.sh makes (Debian 12, systemd)
 # boots under kvmmio from its --disk, as docs/usage.md ("Your first guest")
-# tells a user to boot it: the tap made beforehand with 10.0.0.1/24, then
-# kvmmio run --kernel Image --initrd initrd.img --disk debian.img --cpus 2
-# --mem 1G --cmdline "root=/dev/vda rw" --net tap=kvmtap0 (the console=
-# word is kvmmio's default: ttyAMA0, or hvc0 with --console virtio).
+# tells a user to boot it: `kvmmio network create` (the NAT network
+# kvmnat0, 192.168.123.0/24, with dnsmasq), then kvmmio run --kernel Image
+# --initrd initrd.img --disk debian.img --cpus 2 --mem 1G --cmdline
+# "root=/dev/vda rw" --net tap=kvmtap0,bridge=kvmnat0 (the console= word
+# is kvmmio's default: ttyAMA0, or hvc0 with --console virtio).
 # Then, on the console, as a user would: root logs in at the login prompt
 # with KVMMIO_GUEST_PASSWORD (make-guest.sh locks root without a password;
 # guest-disk-test.sh makes the guest with one and sets it), systemd
-# reports the system running (not degraded), eth0 has 10.0.0.2/24 and L1 pings it, iperf3 and fio run in the guest; the
+# reports the system running (not degraded), the root file system fills
+# its disk (guest-disk-test.sh gives a copy 512 MiB larger than the
+# image: systemd-growfs grows it at boot), eth0 took an address of
+# 192.168.123.0/24 by DHCP, `kvmmio network list` shows that lease with the
+# guest's host name, the guest resolves a name of L1's /etc/hosts through
+# the DHCP server's DNS (systemd-resolved), L1 pings it and logs in over
+# ssh with the key in the boot tar (ssh-key; make-guest.sh --ssh-key), as
+# a user would, and runs a command; iperf3 and fio run in the guest; the
 # guest writes 4 MiB of random bytes to /root/kvmmio-cycle, syncs, prints
 # their md5 (cycle.md5 in the results), and `reboot`s: systemd unmounts,
-# the kernel asks for a reset, and kvmmio exits 3 with the stop reason
-# reset (it does not reboot in-process). tests/arm64/guest-disk-gicv3.test
+# the kernel asks for a reset, and kvmmio, run with --on-reboot exit (the
+# default would boot the guest again in place), exits 3 with the stop
+# reason reset. tests/arm64/guest-disk-gicv3.test
 # then checks the disk on the host: e2fsck finds the file system clean, and
 # the file holds those bytes (the write/sync/reboot/fsck cycle).
 # KVMMIO_GUEST_END=poweroff ends with `poweroff` instead (exit 0, stop
@@ -66,12 +75,16 @@ boot=$(l1_disk kvmmio-disk0) || fail "no disk kvmmio-disk0 (run.sh --disk: the t
 disk=$(l1_disk kvmmio-disk1) || fail "no disk kvmmio-disk1 (run.sh --disk: debian.img); see tests/arm64/guest-disk-gicv3.test"
 g=/tmp/guest
 mkdir -p $g
-tar -xf "$boot" -C $g Image initrd.img || fail "no Image and initrd.img in the tar on $boot"
-step "the guest: Image $(wc -c <$g/Image) bytes, initrd.img $(wc -c <$g/initrd.img) bytes, debian.img $(($(cat "/sys/block/${disk#/dev/}/size") / 2048)) MiB on $disk"
+tar -xf "$boot" -C $g Image initrd.img ssh-key || fail "no Image, initrd.img and ssh-key in the tar on $boot"
+disk_mib=$(($(cat "/sys/block/${disk#/dev/}/size") / 2048))
+step "the guest: Image $(wc -c <$g/Image) bytes, initrd.img $(wc -c <$g/initrd.img) bytes, debian.img $disk_mib MiB on $disk"
 
-ip=/usr/sbin/ip  # iproute2's (busybox's has no tuntap)
-$ip tuntap add kvmtap0 mode tap vnet_hdr
-$ip addr add 10.0.0.1/24 dev kvmtap0
+# The NAT network, as "Your first guest" has a user make it; a name in
+# L1's /etc/hosts, which its dnsmasq answers the guest.
+nat_prepare_l1
+echo "192.168.123.1 l1.kvmmio.test" >>/etc/hosts
+kvmmio network create >"$R/network.log" 2>&1 || fail "kvmmio network create: $(tr '\n' ' ' <"$R/network.log")"
+step "$(head -n 1 "$R/network.log")"
 
 # The console: kvmmio's stdin is a fifo this script writes lines into,
 # each after the guest has answered the one before (a program reading the
@@ -82,8 +95,8 @@ mkfifo $fifo
 : >"$con"
 t0=$(uptime_s)
 kvmmio run --kernel $g/Image --initrd $g/initrd.img --disk "$disk,device=on" --cpus "$cpus" --mem "$mem" \
-    --console "$console" --cmdline "root=/dev/vda rw" --net tap=kvmtap0 --stats "$R/guest.json" \
-    <$fifo >"$con" 2>"$R/guest.stderr" &
+    --console "$console" --cmdline "root=/dev/vda rw" --net tap=kvmtap0,bridge=kvmnat0 --stats "$R/guest.json" \
+    --on-reboot exit <$fifo >"$con" 2>"$R/guest.stderr" &
 pid=$!
 exec 3>$fifo
 since() { awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }'; }
@@ -108,14 +121,14 @@ guest() {
     echo "m $1 \$?" >&3
     wait_console "KVMMIO-G-$1: " "$2" || { stop; fail "the guest did not answer '$3' within $2 s (last console line: $(tail -n 1 "$con" | tr -d '\r'))"; }
 }
-# stop: kvmmio, L1's iperf3 server and the tap go (a run leaves nothing
-# behind for a scenario after it).
+# stop: kvmmio, L1's iperf3 server and the network go (a run leaves
+# nothing behind for a scenario after it).
 stop() {
     exec 3>&-
     kill $pid 2>/dev/null || true
     wait $pid 2>/dev/null || true
     pkill -x iperf3 2>/dev/null || true
-    $ip link del kvmtap0 2>/dev/null || true
+    kvmmio network delete >/dev/null 2>&1 || true
 }
 
 step "kvmmio boots the guest (--cpus $cpus --mem $mem --console $console, console=$tty); waiting for the login prompt (systemd under nested TCG: minutes)"
@@ -153,18 +166,40 @@ guest FAILED 60 'm FAILED-UNITS "$(systemctl --failed --plain --no-legend | tr "
 # shellcheck disable=SC2016
 guest BOOT 60 'm BOOT-TIME "$(systemd-analyze time | head -n 1)"'
 # shellcheck disable=SC2016
-guest INFO 60 'm ETH0 "$(ip -br addr show eth0 | tr -s " ")"; m ROOT "$(findmnt -n -o SOURCE,FSTYPE,OPTIONS /)"; m KERNEL "$(uname -r)"; m FREE "$(df -h / | tail -n 1 | tr -s " ")"'
+guest INFO 60 'm ETH0 "$(ip -br addr show eth0 | tr -s " ")"; m ROOT "$(findmnt -n -o SOURCE,FSTYPE,OPTIONS /)"; m KERNEL "$(uname -r)"; m FREE "$(df -h / | tail -n 1 | tr -s " ")"; m ROOT-KIB "$(df -k / | tail -n 1 | tr -s " " | cut -d" " -f2)"'
 step "the guest: systemd $state; $(marker BOOT-TIME); eth0 $(marker ETH0); / $(marker ROOT)"
 
-step "L1 pings the guest over the tap"
-ping_out=$(ping -c 5 -W 5 10.0.0.2 2>&1 | tail -n 2 | tr '\n' ' ') || true
-step "ping 10.0.0.2: $ping_out"
+# The guest's lease, as a user finds it: kvmmio network list's line with
+# its host name.
+i=0 lease=''
+while [ -z "$lease" ] && [ $i -lt 60 ]; do
+    lease=$(kvmmio network list 2>/dev/null | awk '$1 == "lease" && $4 == "kvmmio-guest" { print $2; exit }')
+    [ -n "$lease" ] || { sleep 1; i=$((i + 1)); }
+done
+kvmmio network list >"$R/network-list.txt" 2>&1 || true
+step "kvmmio network list: the guest's lease ${lease:-(none)}"
+addr=${lease:-192.168.123.0}
+# shellcheck disable=SC2016
+guest DNS 60 'm RESOLVED "$(getent hosts l1.kvmmio.test | tr -s " ")"'
+
+step "L1 pings the guest, then logs in over ssh with the key"
+ping_out=$(ping -c 5 -W 5 "$addr" 2>&1 | tail -n 2 | tr '\n' ' ') || true
+step "ping $addr: $ping_out"
+chmod 600 $g/ssh-key
+ssh=$(command -v ssh || echo /tools/ssh)  # the tools disk's (run.sh --tools)
+ssh_status=0
+# shellcheck disable=SC2016 # the guest's shell expands it
+timeout 120 "$ssh" -i $g/ssh-key -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+    -o ConnectTimeout=60 -o LogLevel=ERROR "root@$addr" 'echo "$(hostname) $(id -un) $(systemctl is-system-running)"' \
+    >"$R/ssh.out" 2>"$R/ssh.err" || ssh_status=$?
+ssh_out=$(tr -d '\r' <"$R/ssh.out" | tail -n 1)
+step "ssh root@$addr: status $ssh_status, '$ssh_out'"
 
 step "iperf3 from the guest to L1 (5 s), then fio in the guest"
 iperf3 -s -D -1 -p 5201 >/dev/null 2>&1 || true
 sleep 1
 # shellcheck disable=SC2016
-guest IPERF 180 'iperf3 -c 10.0.0.1 -t 5 | tail -n 4'
+guest IPERF 180 'iperf3 -c 192.168.123.1 -t 5 | tail -n 4'
 # A small random read/write job through the file system (O_DIRECT, libaio):
 # the disk under load, not a measurement (nested TCG).
 # shellcheck disable=SC2016
@@ -200,9 +235,10 @@ flushes=$(device_counter "$R/guest.json" disk0 flushes)
     echo "console $console ($tty): login prompt after ${login_s} s: $issue / $prompt"
     echo "systemd: $state; failed units: $(marker FAILED-UNITS)"
     echo "boot: $(marker BOOT-TIME)"
-    echo "kernel $(marker KERNEL); / $(marker ROOT); df $(marker FREE)"
-    echo "eth0: $(marker ETH0)"
+    echo "kernel $(marker KERNEL); / $(marker ROOT); df $(marker FREE) ($(marker ROOT-KIB) KiB on a disk of $disk_mib MiB)"
+    echo "eth0: $(marker ETH0); lease ${lease:-none}; l1.kvmmio.test resolves to '$(marker RESOLVED)'"
     echo "ping from L1: $ping_out"
+    echo "ssh from L1: status $ssh_status, '$ssh_out' $(head -c 200 "$R/ssh.err" | tr '\n' ' ')"
     echo "iperf3 (guest to L1):"
     grep -a -E 'sender|receiver' "$con" | tr -d '\r' | sed 's/^/  /'
     echo "fio:"
@@ -218,8 +254,14 @@ while read -r line; do step "$line"; done <"$R/summary.txt"
 scenario_name=guest-disk
 msg=''
 if [ "$state" != running ]; then msg="systemd is '$state', not running; failed units: $(marker FAILED-UNITS)"
-elif ! marker ETH0 | grep -q '10\.0\.0\.2/24'; then msg="eth0 has not 10.0.0.2/24: $(marker ETH0)"
+elif ! marker ETH0 | grep -q '192\.168\.123\.[0-9]*/24'; then msg="eth0 has no address of 192.168.123.0/24 (DHCP): $(marker ETH0)"
+elif ! root_kib=$(marker ROOT-KIB) || ! [ "$root_kib" -ge $((disk_mib * 1024 * 90 / 100)) ] 2>/dev/null; then
+    msg="the root file system has '$root_kib' KiB on a disk of $disk_mib MiB: not grown to the disk (x-systemd.growfs)"
+elif [ -z "$lease" ]; then msg="kvmmio network list shows no lease of kvmmio-guest: $(tr '\n' ' ' <"$R/network-list.txt")"
+elif ! marker ETH0 | grep -q "$lease/24"; then msg="the lease $lease is not eth0's address: $(marker ETH0)"
+elif [ "$(marker RESOLVED)" != "192.168.123.1 l1.kvmmio.test" ]; then msg="the guest resolved l1.kvmmio.test to '$(marker RESOLVED)', not 192.168.123.1 (DNS through the DHCP server)"
 elif ! echo "$ping_out" | grep -q ' 0% packet loss'; then msg="L1 could not ping the guest: $ping_out"
+elif [ "$ssh_status" != 0 ] || [ "$ssh_out" != "kvmmio-guest root running" ]; then msg="ssh root@$lease with the key: status $ssh_status, '$ssh_out' ($(head -c 300 "$R/ssh.err" | tr '\n' ' '))"
 elif [ "$(marker IPERF)" != 0 ]; then msg="iperf3 in the guest failed (status $(marker IPERF))"
 elif [ "$(marker FIO)" != 0 ]; then msg="fio in the guest failed (status $(marker FIO))"
 elif ! grep -aq 'write: IOPS=' "$con"; then msg="fio printed no write IOPS"

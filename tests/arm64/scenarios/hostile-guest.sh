@@ -50,7 +50,7 @@ mkfifo "$fifo"
 tr -d '\000' <"$fifo" >"$R/hostile.console" &
 reader=$!
 kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 384M --cpus 2 --console virtio \
-    --net tap=kvmh0,vhost=off,mac=$GUEST_MAC --net tap=kvmh1,vhost=off --stats "$R/hostile.json" \
+    --on-reboot exit --net tap=kvmh0,vhost=off,mac=$GUEST_MAC --net tap=kvmh1,vhost=off --stats "$R/hostile.json" \
     --cmdline-replace "console=ttyAMA0 earlycon $L2_ARGS mem=160M kvmmio.l2test=hostile kvmmio.reserved=0x4a000000,0x8000000" \
     </dev/null >"$fifo" 2>"$R/hostile.stderr" &
 pid=$!

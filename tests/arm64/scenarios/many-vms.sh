@@ -74,7 +74,7 @@ t0=$(uptime_s)
 for i in $(seq_vms); do
     : >"$R/vm$i.console"
     timeout $VM_LIMIT kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem "$MEM" --cpus 1 \
-        --rng off --net "tap=kvmvm$i,$SPEC,bridge=$BR" --api-socket "/tmp/many-vm$i.sock" --stats "$R/vm$i.json" \
+        --rng off --on-reboot exit --net "tap=kvmvm$i,$SPEC,bridge=$BR" --api-socket "/tmp/many-vm$i.sock" --stats "$R/vm$i.json" \
         --cmdline-replace "console=ttyAMA0 $L2_ARGS kvmmio.l2test=serve kvmmio.ip=$(guest_ip "$i")" \
         </dev/null >"$R/vm$i.console" 2>"$R/vm$i.log" &
     echo $! >"/tmp/many-vm$i.pid"

@@ -7,6 +7,9 @@
 # benchmark, not a test: its tables are docs/benchmarks.md's "Start-up";
 # scripts/main.sh runs it after net-compare.
 #   KVMMIO_STARTUP_REPEATS  interleaved repeats (default 5)
+#   KVMMIO_STARTUP_RNG=1    also kvmmio with its virtio-rng device
+#                           (startup.sh --rng-too): the entropy device's
+#                           cost to the boot
 #   KVMMIO_STARTUP_VMMS     NAME=FILE,...: time these kvmmio builds side by
 #                           side instead of L1's own (startup.sh --vmm), each
 #                           FILE on the squashfs image given as run.sh's
@@ -32,11 +35,13 @@ if [ -n "${KVMMIO_STARTUP_VMMS:-}" ]; then
         vmms="$vmms --vmm ${v%%=*}=/vmms/${v#*=}"
     done
 fi
+rng_too=''
+[ "${KVMMIO_STARTUP_RNG:-0}" != 1 ] || rng_too=--rng-too
 # QEMU from the tools disk (run.sh attaches it; L1 mounts it at /tools).
 [ -x /tools/qemu-system-aarch64 ] || fail "no /tools/qemu-system-aarch64: the start-up table needs the tools disk (run.sh --tools; prepare.sh makes tools.img)"
 step "start-up: kvmmio against QEMU and boot_floor, to the guest's init, ${KVMMIO_STARTUP_REPEATS:-5} repeats, vGICv$KVMMIO_L1_GIC"
 # shellcheck disable=SC2086 # $vmms: options, words without spaces
 startup.sh --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --out "$KVMMIO_RESULTS" \
     --repeats "${KVMMIO_STARTUP_REPEATS:-5}" --gic "$KVMMIO_L1_GIC" --tap kvmstart0 \
-    --qemu /tools/qemu-system-aarch64 $vmms ||
+    --qemu /tools/qemu-system-aarch64 $vmms $rng_too ||
     fail "startup.sh failed (status $?)"

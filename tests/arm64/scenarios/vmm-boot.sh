@@ -8,7 +8,14 @@
 #                 PSCI SYSTEM_OFF); kvmmio exits 0. L2 has an rtc0 (the
 #                 PL031), and it and L2's clock, set from it at boot, are
 #                 within 2 s of L1's clock (hvc-cpus2 checks the same)
-#   reset         L2 runs reboot -f (PSCI SYSTEM_RESET); kvmmio exits 3
+#   reset         2 vCPUs, a disk and a virtio-net (userspace backend), as
+#                 --user 65534 --group 65534, --on-reboot restart (the
+#                 default; the other cases pass exit): L2 marks the disk and runs reboot -f
+#                 (PSCI SYSTEM_RESET); the same kvmmio, confined and
+#                 unprivileged, boots it again (READY twice), where L2
+#                 reads the mark through virtio-blk, has both CPUs online
+#                 and its eth0, and powers off: exit 0, stats reboots 1
+#   reset-exit    --on-reboot exit: L2 runs reboot -f; kvmmio exits 3
 #   sigterm       kvmmio gets SIGTERM while L2 runs; it has stopped the VM
 #                 (final stats written) within 1 s and exits 143
 #   unprivileged  --user 65534 --group 65534: while L2 runs, kvmmio's real,
@@ -46,6 +53,22 @@
 #                 the entropy device (on by default) is L2's hw_random
 #                 source (rng_current virtio_rng.N) and a 64-byte read of
 #                 /dev/hwrng gets 64 bytes, which rng0 served
+#   vsock         --vsock cid=3 (--name vsock-a, --rng off, 1 vCPU): L2 reads
+#                 its CID (3); L1 (the host, CID 2) connects to L2's port
+#                 5001 and L2 to L1's port 5000, each connection moving
+#                 1 MiB of a checked pattern each way through vhost-vsock;
+#                 meanwhile a second kvmmio asking for CID 3 is refused
+#                 (exit 2) naming vsock-a. L2 then reloads its driver (a
+#                 reset and a second activation: activations 2), reads CID
+#                 3 again and moves 1 MiB each way once more to L1;
+#                 kvmmio's open fds are as many after as before. The
+#                 bypass, from --stats: vsock0
+#                 saw no trapped notify and injected or relayed no
+#                 interrupt (vhost used the ioeventfds and the irqfd), its
+#                 only polled notifies are the event queue's (Linux's one
+#                 at probe), no register read exited (the mirror), and the
+#                 event loop woke fewer than 64 times in the whole run
+#                 (6 MiB is at least 1536 packets of 4 KiB)
 #   disk-kill     L2 writes 1 MiB with fsync, says so, and kvmmio is then
 #                 killed with SIGKILL: the image holds the MiB (a FLUSH is
 #                 answered only after the data is in the file); a second
@@ -115,12 +138,13 @@ check_stats() {
 # (stdin from STDIN, default the scenario's /dev/null; --console CONSOLE,
 # default serial, with L2's console on ttyAMA0, or hvc0 for virtio...),
 # output in $R/NAME.* (stats in $STATS if set), more options in $EXTRA;
+# --on-reboot $ON_REBOOT, default exit (tests/arm64/lib.sh says why);
 # sets $pid.
 boot() {
     : >"$R/$1.console"
     case ${5:-serial} in serial*) tty=ttyAMA0 ;; *) tty=hvc0 ;; esac
     kvmmio run --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --mem 256M --cpus "$2" --gic auto \
-        --console "${5:-serial}" \
+        --console "${5:-serial}" --on-reboot "${ON_REBOOT:-exit}" \
         --cmdline-replace "console=$tty earlycon $L2_ARGS kvmmio.l2test=$3" --stats "${STATS:-$R/$1.json}" \
         ${EXTRA:-} <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
     pid=$!
@@ -212,17 +236,48 @@ run_poweroff() {
 }
 
 run_reset() {
-    step "L2 reboots (PSCI SYSTEM_RESET): kvmmio exits 3"
+    step "L2 reboots (PSCI SYSTEM_RESET): kvmmio boots it again in place"
+    img=/tmp/vmm-boot-reboot.img d=/tmp/kvmmio-reboot
+    rm -f "$img"
+    dd if=/dev/zero of="$img" bs=64k count=16 2>/dev/null
+    mkdir -p "$d" && chmod 1777 "$d"  # the --stats file's directory: the user writes it
     t0=$(uptime_s)
-    boot reset 1 reboot
+    ON_REBOOT=restart STATS=$d/reset.json EXTRA="--disk $img --net tap=kvmreboot0,vhost=off --user 65534 --group 65534" \
+        boot reset 2 reboot-once
+    finish 300
+    cp "$d/reset.json" "$R/reset.json" 2>/dev/null || true
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    out=$R/reset.console j=$R/reset.json msg=''
+    readies=$(grep -c KVMMIO-L2-READY "$out")
+    reboots=$(stats_value "$j" reboots)
+    echo "reset: kvmmio exit $status after $t s; L2 ready $readies time(s); reboots ${reboots:-?};" \
+        "$(grep -h KVMMIO-L2-REBOOTED "$out" || echo 'no second boot')"
+    if [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/reset.stderr" | tr '\n"' ' _'))"
+    elif ! grep -Eq 'KVMMIO-L2-REBOOT($|[^E])' "$out"; then msg="L2 never got to reboot -f"
+    elif [ "$readies" != 2 ]; then msg="L2 reached /init $readies time(s), not 2 (once, then after the reboot)"
+    elif ! grep -q "KVMMIO-L2-REBOOTED: cpus 2 net eth0" "$out"; then
+        msg="after the reboot L2 did not find its disk's mark with 2 CPUs and eth0: $(grep KVMMIO-L2-REBOOTED "$out" || echo 'no KVMMIO-L2-REBOOTED')"
+    elif [ "$reboots" != 1 ]; then msg="stats: reboots is ${reboots:-missing}, not 1"
+    elif ! grep -q 'booting it again in place (reboot 1)' "$R/reset.stderr"; then msg="kvmmio did not log the reboot"
+    elif ! err=$(check_stats "$j" 2 0 poweroff); then msg=$err
+    fi
+    rm -f "$img"
+    record reset "$t" "$msg"
+}
+
+run_reset_exit() {
+    step "L2 reboots under --on-reboot exit: kvmmio exits 3"
+    t0=$(uptime_s)
+    ON_REBOOT=exit boot reset-exit 1 reboot
     finish 180
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
     msg=''
     if [ "$status" != 3 ]; then msg="kvmmio exit status $status, not 3"
-    elif ! grep -q KVMMIO-L2-REBOOT "$R/reset.console"; then msg="L2 never got to reboot -f"
-    elif ! err=$(check_stats "$R/reset.json" 1 3 reset); then msg=$err
+    elif ! grep -q KVMMIO-L2-REBOOT "$R/reset-exit.console"; then msg="L2 never got to reboot -f"
+    elif [ "$(stats_value "$R/reset-exit.json" reboots)" != 0 ]; then msg="stats: reboots is not 0"
+    elif ! err=$(check_stats "$R/reset-exit.json" 1 3 reset); then msg=$err
     fi
-    record reset "$t" "$msg"
+    record reset-exit "$t" "$msg"
 }
 
 run_sigterm() {
@@ -589,6 +644,85 @@ run_disk() {
     record disk "$t" "$msg"
 }
 
+# vsock: host (L1) and guest (L2) over AF_VSOCK, both ways, the data moved
+# by L1's vhost-vsock; the VMM's share is counted from --stats.
+run_vsock() {
+    step "kvmmio --vsock: L1 and L2 move 1 MiB each way on two AF_VSOCK connections through vhost-vsock"
+    bytes=1048576
+    t0=$(uptime_s)
+    mkdir -p /run  # named VMs keep their directories in /run/kvmmio
+    # L2 connects to the host's port 5000 once L1 has been to its 5001,
+    # and again after it reloaded its driver.
+    { vsock_probe listen 5000 "$bytes" 240; vsock_probe listen 5000 "$bytes" 120; } >"$R/vsock.l1-listen" 2>&1 &
+    listener=$!
+    EXTRA="--vsock cid=3 --rng off --name vsock-a" boot vsock 1 vsock
+    msg='' out='' in_use=''
+    if ! wait_for "$R/vsock.console" KVMMIO-L2-VSOCK-LISTENING 180; then
+        msg="L2 never listened on vsock port 5001 ($(grep KVMMIO-L2-ERROR "$R/vsock.console" | head -n 1 | tr '\r\n' '  ')$(tail -n 2 "$R/vsock.stderr" | tr '\n"' ' _'))"
+    else
+        # A second VM wanting the same CID: refused at start, naming vsock-a.
+        in_use=$(expect_setup_error vsock-in-use "CID 3 is in use by the VM vsock-a" --mem 64M --vsock cid=3) || true
+        fds0=$(ls "/proc/$pid/fd" | wc -l)
+        out=$(vsock_probe connect 3 5001 "$bytes" 120 2>&1)
+        # After the reload and the transfer that follows: the same fds
+        # (a reset leaks none), read while L2 waits to power off.
+        wait_for "$R/vsock.console" KVMMIO-L2-VSOCK-DONE 120 || true
+        fds1=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+        vsock_probe connect 3 5002 0 30 >/dev/null 2>&1 || true  # L2 may power off now
+    fi
+    finish 180
+    # Done by now when L2 got through; else it would wait out its 240 s.
+    kill "$listener" 2>/dev/null || true
+    wait "$listener" || true
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    c=$R/vsock.console j=$R/vsock.json
+    ok="vsock_probe: ok sent $bytes received $bytes"
+    # (No stats file when kvmmio failed to start: the counters stay empty.)
+    trapped=$(device_counter "$j" vsock0 notifies_trapped || true) polled=$(device_counter "$j" vsock0 notifies_polled || true)
+    injected=$(device_counter "$j" vsock0 interrupts_injected || true)
+    relayed=$(device_counter "$j" vsock0 interrupts_relayed || true)
+    event=$(device_counter "$j" vsock0 event_notifies || true) acts=$(device_counter "$j" vsock0 activations || true)
+    verrs=$(device_counter "$j" vsock0 vhost_errors || true) exited=$(device_counter "$j" vsock0 register_reads || true)
+    mirror=$(device_counter "$j" vsock0 regs_mirror || true) wakeups=$(stats_value "$j" event_loop_wakeups || true)
+    echo "vsock: L2's CID '$(l2_marker "$c" VSOCK-CID)'; L1 -> L2:5001: $out; L2 -> L1:5000: $(tr '\n' '/' <"$R/vsock.l1-listen")"
+    echo "vsock: L2's side: in '$(l2_marker "$c" VSOCK-IN)', out '$(l2_marker "$c" VSOCK-OUT)';" \
+        "after a driver reload: CID '$(l2_marker "$c" VSOCK-CID-AGAIN)', out '$(l2_marker "$c" VSOCK-AGAIN)';" \
+        "kvmmio's open fds ${fds0:-?} before, ${fds1:-?} after"
+    echo "vsock: vsock0 notifies_trapped ${trapped:-?} notifies_polled ${polled:-?} (event queue ${event:-?})" \
+        "interrupts_injected ${injected:-?} interrupts_relayed ${relayed:-?} activations ${acts:-?}" \
+        "vhost_errors ${verrs:-?} register reads that exited ${exited:-?} (regs_mirror ${mirror:-?});" \
+        "event_loop_wakeups ${wakeups:-?} in the whole run"
+    if [ -n "$msg" ]; then :
+    elif [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/vsock.stderr" | tr '\n"' ' _'))"
+    elif grep -q KVMMIO-L2-ERROR "$c"; then msg="L2: $(grep KVMMIO-L2-ERROR "$c" | head -n 2 | tr '\r\n' '  ')"
+    elif [ -n "$in_use" ]; then msg=$in_use
+    elif [ "$(l2_marker "$c" VSOCK-CID)" != 3 ]; then msg="L2's CID is '$(l2_marker "$c" VSOCK-CID)', not 3"
+    elif [ "$out" != "$ok peer CID 3" ]; then msg="L1 to L2's port 5001: '$out'"
+    elif [ "$(l2_marker "$c" VSOCK-IN)" != "$ok peer CID 2" ]; then msg="L2's listener: '$(l2_marker "$c" VSOCK-IN)'"
+    elif [ "$(l2_marker "$c" VSOCK-OUT)" != "$ok peer CID 2" ]; then msg="L2 to L1's port 5000: '$(l2_marker "$c" VSOCK-OUT)'"
+    elif [ "$(l2_marker "$c" VSOCK-CID-AGAIN)" != 3 ]; then msg="after the reload L2's CID is '$(l2_marker "$c" VSOCK-CID-AGAIN)'"
+    elif [ "$(l2_marker "$c" VSOCK-AGAIN)" != "$ok peer CID 2" ]; then
+        msg="after the reload, L2 to L1's port 5000: '$(l2_marker "$c" VSOCK-AGAIN)'"
+    elif [ "$(tr '\n' '/' <"$R/vsock.l1-listen")" != "$ok peer CID 3/$ok peer CID 3/" ]; then
+        msg="L1's listener: '$(tr '\n' '/' <"$R/vsock.l1-listen")'"
+    elif [ -z "${fds0:-}" ] || [ "$fds0" != "${fds1:-}" ]; then msg="kvmmio had ${fds0:-?} fds open before the reload and ${fds1:-?} after"
+    elif ! err=$(check_stats "$j" 1 0 poweroff); then msg=$err
+    elif [ "$trapped" != 0 ]; then msg="vsock0 trapped ${trapped:-?} notifies: vhost-vsock's kicks should all go through the ioeventfds"
+    elif [ "$injected" != 0 ] || [ "$relayed" != 0 ]; then
+        msg="vsock0 injected ${injected:-?} and relayed ${relayed:-?} interrupts: vhost-vsock should write the irqfd itself"
+    elif [ "${polled:-99}" -gt $((${event:-0} - ${acts:-0})) ]; then
+        # event_notifies has the transport's one per DRIVER_OK besides the guest's.
+        msg="vsock0 polled ${polled:-?} notifies, more than its event queue's $((${event:-0} - ${acts:-0})): a data queue's notify reached the VMM"
+    elif [ "${polled:-99}" -gt 4 ]; then msg="vsock0 polled ${polled:-?} notifies: more than the event queue's fill at probe"
+    elif [ "$acts" != 2 ] || [ "$verrs" != 0 ]; then
+        msg="vsock0 activations ${acts:-?} (not 2: boot and reload), vhost_errors ${verrs:-?} (not 0)"
+    elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of vsock0 exited on the mirror"
+    elif [ "${wakeups:-999}" -ge 64 ]; then
+        msg="the event loop woke ${wakeups:-?} times in a run that moved 6 MiB over vsock: the VMM is in its data path"
+    fi
+    record vsock "$t" "$msg"
+}
+
 # SIGKILL right after the guest's fsync returned: whatever kvmmio had
 # acknowledged must already be in the image, since nothing of kvmmio's
 # runs after a SIGKILL. A second kvmmio on the image (with the bad-guest
@@ -699,7 +833,7 @@ run_setup_errors() {
 # CPU or GIC, and the 16 KiB-page L1 runs them; the board leaves out what
 # its root cannot run, e.g. background without tmux).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
-cases=" cpus1 cpus2 reset sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk disk-kill api names background "
+cases=" cpus1 cpus2 reset reset-exit sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk vsock disk-kill api names background "
 for c in $skip; do
     case $cases in
     *" $c "*) ;;
@@ -715,6 +849,7 @@ case_wanted() {
 ! case_wanted cpus1 || run_poweroff 1
 ! case_wanted cpus2 || run_poweroff 2
 ! case_wanted reset || run_reset
+! case_wanted reset-exit || run_reset_exit
 ! case_wanted sigterm || run_sigterm
 ! case_wanted unprivileged || run_unprivileged
 ! case_wanted console-input || run_console_input
@@ -723,6 +858,7 @@ case_wanted() {
 ! case_wanted hvc-cpus2 || run_poweroff 2 virtio
 ! case_wanted hvc-v1-input || run_hvc_input
 ! case_wanted disk || run_disk
+! case_wanted vsock || run_vsock
 ! case_wanted disk-kill || run_disk_kill
 ! case_wanted api || run_api
 ! case_wanted names || run_names
