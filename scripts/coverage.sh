@@ -64,7 +64,12 @@ if [ -z "$lines" ]; then
     exit 1
 fi
 echo "coverage: ${lines} of the lines of base/ kvm/ hw/ vmm/ include/ (functions ${functions:-?}) by the host tests; floor ${floor}% ($build/coverage.txt)"
-if ((status != 0)); then
+# gcovr's status 2 is --fail-under-line's; any other is its own failure.
+if ((status == 2)); then
     echo "coverage.sh: line coverage ${lines} is below the floor of ${floor}%" >&2
+    exit 1
+elif ((status != 0)); then
+    tail -n 20 summary.txt >&2
+    echo "coverage.sh: gcovr failed (status $status; above, the end of $build/summary.txt)" >&2
     exit 1
 fi

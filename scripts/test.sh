@@ -48,8 +48,12 @@
 #      written, synced and checked by e2fsck after a reboot), beside the
 #      board's boot (-gicv3.test, the same on GICv3, runs by hand: both
 #      together cost CI a boot of 2-3 min that the GIC does not change),
-#  10. prints where the real-KVM coverage came from, then one closing line:
-#      "N passed, N failed, N skipped" over every test case.
+#  10. prints one line per phase ("make check: passed: ...", "coverage:",
+#      "debs:", "fuzz:", "main job:", "board rehearsal:", "guest disk:",
+#      each "FAILED (...)" with its status and log when it failed, so a log
+#      kept only at its end still names the phase), where the real-KVM
+#      coverage came from, then one closing line: "N passed, N failed,
+#      N skipped" over every GoogleTest case.
 #
 # The host's /dev/kvm is optional: where it is absent the host KVM tests skip
 # with that one reason; where it exists it must run a guest, or they fail.
@@ -355,6 +359,10 @@ fi
 [ $check_status -eq 0 ] || tail -n 80 test-suite.log 2>/dev/null || true
 unset GTEST_OUTPUT
 phase_done "make check"
+# automake's own count, every test script included (the closing tally
+# counts GoogleTest cases only), for the closing lines.
+check_line="make check: $( ( [ $check_status -eq 0 ] && echo passed ) || echo "FAILED (status $check_status)"):$(
+  sed -n 's/^# \(TOTAL\|PASS\|SKIP\|FAIL\|ERROR\): *\([0-9]*\)/ \2 \L\1,/p' test-suite.log 2>/dev/null | paste -sd '' | sed 's/,$//')"
 
 # The two background preparations get the whole machine from here on.
 background_after_check
@@ -366,23 +374,34 @@ if [ $coverage = 1 ]; then
   else
     coverage_line=$("$src/scripts/coverage.sh" "${build}-coverage") || coverage_status=$?
   fi
+  [ $coverage_status -eq 0 ] || coverage_line="coverage: FAILED (status $coverage_status; scripts/coverage.sh's reason above): ${coverage_line#coverage: }"
   echo "$coverage_line"
   phase_done coverage
 fi
 
-dist_status=0
+dist_status=0 debs_line=''
 if [ $debs = 1 ] && [ $check_status -eq 0 ]; then
   # Bounded: a hung build or installcheck must fail the run, not stall it.
   timeout --kill-after=30 "${KVMMIO_DEBS_TIMEOUT:-1500}" "$src/scripts/build-debs.sh" "$build" "$build/debs" --check ||
     dist_status=$?
   [ $dist_status -ne 124 ] || echo "test.sh: the Debian packages were not built in ${KVMMIO_DEBS_TIMEOUT:-1500} s" >&2
   phase_done debs
+  if [ $dist_status -eq 0 ]; then
+    debs_line="debs: passed (scripts/build-debs.sh --check: $(ls "$build/debs"/*.deb | sed 's|.*/||' | paste -sd ' '))"
+  else
+    debs_line="debs: FAILED (status $dist_status; scripts/build-debs.sh --check, log $build/debs/build.log)"
+  fi
 fi
 
-fuzz_status=0
+fuzz_status=0 fuzz_line=''
 if [ $fuzz = 1 ]; then
   "$src/scripts/fuzz.sh" "${KVMMIO_FUZZ_SECONDS:-45}" || fuzz_status=$?
   phase_done fuzz
+  if [ $fuzz_status -eq 0 ]; then
+    fuzz_line="fuzz: passed (${KVMMIO_FUZZ_SECONDS:-45} s a target, no finding)"
+  else
+    fuzz_line="fuzz: FAILED (status $fuzz_status; a finding's input is in ${KVMMIO_FUZZ_BUILD:-$src/build-fuzz}/artifacts)"
+  fi
 fi
 
 # The README's main-job command, on this build (main.sh finds it up to
@@ -519,7 +538,10 @@ fi
 echo "test.sh: $(budget_close)"
 # Where the real-KVM coverage came from, then one closing line, alone, over
 # every GoogleTest case that ran, native and arm64.
+echo "$check_line"
 [ -z "$coverage_line" ] || echo "$coverage_line"
+[ -z "$debs_line" ] || echo "$debs_line"
+[ -z "$fuzz_line" ] || echo "$fuzz_line"
 [ -z "$main_line" ] || echo "$main_line"
 [ -z "$board_line" ] || echo "$board_line"
 [ -z "$guest_line" ] || echo "$guest_line"
