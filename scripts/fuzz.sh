@@ -18,6 +18,8 @@
 #   block         virtio-blk on a small image file, with its I/O worker
 #   control_request  the control socket's request parser and dispatcher
 #                 (--api-socket), behind a fake machine
+#   vhost_user    the vhost-user front end's set-up against a backend whose
+#                 every reply is the input
 # New inputs are collected in BUILDDIR/corpus/TARGET, not in the repository;
 # --update-corpus merges the interesting ones into fuzz/corpus/TARGET/.
 # BUILDDIR is $KVMMIO_FUZZ_BUILD, default build-fuzz in the repository;
@@ -28,7 +30,7 @@ seconds=60 update=0
 for a in "$@"; do
   case $a in
     --update-corpus) update=1 ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^# KVMMIO_FUZZ_RSS_LIMIT_MB/p' "$0"; exit 0 ;;
     *[!0-9]* | "") echo "fuzz.sh: unknown argument $a (see --help)" >&2; exit 2 ;;
     *) seconds=$a ;;
   esac
@@ -58,6 +60,8 @@ sources_of() {
     control_request) echo "$src/fuzz/control_request_fuzz.cc" "$src"/base/*.cc \
               "$src/vmm/control_protocol.cc" "$src/vmm/stats.cc" "$src/vmm/footprint.cc" \
               "$src/vmm/power_key.cc" "$src/hw/gpio/pl061.cc" ;;
+    vhost_user) echo "$src/fuzz/vhost_user_fuzz.cc" "$src"/base/*.cc "$src/kvm/guest_memory.cc" \
+              "$src/hw/vhost/vhost_user_protocol.cc" "$src/hw/vhost/vhost_user.cc" ;;
   esac
 }
 
@@ -123,7 +127,7 @@ fuzz_target() {
 }
 
 # The targets at once, each one's output kept apart and printed whole.
-targets=(virtio_mmio device block control_request) pids=()
+targets=(virtio_mmio device block control_request vhost_user) pids=()
 mkdir -p "$build"
 build_targets "${targets[@]}" || { echo "fuzz.sh: the fuzz targets did not build" >&2; exit 1; }
 for target in "${targets[@]}"; do
