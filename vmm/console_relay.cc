@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
@@ -105,7 +106,14 @@ void ConsoleRelay::on_device_output() {
   }
   const auto n = static_cast<size_t>(r);
   const int to = peer();
-  if (to < 0) return dropped_output(n, "no client connected");
+  if (to < 0) {
+    counters_.output_dropped += n;
+    if (!std::exchange(told_no_client_, true))
+      KVMMIO_LOG_INFO("console %s: no client connected: the guest's output is dropped until one connects "
+                      "(counted in --stats)",
+                      path_.c_str());
+    return;
+  }
   // MSG_NOSIGNAL: a client that left is an error return, not SIGPIPE.
   const ssize_t w = pty_master_ ? ::write(to, buf, n) : ::send(to, buf, n, MSG_NOSIGNAL);
   if (w > 0) counters_.output_bytes += static_cast<uint64_t>(w);
@@ -159,6 +167,7 @@ void ConsoleRelay::on_connection() {
     return;
   }
   client_ = std::move(c);
+  told_no_client_ = false;
   ++counters_.connections;
   peer_watch_ = loop_->watch(client_.get(), [this] { on_peer_input(); });
   if (const uint64_t k = client_log_.next())

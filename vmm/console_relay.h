@@ -115,6 +115,11 @@ class ConsoleRelay {
   UniqueFd client_;
   ConsoleRelayCounters counters_;
   LogLimit output_drop_log_, input_drop_log_, refused_log_, client_log_;
+  // Output dropped for want of a client is said once per wait for one
+  // (a VM started in the background with a console socket nobody attaches
+  // to drops its whole boot log, which the rate limit alone would still
+  // print a line of every 1000 writes); set again when a client connects.
+  bool told_no_client_ = false;
   EventLoop* loop_ = nullptr;
   // Last: dropped first, so no callback runs on a half-destroyed relay.
   EventLoop::Registration output_watch_, peer_watch_, listen_watch_;

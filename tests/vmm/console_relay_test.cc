@@ -12,11 +12,15 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "../virtio/harness.h"
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/base/unique_fd.h"
 #include "test_files.h"
 #include "vmm/console_relay.h"
@@ -192,6 +196,50 @@ TEST(ConsoleSocket, ClientsComeAndGoOneAtATime) {
   loop.flush();
   EXPECT_EQ(relay.counters().output_bytes.load(), 14u);
   EXPECT_EQ(relay.counters().input_bytes.load(), 5u);
+  relay.stop();
+}
+
+// A VM in the background whose console socket nobody attaches to drops
+// its whole boot log: that is said once, and again only after a client
+// came and went, never per write.
+TEST(ConsoleSocket, OutputWithoutAClientIsSaidOncePerWait) {
+  std::vector<std::string> lines;
+  std::mutex lines_mutex;
+  set_log_sink([&](LogLevel, std::string_view message) {
+    std::lock_guard lock(lines_mutex);
+    if (message.find("no client connected") != std::string_view::npos) lines.emplace_back(message);
+  });
+  struct RestoreSink {
+    ~RestoreSink() { set_log_sink({}); }
+  } restore;
+  auto said = [&] {
+    std::lock_guard lock(lines_mutex);
+    return lines.size();
+  };
+
+  test::TempDir dir;
+  const std::string path = dir.file("console.sock");
+  ConsoleRelay relay(ConsoleDestination{Kind::kSocket, path});
+  EventLoop loop;
+  relay.start(loop);
+  for (int i = 0; i < 50; ++i) {
+    write_all(relay.device_fd(), "x");
+    // One read of the relay per write, as a boot's many small writes come.
+    ASSERT_TRUE(eventually([&] { return relay.counters().output_dropped.load() == static_cast<uint64_t>(i + 1); }));
+  }
+  EXPECT_EQ(said(), 1u);
+  EXPECT_NE(lines.at(0).find("dropped until one connects (counted in --stats)"), std::string::npos) << lines.at(0);
+
+  UniqueFd client = connect_unix_socket(path);
+  ASSERT_TRUE(client);
+  EXPECT_TRUE(eventually([&] { return relay.counters().connections.load() == 1; }));
+  client.reset();
+  EXPECT_TRUE(eventually([&] { loop.flush(); return !relay.client_connected(); }));
+  write_all(relay.device_fd(), "yy");
+  EXPECT_TRUE(eventually([&] { return relay.counters().output_dropped.load() == 52; }));
+  write_all(relay.device_fd(), "z");
+  EXPECT_TRUE(eventually([&] { return relay.counters().output_dropped.load() == 53; }));
+  EXPECT_EQ(said(), 2u);
   relay.stop();
 }
 
