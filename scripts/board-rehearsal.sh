@@ -27,7 +27,9 @@
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
 #                    what earlier ones left in DIR); also guest (never by
 #                    default; after carry): scripts/make-guest.sh run in the
-#                    board's root as on the board itself (below)
+#                    board's root as on the board itself (below), whose
+#                    guest the next image then carries for README's quick
+#                    start
 #     --keep         keep the booted disk images (DIR/gicN/disk.img)
 #     --scenarios LIST  after main.sh, `scripts/test.sh --scenarios LIST`
 #                    on the board's KVM (default vmm-boot,net-modes; none: skip)
@@ -84,6 +86,10 @@
 #         `scripts/test.sh --scenarios LIST` (the Linux-guest scenarios on
 #         the board's KVM, the harness from main.sh's build), writes their
 #         logs, statuses and results under /root/board-rehearsal, powers off.
+#         Where the guest phase made a guest, the image carries it with the
+#         packages in /root/quick-start, and the init runs README's board
+#         quick start there (scripts/board-quick-start.sh: the block as it
+#         stands, a reboot in place after the login) before systemd.
 #  boot   per --gic: a copy of the image booted with the root's own kernel
 #         and initrd: qemu-system-aarch64 -M virt,virtualization=on,
 #         gic-version=N -cpu max,pauth=off,sve=off (the nested platform's
@@ -95,7 +101,9 @@
 #         throughput.png present, one completed iperf record per
 #         configuration; test.sh's status 0 and its closing line "N passed,
 #         0 failed, N skipped" with N passed > 0; and no compiler line in
-#         either log (the carried build was up to date). QEMU runs under
+#         either log (the carried build was up to date); where the image
+#         carried the quick start, its closing line "QUICK-START-DONE
+#         status=0". QEMU runs under
 #         nice -n 10.
 # docs/benchmarks.md ("On a board") has the steps; docs/results-log.md
 # the measured times.
@@ -106,7 +114,7 @@ source "$src/scripts/lib/debian-root.sh"
 
 say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
-usage() { sed -n '9,36p' "$0"; }
+usage() { sed -n '9,/^#     --check-host   whether/p' "$0"; }
 
 dir='' gics=() boards=() release='' configs='' fio_configs='' g2g_configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
 scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror vmm_boot_skip='' scenarios_on=''
@@ -460,6 +468,12 @@ if want guest; then
     [[ -x $root/root/kvmmio/scripts/make-guest.sh ]] || die "guest: no clone in the root: run the carry phase"
     cp -L /etc/resolv.conf "$root/etc/resolv.conf"
     rm -rf "$root/root/guest"
+    # What README's quick start uses beside kvmmio, as a board owner has it
+    # (the packages' Recommends, nftables and dnsmasq-base, and an ssh
+    # client): installed now, while the root has the archive.
+    say "guest: apt-get install nftables dnsmasq-base openssh-client in the root"
+    in_root "apt-get install -y -q --no-install-recommends nftables dnsmasq-base openssh-client" >"$dir/guest-tools.log" 2>&1 ||
+        { rm -f "$root/etc/resolv.conf"; tail -n 20 "$dir/guest-tools.log" >&2; die "guest: apt-get install in the root failed ($dir/guest-tools.log)"; }
     # With the test command's password and a key pair of the test's own,
     # as its guest-disk test wants (KVMMIO_GUEST=DIR/RELEASE/guest boots it).
     "$src/scripts/guest-test-key.sh" "$root/root/guest-ssh-key"
@@ -486,8 +500,22 @@ img=$dir/board.img
 if want image; then
     [[ -x $root/root/kvmmio/build/vmm/kvmmio ]] || die "no native build in the root: run the carry phase"
     ls "$root"/root/kvmmio/build/debs/kvmmio_*_arm64.deb >/dev/null 2>&1 || die "no packages in the root: run the carry phase"
-    rm -rf "$root/root/board-rehearsal"
+    rm -rf "$root/root/board-rehearsal" "$root/root/quick-start"
     mkdir -p "$root/root/board-rehearsal"
+    # README's quick start, when the guest phase made its guest: the
+    # directory it runs in holds debs/ (the carried packages) and guest/
+    # (that guest, made with the key beside it); the init runs it.
+    quick_start=0
+    if [[ -s $dir/guest/debian.img && -s $dir/guest-ssh-key ]]; then
+        [[ -x $root/usr/bin/ssh && -x $root/usr/sbin/nft ]] ||
+            die "image: the root lacks ssh or nft for the quick start: run the guest phase again"
+        mkdir -p "$root/root/quick-start"
+        ln -s /root/kvmmio/build/debs "$root/root/quick-start/debs"
+        cp -a --sparse=always "$dir/guest" "$root/root/quick-start/guest"
+        cp "$dir/guest-ssh-key" "$root/root/quick-start/key"
+        quick_start=1
+    fi
+    echo $quick_start >"$dir/quick-start"
     cat >"$root/root/board-rehearsal/init" <<EOF
 #!/bin/sh
 # The rehearsal's init (scripts/board-rehearsal.sh): what a board user does
@@ -533,6 +561,15 @@ if [ -n "$scenarios" ]; then
     cp -r build/tests/arm64/results/. \$r/test-results/ 2>/dev/null
     cp build/tests/arm64/host-*.log \$r/test-results/ 2>/dev/null
     echo "BOARD-DONE test.sh status=\$(cat \$r/test-status) after \$(cat \$r/test-seconds) s"
+fi
+# README's quick start, as it stands, where a guest was made for it
+# (scripts/board-quick-start.sh): install, network, run by name, ssh, a
+# reboot in place, stop.
+if [ -d /root/quick-start ]; then
+    echo "BOARD: scripts/board-quick-start.sh README.md /root/quick-start"
+    start=\$(date +%s)
+    { scripts/board-quick-start.sh README.md /root/quick-start /root/quick-start/key 2>&1; echo \$? >\$r/quick-start-status; } | tee \$r/quick-start.log
+    echo "BOARD-DONE quick start status=\$(cat \$r/quick-start-status) after \$((\$(date +%s) - start)) s"
 fi
 # Last, systemd as init, as a board boots: the package's kvmmio@.service
 # runs a VM from /etc/kvmmio/board-vm.conf (main.sh's guest, in the mode
@@ -608,6 +645,7 @@ EOF
     size=$((used + 3072))  # room for main.sh's initramfs files and results
     rm -f "$img"
     mkfs.ext4 -q -F -L board -d "$root" "$img" "${size}M"
+    rm -rf "$root/root/quick-start"
     say "image: $img, ${size} MB (root ${used} MB), kernel $kver"
     phase_done image
 fi
@@ -631,6 +669,12 @@ check() {
     grep -q '^ExecMainStatus=0$' "$1/unit-show.txt" 2>/dev/null && grep -q '^Result=success$' "$1/unit-show.txt" &&
         grep -qx 'KVMMIO-L2-POWER-KEY.\{0,1\}' "$1/unit-journal.txt" ||
         { say "gic$2: systemctl stop kvmmio@board-vm: $(tr '\n' ' ' <"$1/unit-show.txt" 2>/dev/null); the guest's power key $(grep -cx 'KVMMIO-L2-POWER-KEY.\{0,1\}' "$1/unit-journal.txt" 2>/dev/null) times in the journal"; ok=0; }
+    # README's quick start, where the image had its guest: every command
+    # as expected (board-quick-start.sh's closing line).
+    if [[ $(cat "$dir/quick-start" 2>/dev/null) == 1 ]]; then
+        [[ $(cat "$1/quick-start-status" 2>/dev/null) == 0 ]] && grep -qx 'QUICK-START-DONE status=0' "$1/quick-start.log" ||
+            { say "gic$2: README's quick start: $(grep '^QUICK-START-DONE' "$1/quick-start.log" 2>/dev/null || echo 'no closing line') (quick-start.log)"; ok=0; }
+    fi
     # Each scenario's log opens with the kvmmio it runs (host-scenario.sh).
     if [[ -n $scenarios ]]; then
         local f first
