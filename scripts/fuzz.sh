@@ -61,7 +61,7 @@ sources_of() {
               "$src/vmm/control_protocol.cc" "$src/vmm/stats.cc" "$src/vmm/footprint.cc" \
               "$src/vmm/power_key.cc" "$src/hw/gpio/pl061.cc" ;;
     vhost_user) echo "$src/fuzz/vhost_user_fuzz.cc" "$src"/base/*.cc "$src/kvm/guest_memory.cc" \
-              "$src/hw/vhost/vhost_user_protocol.cc" "$src/hw/vhost/vhost_user.cc" ;;
+              "$src"/hw/vhost/*.cc ;;
   esac
 }
 

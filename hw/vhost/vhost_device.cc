@@ -28,6 +28,13 @@ uint64_t host_address(const GuestMemory& memory, uint64_t gpa, uint64_t len, con
 
 }  // namespace
 
+RingHostAddresses ring_host_addresses(const GuestMemory& memory, const Vring& v) {
+  // The split ring's parts, sized as the transport validated them (2.7).
+  return {host_address(memory, v.desc_gpa, virtio::desc_table_bytes(v.size), "descriptor table"),
+          host_address(memory, v.avail_gpa, virtio::avail_ring_bytes(v.size), "avail ring"),
+          host_address(memory, v.used_gpa, virtio::used_ring_bytes(v.size), "used ring")};
+}
+
 void vhost_ioctl(int fd, unsigned long request, const void* arg, const char* what) {
   if (::ioctl(fd, request, arg) != 0) throw_errno(what);
 }
@@ -79,12 +86,12 @@ void VhostDevice::setup_vring(const GuestMemory& memory, const Vring& v) {
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_NUM, &num, "VHOST_SET_VRING_NUM");
   vhost_vring_state base{v.index, v.next_avail};
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_BASE, &base, "VHOST_SET_VRING_BASE");
+  const RingHostAddresses rings = ring_host_addresses(memory, v);
   vhost_vring_addr addr{};
   addr.index = v.index;
-  // The split ring's parts, sized as the transport validated them (2.7).
-  addr.desc_user_addr = host_address(memory, v.desc_gpa, virtio::desc_table_bytes(v.size), "descriptor table");
-  addr.avail_user_addr = host_address(memory, v.avail_gpa, virtio::avail_ring_bytes(v.size), "avail ring");
-  addr.used_user_addr = host_address(memory, v.used_gpa, virtio::used_ring_bytes(v.size), "used ring");
+  addr.desc_user_addr = rings.desc;
+  addr.avail_user_addr = rings.avail;
+  addr.used_user_addr = rings.used;
   vhost_ioctl(fd_.get(), VHOST_SET_VRING_ADDR, &addr, "VHOST_SET_VRING_ADDR");
   set_vring_kick(v.index, v.kick_fd);
   set_vring_call(v.index, v.call_fd);

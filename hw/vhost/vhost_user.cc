@@ -12,7 +12,6 @@
 #include <cstring>
 #include <vector>
 
-#include "kvmmio/virtio/queue_layout.h"
 #include "kvmmio/virtio/virtio_spec.h"
 
 namespace kvmmio::vhost {
@@ -21,12 +20,6 @@ using user::Request;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-uint64_t host_address(const GuestMemory& memory, uint64_t gpa, uint64_t len, const char* what) {
-  auto s = memory.span(gpa, len);
-  if (!s) throw std::invalid_argument(std::string("vhost-user vring ") + what + " is not inside guest RAM");
-  return reinterpret_cast<uint64_t>(s->data());
-}
 
 std::string hex(uint64_t v) {
   char buf[24];
@@ -206,11 +199,12 @@ void VhostUserFrontend::setup_vring(const GuestMemory& memory, const Vring& v) {
   send(Request::kSetVringNum, {reinterpret_cast<const uint8_t*>(&num), sizeof(num)});
   user::VringState base{v.index, v.next_avail};
   send(Request::kSetVringBase, {reinterpret_cast<const uint8_t*>(&base), sizeof(base)});
+  const RingHostAddresses rings = ring_host_addresses(memory, v);
   user::VringAddr addr{};
   addr.index = v.index;
-  addr.desc_user_addr = host_address(memory, v.desc_gpa, virtio::desc_table_bytes(v.size), "descriptor table");
-  addr.avail_user_addr = host_address(memory, v.avail_gpa, virtio::avail_ring_bytes(v.size), "avail ring");
-  addr.used_user_addr = host_address(memory, v.used_gpa, virtio::used_ring_bytes(v.size), "used ring");
+  addr.desc_user_addr = rings.desc;
+  addr.avail_user_addr = rings.avail;
+  addr.used_user_addr = rings.used;
   send(Request::kSetVringAddr, {reinterpret_cast<const uint8_t*>(&addr), sizeof(addr)});
   set_vring_kick(v.index, v.kick_fd);
   set_vring_call(v.index, v.call_fd);

@@ -34,6 +34,15 @@ struct KVMMIO_EXPORT Vring {
   uint32_t busyloop_us = 0;    // VHOST_SET_VRING_BUSYLOOP_TIMEOUT when not 0
 };
 
+// A vring's descriptor table, avail and used rings as this process's
+// addresses, each checked to lie whole inside guest RAM (sized for the
+// ring, std::invalid_argument naming the part that does not): what the
+// kernel's vhost and a vhost-user backend are both given.
+struct KVMMIO_EXPORT RingHostAddresses {
+  uint64_t desc = 0, avail = 0, used = 0;
+};
+KVMMIO_EXPORT RingHostAddresses ring_host_addresses(const GuestMemory& memory, const Vring& vring);
+
 class KVMMIO_EXPORT VhostDevice {
  public:
   // Opens `path` and takes ownership (VHOST_SET_OWNER), then reads the
