@@ -18,36 +18,39 @@
 #      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 45),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
-#      x86-64 host; its root, carried build and image are made in the
-#      background from the start of step 3, at the lowest priority while
-#      make check runs, then beside steps 4-6 and 8, whose machine they
-#      share: the root is one emulated dpkg at a time, ~56% of the 2-core
-#      machine): a Debian 13 arm64 root (the release of
-#      current boards and Raspberry Pi OS) booted as an arm64 KVM host
-#      under qemu-system-aarch64 on GICv2 runs `scripts/main.sh --quick
-#      --configs host,vhost-irqfd-mirror` there, offline, with a build
-#      carried in, then `scripts/test.sh --scenarios vmm-boot,net-modes` on
-#      its own KVM (vmm-boot without the cases a GICv2 L1 of make check
-#      runs, net-modes' mirror mode; $KVMMIO_BOARD_FLAGS replaces the
-#      options, e.g.
-#      "--board bookworm:3 --board trixie:2" for the Debian 12 board on
-#      GICv3 too: ~10 more minutes of the 2-core machine, so by hand),
+#      x86-64 host; its root, carried build, the made guest and the image
+#      are made in the background from the start of step 3, at the lowest
+#      priority while make check runs, then beside steps 4-6 and 8, whose
+#      machine they share: the root is one emulated dpkg at a time, ~56% of
+#      the 2-core machine): a Debian 13 arm64 root (the release of current
+#      boards and Raspberry Pi OS), in which scripts/make-guest.sh makes
+#      the guest of docs/usage.md's "Your first guest" natively (it sees an
+#      arm64 host), booted as an arm64 KVM host under qemu-system-aarch64
+#      on GICv2, runs `scripts/main.sh --quick --configs
+#      host,vhost-irqfd-mirror` there, offline, with a build carried in,
+#      then `scripts/test.sh --scenarios vmm-boot,net-modes` on its own KVM
+#      (vmm-boot without the cases a GICv2 L1 of make check runs,
+#      net-modes' mirror mode), then README's board quick start as written
+#      (the packages installed with apt, that guest on a NAT network by
+#      name, ssh, a reboot in place, stop); $KVMMIO_BOARD_FLAGS replaces
+#      the options, e.g. "--board bookworm:3 --board trixie:2" for the
+#      Debian 12 board on GICv3 too: ~30 more minutes of the 2-core
+#      machine, so by hand),
 #   8. runs the README's main-job command on its smallest matrix,
 #      `scripts/main.sh --quick --configs host,vhost-irqfd-mirror,qemu-pci
 #      --fio-configs host,blk-io_uring-mirror --g2g-configs none` (every
 #      mode's run of the same driver, report and chart, and the mirror's
-#      guest-to-guest cells, are make check's net-compare test), on this build, and checks its report; after
-#      fuzzing, while the board's root is still being made;
-#   9. boots the guest of docs/usage.md's "Your first guest" (x86-64, as
-#      root): scripts/make-guest.sh makes it in the background from the
-#      start of step 3 (beside the board's root, as that is), and when step
-#      8 is done
-#      tests/arm64/guest-disk-gicv2.test boots it from its disk in L1 on
-#      GICv2, a Raspberry Pi 4's GIC (on a NAT network: DHCP, DNS, ssh
-#      with a key, login on the console, ping, iperf3, fio, a file
-#      written, synced and checked by e2fsck after a reboot), beside the
-#      board's boot (-gicv3.test, the same on GICv3, runs by hand: both
-#      together cost CI a boot of 2-3 min that the GIC does not change),
+#      guest-to-guest cells, are make check's net-compare test), on this
+#      build, and checks its report; after fuzzing, while the board's root
+#      is still being made;
+#   9. boots the board's made guest from its disk (x86-64, as root):
+#      tests/arm64/guest-disk-gicv2.test in L1 on GICv2, a Raspberry Pi 4's
+#      GIC (on a NAT network: DHCP, DNS, ssh with a key, login on the
+#      console, ping, iperf3, fio, a file written, synced and checked by
+#      e2fsck after a reboot), beside the board's boot (-gicv3.test, the
+#      same on GICv3, runs by hand: both together cost CI a boot of 2-3 min
+#      that the GIC does not change; `--scenarios guest-disk` makes the
+#      guest on this x86-64 host instead, under qemu-user),
 #  10. prints one line per phase ("make check: passed: ...", "coverage:",
 #      "debs:", "fuzz:", "main job:", "board rehearsal:", "guest disk:",
 #      each "FAILED (...)" with its status and log when it failed, so a log
@@ -135,9 +138,6 @@ fi
 # each phase ends and again at the close, with the phases that overran.
 # shellcheck source=scripts/phase-budget.sh
 source "$src/scripts/phase-budget.sh"
-# debian_root_unfit: whether this host can make the made guest's root.
-# shellcheck source=scripts/lib/debian-root.sh
-source "$src/scripts/lib/debian-root.sh"
 phase_start=$SECONDS phase_times=()
 phase_done() {
   budget_note "$1" $((SECONDS - phase_start))
@@ -242,14 +242,19 @@ autogroup_nice() {
 # cells run.
 board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,disk-kill,background,api,names"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
+# The guest phase (make-guest.sh in the board's root) joins them where
+# step 9 boots its guest; the board's image then carries it for README's
+# quick start.
+board_phases=root,carry,image
+[ $guest_disk = 0 ] || [ "$arch" = aarch64 ] || [[ " $board_flags " != *" --board trixie:"* ]] || board_phases=root,carry,guest,image
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    echo "test.sh: the board rehearsal's root, carried build and image: in the background, log $board_log"
+    echo "test.sh: the board rehearsal's preparation (--phases $board_phases): in the background, log $board_log"
     # In a session of its own, so that stopping this script early stops
     # all of it (mmdebstrap, qemu-user, the cross build) with one signal.
     # shellcheck disable=SC2086 # board_flags: words of options
     nice -n 19 setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
-      --phases root,carry,image >"$board_log" 2>&1 &
+      --phases "$board_phases" >"$board_log" 2>&1 &
     board_prep_pid=$!
     autogroup_nice "$board_prep_pid" 19
   else
@@ -257,37 +262,23 @@ if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   fi
 fi
 
-# The guest of "Your first guest" (step 9): made now, in the background
-# beside the board's root (both are mmdebstrap under qemu-user, mostly one
-# emulated dpkg at a time), at the lowest priority while make check runs;
-# booted after the main job, beside the board.
-guest_status=0 guest_line='' guest_make_pid='' guest_boot_pid=''
-guest_dir=$build/guest guest_make_log=$build/make-guest.log guest_boot_log=$build/guest-disk.log
+# The guest of "Your first guest" (step 9) is the board's: the guest
+# phase above makes it natively in the board's arm64 root, as a board
+# owner would, with the test's password and ssh key (guest-disk-test.sh's).
+guest_status=0 guest_line='' guest_boot_pid=''
+guest_dir=$build/board-rehearsal/trixie/guest guest_boot_log=$build/guest-disk.log
 if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
-  if ! why=$(debian_root_unfit); then
-    # What make-guest.sh's root needs (scripts/lib/debian-root.sh): root,
-    # and a binfmt_misc of a user namespace's own.
-    guest_line="guest disk: skipped: $why"
-  else
-    echo "test.sh: the guest of \"Your first guest\" (scripts/make-guest.sh): in the background, log $guest_make_log"
-    # Made afresh: a guest left by an earlier run may be another commit's.
-    rm -rf "$guest_dir"
-    # Root's password: the test password guest-disk-test.sh logs in with
-    # (make-guest.sh locks root without one), through a pipe, not argv;
-    # and the test's ssh key pair beside it (guest-disk-test.sh's too).
-    "$src/scripts/guest-test-key.sh" "$guest_dir-ssh-key"
-    printf '%s\n' "${KVMMIO_GUEST_PASSWORD:-kvmmio-guest-test}" |
-      nice -n 19 setsid "$src/scripts/make-guest.sh" --out "$guest_dir" --root-password-file /dev/stdin \
-        --ssh-key "$guest_dir-ssh-key.pub" >"$guest_make_log" 2>&1 &
-    guest_make_pid=$!
-    autogroup_nice "$guest_make_pid" 19
+  if [ -z "$board_prep_pid" ]; then
+    guest_line="guest disk: skipped: its guest is the board rehearsal's, which does not run here${board_line:+ (${board_line#board rehearsal: })}"
+  elif [ "$board_phases" = root,carry,image ]; then
+    guest_line="guest disk: skipped: its guest is the Debian 13 board's, and \$KVMMIO_BOARD_FLAGS has no --board trixie:N"
   fi
 fi
 # Stopping this script early stops what runs in the background (each in a
 # session of its own: one signal reaches mmdebstrap, qemu-user, QEMU).
 stop_background() {
   local p
-  for p in "$board_prep_pid" "$guest_make_pid" "$guest_boot_pid"; do
+  for p in "$board_prep_pid" "$guest_boot_pid"; do
     [ -z "$p" ] || kill -- -"$p" 2>/dev/null || true
   done
 }
@@ -329,14 +320,12 @@ background_after_check() {
   if [ $check_status -ne 0 ]; then
     stop_background
     [ -z "$board_prep_pid" ] || board_line="board rehearsal: not run: make check failed"
-    [ -z "$guest_make_pid" ] || guest_line="guest disk: not run: make check failed"
-    board_prep_pid='' guest_make_pid=''
+    [ -z "$board_prep_pid" ] || [ -n "$guest_line" ] || guest_line="guest disk: not run: make check failed"
+    board_prep_pid=''
     return
   fi
   local p
-  for p in "$board_prep_pid" "$guest_make_pid"; do
-    [ -z "$p" ] || { autogroup_nice "$p" 0; renice_tree "$p"; }
-  done
+  [ -z "$board_prep_pid" ] || { autogroup_nice "$board_prep_pid" 0; renice_tree "$board_prep_pid"; }
 }
 
 export GTEST_OUTPUT="json:$build/tests/results/"
@@ -460,28 +449,6 @@ if [ $main = 1 ]; then
   phase_done "main job"
 fi
 
-# The guest's boot from its disk (step 9), when it is made: L1 on GICv2,
-# beside the board's boot below (make check of that test; its GoogleTest
-# results join the closing line's tally).
-if [ -n "$guest_make_pid" ]; then
-  wait "$guest_make_pid" || guest_status=$?
-  guest_make_pid=''
-  if [ $guest_status -ne 0 ]; then
-    tail -n 30 "$guest_make_log"
-    guest_line="guest disk: FAILED: scripts/make-guest.sh, status $guest_status ($guest_make_log)"
-  elif [ -e "$build/arm64-platform/unavailable" ]; then
-    guest_line="guest disk: skipped: arm64 platform unavailable: $(cat "$build/arm64-platform/unavailable")"
-    [ "$strict" != true ] || guest_status=1
-  else
-    grep '^make-guest: done' "$guest_make_log" || true
-    echo "test.sh: the guest's boot from its disk, tests/arm64/guest-disk-gicv2.test: in the background, log $guest_boot_log"
-    KVMMIO_GUEST=$guest_dir setsid make -j1 check \
-      TESTS="tests/arm64/guest-disk-gicv2.test" \
-      check_PROGRAMS= >"$guest_boot_log" 2>&1 &
-    guest_boot_pid=$!
-  fi
-fi
-
 # The board rehearsal's boot, after everything else: in the test command
 # (so in CI) the Debian 13 board on GICv2, running main.sh --quick with the
 # host baseline and the mirror mode (every mode's run of the same driver is
@@ -497,6 +464,23 @@ if [ -n "$board_prep_pid" ]; then
   # The preparation's output here, after the rest's instead of inside it;
   # the boot's as it comes.
   cat "$board_log"
+  # The guest's boot from its disk (step 9), when the board's guest phase
+  # made it: L1 on GICv2, beside the board's boot (make check of that
+  # test; its GoogleTest results join the closing line's tally).
+  if [ $board_status -eq 0 ] && [ "$board_phases" = root,carry,guest,image ] && [ -z "$guest_line" ]; then
+    if [ -e "$build/arm64-platform/unavailable" ]; then
+      guest_line="guest disk: skipped: arm64 platform unavailable: $(cat "$build/arm64-platform/unavailable")"
+      [ "$strict" != true ] || guest_status=1
+    else
+      echo "test.sh: the board's made guest from its disk, tests/arm64/guest-disk-gicv2.test: in the background, log $guest_boot_log"
+      KVMMIO_GUEST=$guest_dir setsid make -j1 check \
+        TESTS="tests/arm64/guest-disk-gicv2.test" \
+        check_PROGRAMS= >"$guest_boot_log" 2>&1 &
+      guest_boot_pid=$!
+    fi
+  elif [ $board_status -ne 0 ] && [ -z "$guest_line" ]; then
+    guest_line="guest disk: not run: the board rehearsal's preparation failed"
+  fi
   if [ $board_status -eq 0 ]; then
     # shellcheck disable=SC2086 # board_flags: words of options
     "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags --phases boot 2>&1 |
@@ -518,7 +502,7 @@ if [ -n "$guest_boot_pid" ]; then
   [ $guest_status -eq 0 ] || tail -n 60 "$build"/tests/arm64/guest-disk-gicv[23].log 2>/dev/null || true
   phase_done "guest disk"
   if [ $guest_status -eq 0 ]; then
-    guest_line="guest disk: passed (scripts/make-guest.sh's guest from its disk on GICv2; made $(grep -o 'done in .*' "$guest_make_log" | sed 's/^done //' | head -n 1))"
+    guest_line="guest disk: passed (the guest make-guest.sh made in the board's root, from its disk on GICv2; made $(grep -o 'done in .*' "$build/board-rehearsal/trixie/guest.log" | sed 's/^done //' | head -n 1))"
   else
     guest_line="guest disk: FAILED (status $guest_status; $guest_boot_log, $build/tests/arm64/guest-disk-gicv[23].log)"
   fi
