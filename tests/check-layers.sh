@@ -8,10 +8,10 @@
 #   1 base     base/, include/kvmmio/base/
 #   2 kvm      kvm/, include/kvmmio/*.h, include/kvmmio/arch/
 #   3 virtio   hw/virtio/, include/kvmmio/virtio/
-#   4 devices  hw/net/, hw/console/, hw/block/, hw/gpio/, hw/rng/, hw/rtc/, hw/vhost/, hw/vsock/,
+#   4 devices  hw/net/, hw/console/, hw/block/, hw/gpio/, hw/rng/, hw/rtc/, hw/vhost/, hw/vsock/, hw/fs/,
 #              include/kvmmio/net/, include/kvmmio/console/, include/kvmmio/block/,
 #              include/kvmmio/gpio/, include/kvmmio/rng/, include/kvmmio/rtc/, include/kvmmio/amba/,
-#              include/kvmmio/vhost/, include/kvmmio/vsock/
+#              include/kvmmio/vhost/, include/kvmmio/vsock/, include/kvmmio/fs/
 #   5 capi     capi/, include/kvmmio/kvmmio.h (the C API)
 #   6 vmm      vmm/
 # tests/, bench/ and fuzz/ sit outside the layers and may include anything.
@@ -39,8 +39,8 @@ layer_of() {
     include/kvmmio/virtio/* | hw/virtio/*) echo 3 ;;
     include/kvmmio/net/* | include/kvmmio/console/* | include/kvmmio/block/* | include/kvmmio/gpio/* | \
     include/kvmmio/rng/* | include/kvmmio/rtc/* | include/kvmmio/amba/* | \
-    include/kvmmio/vhost/* | include/kvmmio/vsock/* | \
-    hw/net/* | hw/console/* | hw/block/* | hw/gpio/* | hw/rng/* | hw/rtc/* | hw/vhost/* | hw/vsock/*) echo 4 ;;
+    include/kvmmio/vhost/* | include/kvmmio/vsock/* | include/kvmmio/fs/* | \
+    hw/net/* | hw/console/* | hw/block/* | hw/gpio/* | hw/rng/* | hw/rtc/* | hw/vhost/* | hw/vsock/* | hw/fs/*) echo 4 ;;
     include/kvmmio/*/*) echo 0 ;;
     include/kvmmio/* | kvm/*) echo 2 ;;
     vmm/*) echo 6 ;;

@@ -12,6 +12,7 @@
 #include "vmm/device_stats.h"
 #include "kvmmio/rng/virtio_rng.h"
 #include "kvmmio/vsock/virtio_vsock.h"
+#include "kvmmio/fs/virtio_fs.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -46,6 +47,8 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-rng", rng::RngCounters::kInfo);
   rows(out, "virtio-vsock", vsock::VsockSettings::kInfo);
   rows(out, "virtio-vsock", vsock::VsockCounters::kInfo);
+  rows(out, "virtio-fs", fs::FsSettings::kInfo);
+  rows(out, "virtio-fs", fs::FsCounters::kInfo);
   key_table(out, "`console.counters` key (`pty`, `socket`)", ConsoleRelayCounters::kInfo);
   key_table(out, "`api.counters` key (`--api-socket`)", ControlCounters::kInfo);
   key_table(out, "`vcpus[].exits` key", VcpuExitCounts::kInfo);

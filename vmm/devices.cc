@@ -20,6 +20,9 @@ std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options, int
   // After the disks, so adding --vsock moves none of the devices above.
   if (options.vsock)
     plan.push_back({"vsock0", "virtio-vsock", virtio_vsock_factory(*options.vsock, options.name.value_or(""))});
+  // After the vsock device, so a shared folder moves none of the above.
+  for (unsigned i = 0; i < options.shares.size(); ++i)
+    plan.push_back({"fs" + std::to_string(i), "virtio-fs", virtio_fs_factory(options.shares[i], i)});
   // After every device the user names, so turning it off (--rng off)
   // moves none of theirs.
   if (options.rng) plan.push_back({"rng0", "virtio-rng", virtio_rng_factory()});

@@ -15,13 +15,14 @@ namespace kvmmio::vmm {
 
 struct VirtioDevicePlan {
   std::string name;  // "net0", ...: the stats name
-  std::string type;  // "virtio-net", "virtio-console", "virtio-blk", "virtio-vsock", "virtio-rng"
+  std::string type;  // "virtio-net", "virtio-console", "virtio-blk", "virtio-vsock", "virtio-fs", "virtio-rng"
   DeviceFactory make;  // puts the device in its slot (Machine::add_virtio_mmio)
 };
 
 // --net devices in order, then the virtio console (--console virtio), whose
 // guest output goes to `console_out`, then the --disk devices in order,
-// then the vsock device (--vsock), then the entropy device (unless --rng off).
+// then the vsock device (--vsock), then the shared folders (--fs) in
+// order, then the entropy device (unless --rng off).
 std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options, int console_out);
 
 }  // namespace kvmmio::vmm

@@ -210,6 +210,21 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
       // Not repeatable: a guest has one CID (parse_cli refuses a second --vsock).
       {"--vsock", "the guest's context ID, e.g. --vsock cid=3",
        [&o](const std::string& v) { o.vsock = vsock::VsockOptions::parse(v); }},
+      {"--fs", "a shared folder, e.g. --fs tag=share,socket=/run/virtiofsd.sock",
+       [&o](const std::string& v) {
+         fs::FsOptions f = fs::FsOptions::parse(v);
+         for (const fs::FsOptions& other : o.shares) {
+           if (other.tag == f.tag)
+             throw UsageError("--fs " + v + ": tag " + f.tag +
+                              " is already another --fs's; the guest mounts each by its tag, so give each its own");
+           if (other.socket == f.socket)
+             throw UsageError("--fs " + v + ": socket " + f.socket +
+                              " is already another --fs's; a backend serves one device: start one virtiofsd per "
+                              "folder");
+         }
+         o.shares.push_back(std::move(f));
+       },
+       /*repeatable=*/true},
       {"--seccomp", "on, log or off",
        [&o](const std::string& v) { o.seccomp = parse_seccomp(v); }},
       {"--on-reboot", "restart or exit",
@@ -562,6 +577,16 @@ Options of `run`:
                       by the host kernel's vhost-vsock (modprobe vhost_vsock)
                       with the VMM out of the path; a CID another VM holds
                       is refused
+  --fs tag=NAME,socket=PATH
+                      a virtio-fs shared folder (repeatable), in the slots
+                      after --vsock: the guest mounts it with mount -t
+                      virtiofs NAME DIR (NAME: 1-36 printable ASCII
+                      characters, no spaces); its files are served by a
+                      vhost-user backend you start first, e.g. virtiofsd
+                      --socket-path=PATH --shared-dir DIR, that reads guest
+                      RAM and the queues itself, with the VMM out of the
+                      path; PATH is connected to by the same rules as
+                      every user-given path (kvmmio(1), PATHS)
   --rng on|off        a virtio-rng entropy device (default on), in the slot
                       after every other virtio device: the guest's /dev/hwrng
                       (Linux's virtio_rng), bytes from the host's getrandom(2)

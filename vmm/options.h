@@ -15,6 +15,7 @@
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/block/disk_options.h"
+#include "kvmmio/fs/fs_options.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/vsock/vsock_options.h"
 #include "kvmmio/virtio/mmio_transport.h"
@@ -60,6 +61,7 @@ struct RunOptions {
   std::vector<block::DiskOptions> disks;  // one per --disk, in order (vda, vdb, ...)
   bool rng = true;  // --rng on|off: the virtio-rng entropy device, in the last slot
   std::optional<vsock::VsockOptions> vsock;  // --vsock cid=N, at most one
+  std::vector<fs::FsOptions> shares;  // one per --fs, in order
   SeccompMode seccomp = SeccompMode::kOn;  // --seccomp
   OnReboot on_reboot = OnReboot::kRestart;  // --on-reboot
   std::optional<std::string> user, group;  // --user, --group: dropped to after set-up

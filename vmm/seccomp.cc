@@ -117,6 +117,12 @@ constexpr const char* kBlockUring[] = {"io_uring_enter"};
 // rate timer).
 constexpr const char* kReboot[] = {"pread64", "timerfd_settime"};
 
+// A vhost-user backend's socket (hw/vhost/vhost_user.cc): set-up messages
+// sent with their fds (sendmsg) and replies read (recv is recvfrom), each
+// awaited with poll, at DRIVER_OK and resets (vCPU threads) and at
+// teardown (main). The socket is connected at start-up, before any filter.
+constexpr const char* kVhostUser[] = {"sendmsg", "recvfrom", "poll", "ppoll"};
+
 // ioctl requests, by what issues them.
 constexpr unsigned long kTerminalIoctls[] = {TCGETS, TCSETS, TCSETSW, TCSETSF};
 constexpr unsigned long kVcpuIoctls[] = {KVM_RUN, KVM_GET_ONE_REG, KVM_SET_ONE_REG};
@@ -212,6 +218,7 @@ ClassList list_for(ThreadClass c) {
       append(l.ioctls, kTapIoctls);
       append(l.ioctls, kVhostIoctls);
       append(l.ioctls, kVhostVsockIoctls);
+      append(l.calls, kVhostUser);
       break;
     case ThreadClass::kDevice:
       append(l.calls, kLoop);
@@ -253,6 +260,7 @@ ClassList list_for(ThreadClass c) {
       l.ioctls.push_back(KVM_SET_DEVICE_ATTR);
       append(l.ioctls, kVhostIoctls);      // teardown: vhost stopped
       append(l.ioctls, kVhostVsockIoctls);
+      append(l.calls, kVhostUser);  // teardown: vrings taken back
       append(l.ioctls, kTapIoctls);
       break;
   }

@@ -72,6 +72,28 @@ UniqueFd connect_unix_socket(const std::string& path) {
   return fd;
 }
 
+UniqueFd connect_user_socket(const std::string& path, const std::string& shown, const std::string& fix) {
+  const FoundFile found = find_user_file(path, shown);
+  if (!found.exists())
+    throw UserError(shown + ": " + path + ": " + std::strerror(found.error) +
+                    (found.error == ENOENT ? "; " + fix : std::string()));
+  if (!S_ISSOCK(found.st.st_mode))
+    throw UserError(shown + ": " + path + " is " + file_kind(found.st.st_mode) + ", not a unix socket; " + fix);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) throw_errno("socket for " + shown);
+  // The socket by the file the walk found: the kernel follows this one
+  // link, to that inode, whatever the path leads to now.
+  const sockaddr_un addr = unix_socket_address("/proc/self/fd/" + std::to_string(found.probe.get()));
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    throw UserError(shown + ": cannot connect to " + path + ": " + std::strerror(err) +
+                    (err == ECONNREFUSED ? " (nothing listens on it); " + fix
+                     : err == ENOENT     ? " (is /proc mounted?)"
+                                         : std::string()));
+  }
+  return fd;
+}
+
 UnixListener::PrivateDir::~PrivateDir() {
   if (!fd) return;
   ::unlinkat(fd.get(), kSocketName, 0);

@@ -51,6 +51,15 @@ sockaddr_un unix_socket_address(const std::string& path);
 // Connects a blocking client socket; an invalid fd (errno set) on failure.
 UniqueFd connect_unix_socket(const std::string& path);
 
+// Connects to a socket a user named (a vhost-user backend's), by the rule
+// of every user-given path (kvmmio/base/user_path.h): walked without
+// following links the rule refuses, another user's socket refused where
+// others can write, then connected through the walked file itself
+// (/proc/self/fd), so nothing can be swapped in between. UserError
+// starting with `shown` for anything but a listening socket, ending with
+// `fix` (how to start the listener) where nothing listens there.
+UniqueFd connect_user_socket(const std::string& path, const std::string& shown, const std::string& fix);
+
 class UnixListener {
  public:
   // Checks PATH (UserError starting with `shown`, naming the fix, when it

@@ -5,10 +5,12 @@
 #include "kvmmio/base/log.h"
 #include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/virtio_console.h"
+#include "kvmmio/fs/virtio_fs.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/rng/virtio_rng.h"
 #include "kvmmio/vsock/virtio_vsock.h"
 #include "vmm/device_stats.h"
+#include "vmm/unix_socket.h"
 #include "vmm/vm_commands.h"
 
 namespace kvmmio::vmm {
@@ -106,6 +108,28 @@ DeviceFactory virtio_vsock_factory(const vsock::VsockOptions& options, const std
                                                  *holder + ")");
                                }
                              });
+}
+
+DeviceFactory virtio_fs_factory(const fs::FsOptions& options, unsigned index) {
+  return [options, index](DeviceContext& ctx) {
+    const std::string shown = "--fs tag=" + options.tag + ",socket=" + options.socket;
+    UniqueFd socket = connect_user_socket(
+        options.socket, shown,
+        "start the backend first, e.g. virtiofsd --socket-path=" + options.socket + " --shared-dir DIR");
+    std::unique_ptr<fs::VirtioFs> device;
+    try {
+      device = std::make_unique<fs::VirtioFs>(options, vhost::VhostUserFrontend(std::move(socket), options.socket),
+                                              ctx.vm.memory(), ctx.loop);
+    } catch (const std::runtime_error& e) {
+      throw UserError(shown + ": " + e.what());
+    }
+    KVMMIO_LOG_INFO("fs%u: tag %s, vhost-user backend %s", index, options.tag.c_str(), options.socket.c_str());
+    // The ring features the transport offers must be the backend's.
+    virtio::TransportOptions transport;
+    transport.event_idx = device->backend_event_idx();
+    return virtio_slot_factory("fs" + std::to_string(index), transport,
+                               [&device](DeviceContext&, AttachedDevice&) { return std::move(device); })(ctx);
+  };
 }
 
 DeviceFactory virtio_rng_factory() {

@@ -13,6 +13,7 @@
 
 #include "kvmmio/virtio/kvm_mmio_slot.h"
 #include "kvmmio/virtio/mmio_transport.h"
+#include "kvmmio/fs/fs_options.h"
 #include "kvmmio/vsock/vsock_options.h"
 #include "vmm/machine.h"
 #include "vmm/stats.h"
@@ -65,6 +66,12 @@ DeviceFactory virtio_console_factory(const virtio::TransportOptions& options, in
 // in a slot: binds the CID at once, so a CID in use is refused at start,
 // naming the named VM (other than `vm_name`) that holds it where one says so.
 DeviceFactory virtio_vsock_factory(const vsock::VsockOptions& options, const std::string& vm_name);
+
+// The factory that puts a shared folder (virtio-fs over a vhost-user
+// backend) in a slot: connects to the backend's socket at once, by the
+// path rules (UserError naming the fix when nothing listens there), and
+// starts the connection, so a missing or unfit backend stops the start-up.
+DeviceFactory virtio_fs_factory(const fs::FsOptions& options, unsigned index);
 
 // The factory that puts the entropy device (virtio-rng, its default rate
 // bound) in a slot, with the transport's default options.

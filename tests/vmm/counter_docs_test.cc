@@ -12,6 +12,9 @@
 #include "tests/vmm/unwired_devices.h"
 #include "kvmmio/rng/virtio_rng.h"
 #include "kvmmio/vsock/virtio_vsock.h"
+#include "kvmmio/fs/virtio_fs.h"
+#include "kvmmio/vhost/vhost_user.h"
+#include "tests/vhost/test_backend.h"
 #include "vmm/device_stats.h"
 
 namespace kvmmio::vmm {
@@ -73,6 +76,20 @@ TEST(CounterDocs, EveryVirtioVsockKeyHasARow) {
   const vsock::VirtioVsock device(vsock::VsockOptions{.cid = 3}, memory, loop, 0);
   const Counters c = virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), device);
   EXPECT_EQ(undocumented(c, "virtio-vsock"), "");
+}
+
+TEST(CounterDocs, EveryVirtioFsKeyHasARow) {
+  GuestMemory memory;
+  EventLoop loop;
+  // A backend of the test's own that offers what the device needs.
+  vhost::test::TestBackend backend([](vhost::test::TestBackend& b, vhost::test::Message& m) {
+    if (m.request() == vhost::user::Request::kGetFeatures) b.reply_u64(m, (1ull << 32) | (1ull << 28));
+    return true;
+  });
+  const fs::VirtioFs device(fs::FsOptions{"share", "s"}, vhost::VhostUserFrontend(backend.take_front(), "s"),
+                            memory, loop);
+  const Counters c = virtio_counters({}, {}, slot_settings({}, virtio::NotifyMode::kIoEventFd, true), device);
+  EXPECT_EQ(undocumented(c, "virtio-fs"), "");
 }
 
 TEST(CounterDocs, EveryPl011KeyHasARow) { EXPECT_EQ(undocumented(pl011_counters({}), "pl011"), ""); }

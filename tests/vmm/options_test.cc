@@ -66,7 +66,7 @@ TEST(Options, HelpAndVersion) {
 TEST(Options, HelpDocumentsEveryOptionAndExitStatus) {
   const std::string help = help_text();
   for (const char* opt : {"--kernel", "--initrd", "--cmdline", "--cmdline-replace", "--mem", "--cpus", "--gic",
-                          "--console", "--net", "--disk", "--vsock", "--dump-dtb", "--stats", "--seccomp", "--user",
+                          "--console", "--net", "--disk", "--vsock", "--fs", "--dump-dtb", "--stats", "--seccomp", "--user",
                           "--group", "--log-level", "--on-reboot", "--help", "--version"})
     EXPECT_TRUE(help.find(std::string("\n  ") + opt + " ") != std::string::npos ||
                 help.find(std::string(", ") + opt + " ") != std::string::npos)
@@ -133,6 +133,35 @@ TEST(Options, VsockTakesOneCidAndTheSlotAfterTheDisks) {
   }
   EXPECT_THROW(parse({"run", "--kernel", "k", "--vsock"}), UsageError) << "needs a value";
   EXPECT_NE(help_text().find("--vsock cid=N"), std::string::npos);
+}
+
+// --fs: one shared folder each, tags and sockets their own; their slots
+// after the vsock device and before the entropy device.
+TEST(Options, FsSharesTakeTheSlotsAfterVsockEachWithItsOwnTagAndSocket) {
+  const RunOptions o = parse({"run", "--kernel", "k", "--fs", "tag=a,socket=/run/a.sock", "--vsock", "cid=3",
+                              "--fs=tag=b,socket=/run/b.sock", "--disk", "d.img"})
+                           .run;
+  ASSERT_EQ(o.shares.size(), 2u);
+  EXPECT_EQ(o.shares[1].tag, "b");
+  EXPECT_EQ(o.shares[1].socket, "/run/b.sock");
+  std::vector<std::string> slots;
+  for (const VirtioDevicePlan& p : plan_virtio_devices(o, 1)) slots.push_back(p.name + " " + p.type);
+  EXPECT_EQ(slots, (std::vector<std::string>{"disk0 virtio-blk", "vsock0 virtio-vsock", "fs0 virtio-fs",
+                                             "fs1 virtio-fs", "rng0 virtio-rng"}));
+  for (const auto& [args, words] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--fs", "tag=a,socket=x", "--fs", "tag=a,socket=y"}, "tag a is already another --fs's"},
+           {{"--fs", "tag=a,socket=x", "--fs", "tag=b,socket=x"}, "start one virtiofsd per folder"},
+           {{"--fs", "tag=a"}, "no socket"}}) {
+    std::vector<std::string> line{"run", "--kernel", "k"};
+    line.insert(line.end(), args.begin(), args.end());
+    try {
+      parse(line);
+      ADD_FAILURE() << words << ": accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(help_text().find("--fs tag=NAME,socket=PATH"), std::string::npos);
 }
 
 TEST(Options, RngIsOnUnlessTurnedOff) {

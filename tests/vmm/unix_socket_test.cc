@@ -97,6 +97,56 @@ TEST(UnixSocket, AListenerWithAFullBacklogIsInUseAndStartUpDoesNotWait) {
   EXPECT_TRUE(is_socket(path)) << "the live socket was removed";
 }
 
+// A backend's socket (--fs socket=PATH): connected where something
+// listens, and each other case named with its fix.
+TEST(UnixSocket, AUserSocketIsConnectedWhereABackendListensAndNamedWhereNot) {
+  test::TempDir dir;
+  const std::string path = dir.file("backend.sock");
+  const std::string fix = "start the backend first";
+  std::string e = error_of([&] { connect_user_socket(path, "--fs x", fix); });
+  EXPECT_NE(e.find("--fs x: " + path + ": No such file or directory; start the backend first"), std::string::npos)
+      << e;
+  make_stale_socket(path);
+  e = error_of([&] { connect_user_socket(path, "--fs x", fix); });
+  EXPECT_NE(e.find("nothing listens on it); start the backend first"), std::string::npos) << e;
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  UniqueFd listening = bound_socket(path);
+  ASSERT_EQ(::listen(listening.get(), 1), 0);
+  UniqueFd client = connect_user_socket(path, "--fs x", fix);
+  ASSERT_TRUE(client);
+  UniqueFd served(::accept4(listening.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  ASSERT_TRUE(served);
+  ASSERT_EQ(::write(client.get(), "x", 1), 1);
+  char c = 0;
+  EXPECT_EQ(::read(served.get(), &c, 1), 1);
+  // Not a socket: named as what it is.
+  const std::string file = dir.file("file");
+  test::write_file(file, {'x'});
+  e = error_of([&] { connect_user_socket(file, "--fs x", fix); });
+  EXPECT_NE(e.find("is a regular file, not a unix socket"), std::string::npos) << e;
+}
+
+// Where others can write, a link to a listening socket is not followed:
+// another user could have planted it, pointing at any root's socket.
+TEST(UnixSocket, AUserSocketThroughALinkWhereOthersCanWriteIsRefused) {
+  test::TempDir dir;
+  const std::string target = dir.file("real.sock");
+  UniqueFd listening = bound_socket(target);
+  ASSERT_EQ(::listen(listening.get(), 1), 0);
+  test::TempDir open_dir;
+  ASSERT_EQ(::chmod(open_dir.path().c_str(), 01777), 0);
+  const std::string link = open_dir.file("planted.sock");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  const std::string e = error_of([&] { connect_user_socket(link, "--fs x", "start it"); });
+  EXPECT_NE(e.find("--fs x"), std::string::npos) << e;
+  EXPECT_NE(e.find("link"), std::string::npos) << e;
+  // Through a link in a directory only root can write, it is followed.
+  test::TrustedDir trusted;
+  if (const char* why = trusted.skip_reason()) GTEST_SKIP() << why;
+  ASSERT_EQ(::symlink(target.c_str(), trusted.file("backend.sock").c_str()), 0);
+  EXPECT_TRUE(connect_user_socket(trusted.file("backend.sock"), "--fs x", "start it"));
+}
+
 TEST(UnixSocket, AStaleSocketIsReplacedInADirectoryOnlyKvmmioCanWrite) {
   for (const mode_t mode : {0700, 0755}) {
     SCOPED_TRACE(mode);

@@ -67,6 +67,15 @@ class KVMMIO_EXPORT VhostUserFrontend {
   uint64_t features() const { return features_; }
   uint64_t protocol_features() const { return protocol_features_; }
   bool has_protocol_feature(unsigned bit) const { return (protocol_features_ >> bit) & 1; }
+  // Whether VHOST_USER_F_PROTOCOL_FEATURES was negotiated: then every
+  // vring starts disabled until SET_VRING_ENABLE.
+  bool protocol_negotiated() const { return protocol_negotiated_; }
+
+  // Closes the connection (a backend seen gone): every later call throws.
+  void disconnect() {
+    socket_.reset();
+    broken_ = true;
+  }
 
   // SET_FEATURES with the guest's accepted features (and the protocol
   // features bit when it was negotiated). std::invalid_argument for

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// FsOptions: what --fs tag=NAME,socket=PATH asks for, parsed and checked
+// without touching the host (the socket is connected when the device is
+// made, by the path rules of every user-given path: the program's).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kvmmio/base/export.h"
+
+namespace kvmmio::fs {
+
+struct KVMMIO_EXPORT FsOptions {
+  // The name the guest mounts: mount -t virtiofs TAG /mnt. 1-36 bytes of
+  // printable ASCII without spaces (the spec allows UTF-8; a tag typed on
+  // a command line and in a guest's fstab is kept to what both take
+  // without quoting).
+  std::string tag;
+  // The backend's vhost-user socket (virtiofsd --socket-path=PATH).
+  std::string socket;
+
+  // "tag=NAME,socket=PATH". A UserError names the option, what is wrong
+  // and the fix.
+  static FsOptions parse(std::string_view spec);
+};
+
+}  // namespace kvmmio::fs

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// virtio-fs against the tests' own vhost-user backend (tests/vhost/
+// test_backend.h): --fs's parsing, the configuration space, what the
+// device hands the backend at DRIVER_OK and takes back at a reset, and a
+// backend that stalls, refuses or goes away. The device against Debian's
+// virtiofsd, mounted by a Linux guest, runs on the nested arm64 platform
+// (tests/arm64/scenarios/vmm-boot.sh, "fs").
+#include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/error.h"
+#include "kvmmio/base/event_loop.h"
+#include "kvmmio/fs/fs_options.h"
+#include "kvmmio/fs/virtio_fs.h"
+#include "kvmmio/fs/virtio_fs_spec.h"
+#include "kvmmio/guest_memory.h"
+#include "kvmmio/vhost/vhost_user.h"
+#include "kvmmio/virtio/virtio_spec.h"
+#include "tests/vhost/test_backend.h"
+
+namespace kvmmio::fs {
+namespace {
+
+using namespace std::chrono_literals;
+using vhost::test::Message;
+using vhost::test::TestBackend;
+using vhost::user::Request;
+
+std::string parse_error(const std::string& spec) {
+  try {
+    FsOptions::parse(spec);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(FsOptions, TakesATagAndASocket) {
+  const FsOptions o = FsOptions::parse("tag=share,socket=/run/vfs.sock");
+  EXPECT_EQ(o.tag, "share");
+  EXPECT_EQ(o.socket, "/run/vfs.sock");
+  EXPECT_EQ(FsOptions::parse("socket=s,tag=" + std::string(36, 'x')).tag, std::string(36, 'x'));
+}
+
+TEST(FsOptions, RefusesWhatTheGuestCouldNotMountNamingTheFix) {
+  const std::string long_tag = parse_error("tag=" + std::string(37, 'x') + ",socket=s");
+  EXPECT_NE(long_tag.find("1 to 36 bytes"), std::string::npos) << long_tag;
+  EXPECT_NE(parse_error("tag=a b,socket=s").find("printable ASCII"), std::string::npos);
+  EXPECT_NE(parse_error("tag=caf\xc3\xa9,socket=s").find("printable ASCII"), std::string::npos);
+  EXPECT_NE(parse_error("socket=s").find("no tag"), std::string::npos);
+  EXPECT_NE(parse_error("tag=a").find("no socket"), std::string::npos);
+  EXPECT_NE(parse_error("tag=a,socket=").find("socket= is empty"), std::string::npos);
+  const std::string unknown = parse_error("tag=a,socket=s,cache=always");
+  EXPECT_NE(unknown.find("unknown key 'cache'"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown.rfind("--fs tag=a,socket=s,cache=always", 0), 0u) << "names what was typed: " << unknown;
+  for (const char* spec : {"", "tag", "tag=a,tag=b,socket=s", "tag=,socket=s"})
+    EXPECT_NE(parse_error(spec), "") << "'" << spec << "' accepted";
+}
+
+TEST(VirtioFsConfig, TagIsNulPaddedAndOneRequestQueueFollows) {
+  std::array<uint8_t, spec::kConfigSize> all{};
+  VirtioFs::read_config_of("share", 0, all);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(all.data())), "share");
+  for (unsigned i = 5; i < spec::kTagSize; ++i) EXPECT_EQ(all[i], 0) << i;
+  EXPECT_EQ(all[36] | all[37] << 8 | all[38] << 16 | all[39] << 24, 1);
+  // A 36-byte tag fills the field, with no NUL.
+  VirtioFs::read_config_of(std::string(36, 't'), 0, all);
+  EXPECT_EQ(all[35], 't');
+  // A read past the end sees zeros (the transport never asks it; a test may).
+  std::array<uint8_t, 8> tail{};
+  VirtioFs::read_config_of("share", 36, tail);
+  EXPECT_EQ(tail, (std::array<uint8_t, 8>{1, 0, 0, 0, 0, 0, 0, 0}));
+}
+
+constexpr uint64_t kRingFeatures = virtio::feature::bit(virtio::feature::kVersion1) |
+                                   virtio::feature::bit(virtio::feature::kRingIndirectDesc);
+constexpr uint64_t kEventIdx = virtio::feature::bit(virtio::feature::kRingEventIdx);
+constexpr uint64_t kProtocolFeaturesBit = 1ull << vhost::user::kFeatureProtocolFeatures;
+
+// What a backend does with one request: answer it right, stall (no
+// answer), or close the connection.
+enum class Behaviour { kAnswer, kStall, kClose };
+
+// A virtiofsd-like backend: the handshake with REPLY_ACK, every set-up
+// acked; `misbehave_on` gets `behaviour` instead.
+struct FsBackend {
+  uint64_t features = kRingFeatures | kEventIdx | kProtocolFeaturesBit;
+  std::optional<Request> misbehave_on;
+  Behaviour behaviour = Behaviour::kAnswer;
+  std::vector<Message> kept;  // the vring messages and the memory table, with their fds
+  std::mutex mutex;
+
+  TestBackend::Answer answer() {
+    return [this](TestBackend& b, Message& m) {
+      if (m.request() == misbehave_on && behaviour != Behaviour::kAnswer) {
+        if (behaviour == Behaviour::kClose) b.close_now();
+        return behaviour != Behaviour::kClose;
+      }
+      // Kept before any answer: when the front end has it, the test sees
+      // the message.
+      {
+        std::lock_guard lock(mutex);
+        if (m.request() != Request::kGetFeatures && m.request() != Request::kGetProtocolFeatures &&
+            m.request() != Request::kSetProtocolFeatures && m.request() != Request::kSetOwner) {
+          kept.push_back(Message{m.header, m.payload, {}});
+          for (auto& fd : m.fds) kept.back().fds.push_back(std::move(fd));
+        }
+      }
+      switch (m.request()) {
+        case Request::kGetFeatures: b.reply_u64(m, features); break;
+        case Request::kGetProtocolFeatures:
+          b.reply_u64(m, 1ull << vhost::user::protocol_feature::kReplyAck);
+          break;
+        case Request::kGetVringBase: {
+          auto s = m.as<vhost::user::VringState>();
+          s.num = 0;
+          b.reply(m, &s, sizeof(s));
+          break;
+        }
+        default: break;
+      }
+      if (m.header.flags & vhost::user::kFlagNeedReply) b.reply_u64(m, 0);
+      return true;
+    };
+  }
+  std::vector<Request> kept_requests() {
+    std::lock_guard lock(mutex);
+    std::vector<Request> out;
+    for (const Message& m : kept) out.push_back(m.request());
+    return out;
+  }
+};
+
+// The transport's side, as the device sees it (a recording double: the
+// transport's own tests cover the real one).
+struct RecordingInterrupt final : virtio::VirtioInterrupt {
+  void signal_used() override {}
+  void signal_config_change() override {}
+  void needs_reset(const char*) override { ++resets; }
+  std::atomic<int> resets{0};
+};
+
+// A device on 1 MiB of guest RAM, its queues laid out in it, each with
+// the eventfds the transport would give: its ioeventfd and the irqfd.
+class VirtioFsDevice : public ::testing::Test {
+ protected:
+  VirtioFsDevice() { memory.add_ram(0x4000'0000, 1 << 20); }
+
+  std::unique_ptr<VirtioFs> make(std::chrono::milliseconds timeout = 30s) {
+    return std::make_unique<VirtioFs>(FsOptions{"share", "test.sock"},
+                                      vhost::VhostUserFrontend(link.take_front(), "test.sock", timeout), memory,
+                                      loop);
+  }
+  virtio::DeviceActivation activation() {
+    virtio::DeviceActivation a;
+    a.features = kRingFeatures | kEventIdx;
+    a.interrupt = &interrupt;
+    a.lock = &lock;
+    for (uint32_t q = 0; q < spec::kNumQueues; ++q) {
+      virtio::ActiveQueue active;
+      active.index = q;
+      active.layout = {VirtioFs::kQueueSize, 0x4000'0000 + q * 0x4000ull, 0x4000'1000 + q * 0x4000ull,
+                       0x4000'2000 + q * 0x4000ull};
+      active.notify_fd = kicks[q].get();
+      active.interrupt_fd = call.get();
+      a.queues.push_back(active);
+    }
+    return a;
+  }
+  bool activate(VirtioFs& device) {
+    auto guard = lock.lock();
+    return device.activate(activation());
+  }
+  void reset(VirtioFs& device) {
+    auto guard = lock.lock();
+    device.reset();
+  }
+
+  GuestMemory memory;
+  EventLoop loop;
+  DeviceLock lock;
+  RecordingInterrupt interrupt;
+  std::array<UniqueFd, spec::kNumQueues> kicks{UniqueFd(::eventfd(0, EFD_CLOEXEC)),
+                                               UniqueFd(::eventfd(0, EFD_CLOEXEC))};
+  UniqueFd call{::eventfd(0, EFD_CLOEXEC)};
+  FsBackend backend;
+  TestBackend link{backend.answer()};
+};
+
+TEST_F(VirtioFsDevice, RefusesABackendWithoutTheRingFeaturesTheTransportOffers) {
+  backend.features = virtio::feature::bit(virtio::feature::kVersion1);  // no INDIRECT_DESC
+  try {
+    make();
+    ADD_FAILURE() << "a backend without INDIRECT_DESC was taken";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("VIRTIO_RING_F_INDIRECT_DESC"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("test.sock"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(VirtioFsDevice, OffersEventIdxOnlyWhereTheBackendHasIt) {
+  EXPECT_TRUE(make()->backend_event_idx());
+  FsBackend plain;
+  plain.features = kRingFeatures;
+  TestBackend other(plain.answer());
+  VirtioFs device(FsOptions{"t", "s"}, vhost::VhostUserFrontend(other.take_front(), "s", 30s), memory, loop);
+  EXPECT_FALSE(device.backend_event_idx());
+  EXPECT_EQ(device.device_features(), 0u);
+  EXPECT_EQ(device.device_id(), 26u);
+  EXPECT_TRUE(device.backend_owns_queue(0) && device.backend_owns_queue(1));
+}
+
+TEST_F(VirtioFsDevice, DriverOkHandsEveryQueueOverAndResetTakesThemBack) {
+  auto device = make();
+  ASSERT_TRUE(activate(*device));
+  const std::vector<Request> per_vring{Request::kSetVringNum,  Request::kSetVringBase, Request::kSetVringAddr,
+                                       Request::kSetVringKick, Request::kSetVringCall, Request::kSetVringErr,
+                                       Request::kSetVringEnable};
+  std::vector<Request> expected{Request::kSetFeatures, Request::kSetMemTable};
+  for (int q = 0; q < 2; ++q) expected.insert(expected.end(), per_vring.begin(), per_vring.end());
+  EXPECT_EQ(backend.kept_requests(), expected);
+  {
+    std::lock_guard l(backend.mutex);
+    // The guest's features, with the protocol-features bit negotiated.
+    EXPECT_EQ(backend.kept[0].u64(), kRingFeatures | kEventIdx | kProtocolFeaturesBit);
+    // Each queue's kick is its own ioeventfd; the call is the irqfd.
+    for (uint32_t q = 0; q < 2; ++q) {
+      const Message& kick = backend.kept[2 + q * 7 + 3];
+      const Message& call_msg = backend.kept[2 + q * 7 + 4];
+      ASSERT_EQ(kick.fds.size(), 1u);
+      ASSERT_EQ(call_msg.fds.size(), 1u);
+      struct stat sent{}, own{};
+      ASSERT_EQ(::fstat(kick.fds[0].get(), &sent), 0);
+      ASSERT_EQ(::fstat(kicks[q].get(), &own), 0);
+      EXPECT_EQ(sent.st_ino, own.st_ino) << "queue " << q;
+      EXPECT_EQ(kick.u64() & 0xff, q);
+      EXPECT_EQ(backend.kept[2 + q * 7 + 6].as<vhost::user::VringState>().num, 1u) << "enabled";
+    }
+  }
+  EXPECT_EQ(device->counters().activations.load(), 1u);
+  // The acks woke the socket's watch; none of them may read as a hang-up.
+  loop.flush();
+  EXPECT_EQ(interrupt.resets.load(), 0);
+  EXPECT_EQ(device->counters().backend_hangups.load(), 0u);
+
+  reset(*device);
+  const std::vector<Request> kept = backend.kept_requests();
+  EXPECT_EQ(std::vector<Request>(kept.end() - 2, kept.end()),
+            (std::vector<Request>{Request::kGetVringBase, Request::kGetVringBase}));
+  // A second DRIVER_OK starts over.
+  ASSERT_TRUE(activate(*device));
+  EXPECT_EQ(device->counters().activations.load(), 2u);
+  reset(*device);
+}
+
+TEST_F(VirtioFsDevice, ABackendThatStallsFailsTheActivationWithinItsBound) {
+  backend.misbehave_on = Request::kSetMemTable;
+  backend.behaviour = Behaviour::kStall;
+  auto device = make(200ms);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(activate(*device));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(device->counters().backend_failures.load(), 1u);
+  // The connection is out of step: the next DRIVER_OK fails at once,
+  // without a word to the backend.
+  const size_t sent = backend.kept_requests().size();
+  EXPECT_FALSE(activate(*device));
+  EXPECT_EQ(backend.kept_requests().size(), sent);
+  EXPECT_EQ(device->counters().backend_failures.load(), 2u);
+}
+
+TEST_F(VirtioFsDevice, ABackendThatClosesMidSetUpFailsTheActivation) {
+  backend.misbehave_on = Request::kSetVringAddr;
+  backend.behaviour = Behaviour::kClose;
+  auto device = make();
+  EXPECT_FALSE(activate(*device));
+  EXPECT_EQ(device->counters().backend_failures.load(), 1u);
+}
+
+TEST_F(VirtioFsDevice, ABackendThatGoesAwayWhileRunningPutsTheDeviceInNeedsReset) {
+  auto device = make();
+  ASSERT_TRUE(activate(*device));
+  link.close_now();
+  for (int i = 0; i < 500 && interrupt.resets.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(interrupt.resets.load(), 1);
+  EXPECT_EQ(device->counters().backend_hangups.load(), 1u);
+  // The reset after it says nothing to a backend that is gone, and the
+  // next DRIVER_OK fails naming what to do.
+  reset(*device);
+  EXPECT_FALSE(activate(*device));
+  EXPECT_EQ(device->counters().backend_failures.load(), 1u);
+}
+
+TEST_F(VirtioFsDevice, ConfigIsReadOnlyAndAWriteIsACountedGuestError) {
+  auto device = make();
+  const uint8_t bytes[4] = {1, 2, 3, 4};
+  device->write_config(0, bytes);
+  EXPECT_EQ(device->counters().config_writes.load(), 1u);
+  EXPECT_EQ(device->guest_errors(), 1u);
+  std::array<uint8_t, 5> tag{};
+  device->read_config(0, tag);
+  EXPECT_EQ(std::string(tag.begin(), tag.end()), "share");
+}
+
+}  // namespace
+}  // namespace kvmmio::fs
