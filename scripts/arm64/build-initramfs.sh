@@ -11,7 +11,8 @@
 #     bridge, veth, virtio-blk,          net_failover, virtio_net,
 #     vhost_vsock + deps                 virtio_console, virtio_blk,
 #   /usr/bin/iperf3 + its libraries      gpio_keys, virtio_rng,
-#                                        vmw_vsock_virtio_transport + deps
+#                                        vmw_vsock_virtio_transport, virtiofs
+#                                        + deps
 #   /usr/sbin/ip (iproute2) + libraries
 #   /kvmmio/lib.sh  tests/arm64/lib.sh /usr/bin/iperf3 + its libraries
 #   /kvmmio/bin   --bin FILEs (PATH)   /kvmmio/bin   --l2-bin FILEs (PATH)
@@ -24,10 +25,10 @@
 # mount instead of carrying what is on it in an initramfs: fio and its
 # shared libraries (librados, librbd, gluster, ICU...: 81 MB, 28 MB of
 # gzip, which every boot would unpack), tmux and its libraries (vmm-boot's
-# background case) and qemu-system-aarch64 and its (the main job's peer
-# VMM, run in L1), with the loader, and /fio, /tmux and
-# /qemu-system-aarch64, wrappers that run them on those libraries wherever
-# the image is mounted.
+# background case), qemu-system-aarch64 and its (the main job's peer
+# VMM, run in L1) and virtiofsd (the backend of --fs, run in L1), with the
+# loader, and /fio, /tmux, /qemu-system-aarch64 and /virtiofsd, wrappers
+# that run them on those libraries wherever the image is mounted.
 #
 # L1 boots the --l1-kernel series (its modules are in L1's image), L2 the
 # --l2-kernel series (/l2/Image, its modules in L2's image); both default to
@@ -228,6 +229,18 @@ exec "\$d/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" --library-path "\$d/lib/a
 WRAPPER
         chmod 755 "$tools/$p"
     done
+    # virtiofsd: the backend of --fs (vmm-boot's fs case), Debian 12's C one
+    # from qemu-system-common, where fetch-packages.sh fetched QEMU.
+    if [[ -x $ROOT/usr/lib/qemu/virtiofsd ]]; then
+        add_program "$tools" "$ROOT/usr/lib/qemu/virtiofsd" usr/bin
+        cat >"$tools/virtiofsd" <<'WRAPPER'
+#!/bin/sh
+# virtiofsd from this image, on this image's libraries (build-initramfs.sh --tools-out).
+d=$(cd "$(dirname "$0")" && pwd)
+exec "$d/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" --library-path "$d/lib/aarch64-linux-gnu" "$d/usr/bin/virtiofsd" "$@"
+WRAPPER
+        chmod 755 "$tools/virtiofsd"
+    fi
     # tmux refuses to start without a UTF-8 locale (C.UTF-8 will do); its
     # wrapper points glibc at this one (LOCPATH).
     [[ -d $ROOT/usr/lib/locale/C.utf8 ]] || die "no C.utf8 locale in $ROOT: run scripts/arm64/fetch-packages.sh"
@@ -240,7 +253,7 @@ WRAPPER
     # a board's CPU under TCG; nothing for L1 and L2 to decompress either.
     mksquashfs "$tools" "$tools_out.tmp" -quiet -no-progress -all-root -noappend -noI -noD -noF -noX >/dev/null
     mv "$tools_out.tmp" "$tools_out"
-    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux, ssh, qemu-system-aarch64 and their libraries)"
+    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux, ssh, qemu-system-aarch64, virtiofsd and their libraries)"
 fi
 
 # --- L2 ---------------------------------------------------------------------
@@ -248,9 +261,10 @@ l2=$work/l2
 use_kernel "$kver_l2"
 new_tree "$l2" "$here/init-l2.sh"
 add_modules "$l2" virtio_mmio failover net_failover virtio_net virtio_console virtio_blk gpio_keys \
-    virtio_rng squashfs virtio_pci vmw_vsock_virtio_transport # virtio_rng: kvmmio's entropy device (--rng on, the default);
+    virtio_rng squashfs virtio_pci vmw_vsock_virtio_transport virtiofs # virtio_rng: kvmmio's entropy device (--rng on, the default);
 # squashfs: the tools disk; virtio_pci: virtio-net-pci under the peer VMM (net-compare.sh's qemu-pci);
-# vmw_vsock_virtio_transport (with vsock and its common part): the driver of --vsock's device
+# vmw_vsock_virtio_transport (with vsock and its common part): the driver of --vsock's device;
+# virtiofs (with fuse): the driver of --fs's device
 for f in "${l2_bins[@]}"; do add_program "$l2" "$f" kvmmio/bin; done
 for f in "${l2_hooks[@]}"; do install -D -m 755 "$f" "$l2/l2-init.d/${f##*/}"; done
 if ((l2_only)); then

@@ -209,7 +209,10 @@ lib_closure() {
 # nat scenario: a NAT network on the nested board).
 # openssh-client: ssh, from the tools disk, the guest-disk scenario's login
 # to its guest.
-QEMU_PKGS=(qemu-system-arm)
+# qemu-system-common: Debian 12's virtiofsd (/usr/lib/qemu/virtiofsd), the
+# backend of vmm-boot's fs case (--fs), from the tools disk in L1; its
+# libraries are mostly qemu-system-arm's.
+QEMU_PKGS=(qemu-system-arm qemu-system-common)
 ((with_qemu)) || QEMU_PKGS=()
 mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux nftables dnsmasq-base openssh-client "${QEMU_PKGS[@]}")
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)

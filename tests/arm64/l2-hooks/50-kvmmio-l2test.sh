@@ -49,6 +49,14 @@
 #           (KVMMIO-L2-VSOCK-CID-AGAIN) and one more connection to port
 #           5000 (KVMMIO-L2-VSOCK-AGAIN); then KVMMIO-L2-VSOCK-DONE, and
 #           power-off once L1 connects to port 5002
+#   fs      virtio-fs (vmm-boot.sh's fs case is the L1 side, which put a
+#           1 MiB file from-l1 in the shared directory): the tag share
+#           mounted, from-l1's md5 as KVMMIO-L2-FS-READ, 1 MiB of random
+#           bytes written as from-l2 and synced, its md5 as
+#           KVMMIO-L2-FS-WROTE; then unmounted, the driver unbound from
+#           the device and bound again (sysfs: virtiofs is a module on
+#           6.1, built in on 6.12), mounted again and from-l1 read again
+#           (KVMMIO-L2-FS-READ-AGAIN); then power-off
 #   disk-kill  1 MiB of random bytes written at the disk's third MiB with
 #           fsync, its md5 as KVMMIO-L2-DISK-WROTE, then
 #           KVMMIO-L2-DISK-SYNCED and a wait until killed (vmm-boot.sh's
@@ -394,6 +402,34 @@ vsock)
     echo "KVMMIO-L2-VSOCK-DONE"
     # Power off only once L1 has looked at kvmmio (it connects to 5002).
     vsock_probe listen 5002 0 60 >/dev/null 2>&1
+    ;;
+fs)
+    # The tag of kvmmio's --fs (virtiofs, with fuse, loaded at boot).
+    mkdir -p /mnt/share
+    if mount -t virtiofs share /mnt/share; then
+        echo "KVMMIO-L2-FS-READ: $(md5sum </mnt/share/from-l1 | cut -d' ' -f1)"
+        dd if=/dev/urandom of=/tmp/from-l2 bs=64k count=16 2>/dev/null
+        cp /tmp/from-l2 /mnt/share/from-l2 && sync
+        echo "KVMMIO-L2-FS-WROTE: $(md5sum </tmp/from-l2 | cut -d' ' -f1)"
+        umount /mnt/share
+        # The driver unbound and bound again (a module on 6.1, built in on
+        # 6.12): the device is reset (the queues taken back from virtiofsd)
+        # and activated again on the same connection.
+        dev=''
+        for d in /sys/bus/virtio/devices/virtio*; do
+            [ "$(cat "$d/device" 2>/dev/null)" = 0x001a ] && dev=${d##*/}
+        done
+        drv=/sys/bus/virtio/drivers/virtiofs
+        if [ -n "$dev" ] && echo "$dev" >"$drv/unbind" && echo "$dev" >"$drv/bind" &&
+            mount -t virtiofs share /mnt/share; then
+            echo "KVMMIO-L2-FS-READ-AGAIN: $(md5sum </mnt/share/from-l1 | cut -d' ' -f1)"
+            umount /mnt/share
+        else
+            echo "KVMMIO-L2-ERROR: rebinding virtiofs to ${dev:-no virtio device 0x001a} and mounting again failed"
+        fi
+    else
+        echo "KVMMIO-L2-ERROR: mount -t virtiofs share failed"
+    fi
     ;;
 disk-kill)
     i=0

@@ -69,6 +69,22 @@
 #                 at probe), no register read exited (the mirror), and the
 #                 event loop woke fewer than 64 times in the whole run
 #                 (6 MiB is at least 1536 packets of 4 KiB)
+#   fs            --fs tag=share on Debian 12's virtiofsd (from the tools
+#                 disk; -o sandbox=chroot: L1's root is an initramfs, where
+#                 a namespace cannot pivot_root) sharing an L1 directory
+#                 (--rng off, 1 vCPU): L2 mounts the tag, reads the 1 MiB
+#                 file L1 put there (md5) and writes one of its own, which
+#                 L1 reads back with the md5 L2 printed; L2 then unmounts
+#                 and rebinds its driver (a reset: GET_VRING_BASE, and a
+#                 second activation: activations 2) and mounts and reads
+#                 again. Before it, a kvmmio whose --fs socket nothing
+#                 listens on is refused (exit 2) naming virtiofsd. The
+#                 bypass, from --stats: fs0 saw no trapped or polled
+#                 notify and injected or relayed no interrupt (virtiofsd
+#                 used the ioeventfds and the irqfd), no register read
+#                 exited (the mirror), the backend failed and hung up 0
+#                 times, and the event loop woke fewer than 64 times in the
+#                 whole run (2 MiB of FUSE reads and writes)
 #   disk-kill     L2 writes 1 MiB with fsync, says so, and kvmmio is then
 #                 killed with SIGKILL: the image holds the MiB (a FLUSH is
 #                 answered only after the data is in the file); a second
@@ -644,6 +660,20 @@ run_disk() {
     record disk "$t" "$msg"
 }
 
+# bypass_counters JSON DEV: what says whether kvmmio was in DEV's data path
+# (a vhost or vhost-user backend's device), from the run's --stats: its
+# notifies trapped and polled, the interrupts it injected and relayed, its
+# register reads that exited and whether the mirror served them, its
+# activations, and the run's event-loop wake-ups. Empty where the run left
+# no stats (kvmmio failed to start).
+bypass_counters() {
+    trapped=$(device_counter "$1" "$2" notifies_trapped || true) polled=$(device_counter "$1" "$2" notifies_polled || true)
+    injected=$(device_counter "$1" "$2" interrupts_injected || true)
+    relayed=$(device_counter "$1" "$2" interrupts_relayed || true)
+    exited=$(device_counter "$1" "$2" register_reads || true) mirror=$(device_counter "$1" "$2" regs_mirror || true)
+    acts=$(device_counter "$1" "$2" activations || true) wakeups=$(stats_value "$1" event_loop_wakeups || true)
+}
+
 # vsock: host (L1) and guest (L2) over AF_VSOCK, both ways, the data moved
 # by L1's vhost-vsock; the VMM's share is counted from --stats.
 run_vsock() {
@@ -678,12 +708,8 @@ run_vsock() {
     c=$R/vsock.console j=$R/vsock.json
     ok="vsock_probe: ok sent $bytes received $bytes"
     # (No stats file when kvmmio failed to start: the counters stay empty.)
-    trapped=$(device_counter "$j" vsock0 notifies_trapped || true) polled=$(device_counter "$j" vsock0 notifies_polled || true)
-    injected=$(device_counter "$j" vsock0 interrupts_injected || true)
-    relayed=$(device_counter "$j" vsock0 interrupts_relayed || true)
-    event=$(device_counter "$j" vsock0 event_notifies || true) acts=$(device_counter "$j" vsock0 activations || true)
-    verrs=$(device_counter "$j" vsock0 vhost_errors || true) exited=$(device_counter "$j" vsock0 register_reads || true)
-    mirror=$(device_counter "$j" vsock0 regs_mirror || true) wakeups=$(stats_value "$j" event_loop_wakeups || true)
+    bypass_counters "$j" vsock0
+    event=$(device_counter "$j" vsock0 event_notifies || true) verrs=$(device_counter "$j" vsock0 vhost_errors || true)
     echo "vsock: L2's CID '$(l2_marker "$c" VSOCK-CID)'; L1 -> L2:5001: $out; L2 -> L1:5000: $(tr '\n' '/' <"$R/vsock.l1-listen")"
     echo "vsock: L2's side: in '$(l2_marker "$c" VSOCK-IN)', out '$(l2_marker "$c" VSOCK-OUT)';" \
         "after a driver reload: CID '$(l2_marker "$c" VSOCK-CID-AGAIN)', out '$(l2_marker "$c" VSOCK-AGAIN)';" \
@@ -721,6 +747,68 @@ run_vsock() {
         msg="the event loop woke ${wakeups:-?} times in a run that moved 6 MiB over vsock: the VMM is in its data path"
     fi
     record vsock "$t" "$msg"
+}
+
+# fs: a host (L1) directory shared with the guest (L2) through virtio-fs,
+# the FUSE requests served by virtiofsd; the VMM's share from --stats.
+run_fs() {
+    step "kvmmio --fs: L2 mounts L1's directory through virtiofsd, reads L1's file and writes its own"
+    t0=$(uptime_s)
+    share=/tmp/kvmmio-share sock=/tmp/kvmmio-fs.sock msg='' missing=''
+    virtiofsd=$(command -v virtiofsd || echo /tools/virtiofsd)
+    rm -rf "$share" "$sock" && mkdir -p "$share"
+    dd if=/dev/urandom of="$share/from-l1" bs=64k count=16 2>/dev/null
+    l1_md5=$(md5sum <"$share/from-l1" | cut -d' ' -f1)
+    if [ ! -x "$virtiofsd" ]; then
+        record fs 0 "no virtiofsd: neither on PATH nor on the tools disk (/tools/virtiofsd, run.sh --tools)"
+        return
+    fi
+    # A socket nothing listens on: refused before any VM exists.
+    missing=$(expect_setup_error fs-no-backend "start the backend first, e.g. virtiofsd"         --fs tag=share,socket=/tmp/kvmmio-no-backend.sock) || true
+    "$virtiofsd" --socket-path="$sock" -o source="$share" -o sandbox=chroot >"$R/fs.virtiofsd" 2>&1 &
+    backend=$!
+    i=0
+    while [ ! -S "$sock" ] && kill -0 "$backend" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+    EXTRA="--fs tag=share,socket=$sock --rng off" boot fs 1 fs
+    finish 240
+    # virtiofsd serves one connection and ends with it.
+    i=0
+    while kill -0 "$backend" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+    kill "$backend" 2>/dev/null || true
+    wait "$backend" || true
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    c=$R/fs.console j=$R/fs.json
+    l2_file=$(md5sum <"$share/from-l2" 2>/dev/null | cut -d' ' -f1)
+    bypass_counters "$j" fs0
+    fails=$(device_counter "$j" fs0 backend_failures || true) hangups=$(device_counter "$j" fs0 backend_hangups || true)
+    echo "fs: L1's file $l1_md5, L2 read '$(l2_marker "$c" FS-READ)' and again after its driver was bound again" \
+        "'$(l2_marker "$c" FS-READ-AGAIN)'; L2 wrote '$(l2_marker "$c" FS-WROTE)', L1 reads ${l2_file:-nothing}"
+    echo "fs: fs0 notifies_trapped ${trapped:-?} notifies_polled ${polled:-?} interrupts_injected ${injected:-?}" \
+        "interrupts_relayed ${relayed:-?} activations ${acts:-?} backend_failures ${fails:-?}" \
+        "backend_hangups ${hangups:-?} register reads that exited ${exited:-?} (regs_mirror ${mirror:-?});" \
+        "event_loop_wakeups ${wakeups:-?} in the whole run"
+    if [ -n "$missing" ]; then msg=$missing
+    elif [ "$status" != 0 ]; then
+        msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/fs.stderr" | tr '\n"' ' _'); virtiofsd: $(tail -n 2 "$R/fs.virtiofsd" | tr '\n"' ' _'))"
+    elif grep -q KVMMIO-L2-ERROR "$c"; then msg="L2: $(grep KVMMIO-L2-ERROR "$c" | head -n 2 | tr '\r\n' '  ')"
+    elif [ "$(l2_marker "$c" FS-READ)" != "$l1_md5" ]; then msg="L2 read '$(l2_marker "$c" FS-READ)' from L1's file, not $l1_md5"
+    elif [ "$(l2_marker "$c" FS-READ-AGAIN)" != "$l1_md5" ]; then
+        msg="after its driver was bound again L2 read '$(l2_marker "$c" FS-READ-AGAIN)', not $l1_md5"
+    elif [ -z "$l2_file" ] || [ "$(l2_marker "$c" FS-WROTE)" != "$l2_file" ]; then
+        msg="L2 wrote '$(l2_marker "$c" FS-WROTE)', L1 reads '${l2_file:-no file}' in the shared directory"
+    elif ! err=$(check_stats "$j" 1 0 poweroff); then msg=$err
+    elif [ "$trapped" != 0 ] || [ "$polled" != 0 ]; then
+        msg="fs0 trapped ${trapped:-?} and polled ${polled:-?} notifies: virtiofsd's kicks should all go through the ioeventfds"
+    elif [ "$injected" != 0 ] || [ "$relayed" != 0 ]; then
+        msg="fs0 injected ${injected:-?} and relayed ${relayed:-?} interrupts: virtiofsd should write the irqfd itself"
+    elif [ "$acts" != 2 ] || [ "$fails" != 0 ] || [ "$hangups" != 0 ]; then
+        msg="fs0 activations ${acts:-?} (not 2: boot and reload), backend_failures ${fails:-?}, backend_hangups ${hangups:-?} (not 0)"
+    elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of fs0 exited on the mirror"
+    elif [ "${wakeups:-999}" -ge 64 ]; then
+        msg="the event loop woke ${wakeups:-?} times in a run that moved 3 MiB over virtio-fs: the VMM is in its data path"
+    fi
+    rm -rf "$share"
+    record fs "$t" "$msg"
 }
 
 # SIGKILL right after the guest's fsync returned: whatever kvmmio had
@@ -833,7 +921,7 @@ run_setup_errors() {
 # CPU or GIC, and the 16 KiB-page L1 runs them; the board leaves out what
 # its root cannot run, e.g. background without tmux).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
-cases=" cpus1 cpus2 reset reset-exit sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk vsock disk-kill api names background "
+cases=" cpus1 cpus2 reset reset-exit sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk vsock fs disk-kill api names background "
 for c in $skip; do
     case $cases in
     *" $c "*) ;;
@@ -859,6 +947,7 @@ case_wanted() {
 ! case_wanted hvc-v1-input || run_hvc_input
 ! case_wanted disk || run_disk
 ! case_wanted vsock || run_vsock
+! case_wanted fs || run_fs
 ! case_wanted disk-kill || run_disk_kill
 ! case_wanted api || run_api
 ! case_wanted names || run_names
