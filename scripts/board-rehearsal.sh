@@ -25,11 +25,12 @@
 #                    --quick's own: the mirror guest to guest, when in --configs)
 #     --timeout S    bound of each board boot (default 3600 s)
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
-#                    what earlier ones left in DIR); also guest (never by
-#                    default; after carry): scripts/make-guest.sh run in the
-#                    board's root as on the board itself (below), whose
-#                    guest the next image then carries for README's quick
-#                    start
+#                    what earlier ones left in DIR); also guest (not by
+#                    default; the test command asks for it): scripts/
+#                    make-guest.sh run in the board's root as on the board
+#                    itself (below; beside carry's builds when both run),
+#                    whose guest the next image then carries for README's
+#                    quick start
 #     --keep         keep the booted disk images (DIR/gicN/disk.img)
 #     --scenarios LIST  after main.sh, `scripts/test.sh --scenarios LIST`
 #                    on the board's KVM (default vmm-boot,net-modes; none: skip)
@@ -169,6 +170,7 @@ for p in ${phases//,/ }; do
     [[ $p == @(root|carry|guest|image|boot) ]] || die "--phases: unknown phase '$p'"
 done
 want() { [[ ,$phases, == *,$1,* ]]; }
+guest_done=0
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
@@ -390,6 +392,47 @@ board_deps() {
     rm -f "$gone"
 }
 
+# --- guest (by hand): make-guest.sh on the board's own userland ----------------
+# "Your first guest" made on the board: scripts/make-guest.sh from the
+# clone, run as root inside the arm64 root with the archive (its programs
+# under qemu-user, so it sees an arm64 host: mmdebstrap and the guest's
+# maintainer scripts run as they would natively, no qemu-user of its own).
+# The guest lands in DIR/guest, not in the board's image. With the carry
+# phase it runs beside that phase's two cross builds (started in it, once
+# the clone and the offline cache are there), so that its one emulated
+# process at a time and their compilers share the host's cores; without
+# the carry phase, alone, on the clone an earlier carry left.
+guest_phase() {
+    [[ -x $root/root/kvmmio/scripts/make-guest.sh ]] || die "guest: no clone in the root: run the carry phase"
+    cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+    rm -rf "$root/root/guest"
+    # What README's quick start uses beside kvmmio, as a board owner has it
+    # (the packages' Recommends, nftables and dnsmasq-base, and an ssh
+    # client): installed now, while the root has the archive.
+    say "guest: apt-get install nftables dnsmasq-base openssh-client in the root"
+    in_root "apt-get install -y -q --no-install-recommends nftables dnsmasq-base openssh-client" >"$dir/guest-tools.log" 2>&1 ||
+        { rm -f "$root/etc/resolv.conf"; tail -n 20 "$dir/guest-tools.log" >&2; die "guest: apt-get install in the root failed ($dir/guest-tools.log)"; }
+    # With the test command's password and a key pair of the test's own,
+    # as its guest-disk test wants (KVMMIO_GUEST=DIR/RELEASE/guest boots it).
+    "$src/scripts/guest-test-key.sh" "$root/root/guest-ssh-key"
+    status=0
+    say "guest: scripts/make-guest.sh --out /root/guest in the root (log: $dir/guest.log)"
+    in_root_as_board "printf 'kvmmio-guest-test\n' | scripts/make-guest.sh --out /root/guest --root-password-file /dev/stdin --ssh-key /root/guest-ssh-key.pub" \
+        >"$dir/guest.log" 2>&1 || status=$?
+    rm -f "$root/etc/resolv.conf"
+    ((status == 0)) || { tail -n 30 "$dir/guest.log" >&2; die "guest: make-guest.sh in the root: status $status ($dir/guest.log)"; }
+    grep -q 'this host is arm64: mmdebstrap and the maintainer scripts run natively' "$dir/guest.log" ||
+        die "guest: make-guest.sh did not take the native path ($dir/guest.log)"
+    for f in Image initrd.img debian.img; do
+        [[ -s $root/root/guest/$f ]] || die "guest: no $f made ($dir/guest.log)"
+    done
+    rm -rf "$dir/guest"
+    mv "$root/root/guest" "$dir/guest"
+    mv -f "$root/root/guest-ssh-key" "$root/root/guest-ssh-key.pub" "$dir/"
+    say "guest: $(grep -o 'done in .*' "$dir/guest.log" | head -n 1); in $dir/guest"
+    phase_done guest
+}
+
 # --- root ---------------------------------------------------------------------
 if want root; then
     mapfile -t deps < <("$src/scripts/install-deps.sh" --list --main arm64 --release "$release")
@@ -446,6 +489,8 @@ if want carry; then
         die "no /usr/lib/aarch64-linux-gnu to cover with the board's libraries: scripts/install-deps.sh (its arm64 cross packages make it)"
     # The board's own defaults: its main.sh runs with a clean environment.
     mapfile -t main_flags < <(env -u CXXFLAGS -u CFLAGS "$src/scripts/main-build-flags.sh" aarch64)
+    guest_pid=''
+    if want guest; then guest_phase & guest_pid=$!; fi
     in_ns "$carry_build" "$(nproc)" "${main_flags[@]}"
     board_deps "$clone/build"
     phase_done carry-build
@@ -456,44 +501,14 @@ if want carry; then
     in_ns "$carry_debs" /root/kvmmio/build/debs
     ls "$root"/root/kvmmio/build/debs/*.deb >/dev/null 2>&1 || die "carry: no packages in $root/root/kvmmio/build/debs"
     phase_done carry-debs
+    if [[ -n $guest_pid ]]; then
+        wait "$guest_pid" || die "guest: failed beside the carry phase (its message above)"
+        guest_done=1
+    fi
 fi
 
-# --- guest (by hand): make-guest.sh on the board's own userland ----------------
-# "Your first guest" made on the board: scripts/make-guest.sh from the
-# clone, run as root inside the arm64 root with the archive (its programs
-# under qemu-user, so it sees an arm64 host: mmdebstrap and the guest's
-# maintainer scripts run as they would natively, no qemu-user of its own).
-# The guest lands in DIR/guest, not in the board's image.
-if want guest; then
-    [[ -x $root/root/kvmmio/scripts/make-guest.sh ]] || die "guest: no clone in the root: run the carry phase"
-    cp -L /etc/resolv.conf "$root/etc/resolv.conf"
-    rm -rf "$root/root/guest"
-    # What README's quick start uses beside kvmmio, as a board owner has it
-    # (the packages' Recommends, nftables and dnsmasq-base, and an ssh
-    # client): installed now, while the root has the archive.
-    say "guest: apt-get install nftables dnsmasq-base openssh-client in the root"
-    in_root "apt-get install -y -q --no-install-recommends nftables dnsmasq-base openssh-client" >"$dir/guest-tools.log" 2>&1 ||
-        { rm -f "$root/etc/resolv.conf"; tail -n 20 "$dir/guest-tools.log" >&2; die "guest: apt-get install in the root failed ($dir/guest-tools.log)"; }
-    # With the test command's password and a key pair of the test's own,
-    # as its guest-disk test wants (KVMMIO_GUEST=DIR/RELEASE/guest boots it).
-    "$src/scripts/guest-test-key.sh" "$root/root/guest-ssh-key"
-    status=0
-    say "guest: scripts/make-guest.sh --out /root/guest in the root (log: $dir/guest.log)"
-    in_root_as_board "printf 'kvmmio-guest-test\n' | scripts/make-guest.sh --out /root/guest --root-password-file /dev/stdin --ssh-key /root/guest-ssh-key.pub" \
-        >"$dir/guest.log" 2>&1 || status=$?
-    rm -f "$root/etc/resolv.conf"
-    ((status == 0)) || { tail -n 30 "$dir/guest.log" >&2; die "guest: make-guest.sh in the root: status $status ($dir/guest.log)"; }
-    grep -q 'this host is arm64: mmdebstrap and the maintainer scripts run natively' "$dir/guest.log" ||
-        die "guest: make-guest.sh did not take the native path ($dir/guest.log)"
-    for f in Image initrd.img debian.img; do
-        [[ -s $root/root/guest/$f ]] || die "guest: no $f made ($dir/guest.log)"
-    done
-    rm -rf "$dir/guest"
-    mv "$root/root/guest" "$dir/guest"
-    mv -f "$root/root/guest-ssh-key" "$root/root/guest-ssh-key.pub" "$dir/"
-    say "guest: $(grep -o 'done in .*' "$dir/guest.log" | head -n 1); in $dir/guest"
-    phase_done guest
-fi
+# --- guest, without the carry phase --------------------------------------------
+if want guest && ((!guest_done)); then guest_phase; fi
 
 # --- image ---------------------------------------------------------------------
 img=$dir/board.img
