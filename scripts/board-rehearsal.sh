@@ -776,6 +776,11 @@ if want boot; then
             sed 's/^/  /' "$d/results/report/report.txt" >&2
             [[ -z $scenarios ]] ||
                 say "gic$g: test.sh --scenarios $scenarios in $(cat "$d/test-seconds") s: $(tail -n 1 "$d/test.log")"
+            # README's quick start, where the image carried it: its lease,
+            # login and reboot in place, as board-quick-start.sh said them.
+            [[ $(cat "$dir/quick-start" 2>/dev/null) != 1 ]] ||
+                say "gic$g: README's quick start: $(grep -E '^QUICK-START: (lease|ssh|rebooted|.* stopped$)' "$d/quick-start.log" |
+                    sed 's/^QUICK-START: //' | paste -sd ';' | sed 's/;/; /g'); $(tail -n 1 "$d/quick-start.log")"
         else
             say "gic$g: FAILED; see $d/main.log and $d/console.log"
             # The cause, here: CI keeps only this script's output, not
