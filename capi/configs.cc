@@ -4,12 +4,15 @@
 #include "capi/configs.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 
 #include <array>
 #include <initializer_list>
 #include <utility>
 
 #include "kvmmio/base/error.h"
+#include "kvmmio/fs/fs_options.h"
+#include "kvmmio/vhost/vhost_user.h"
 #include "kvmmio/virtio/mmio_regs.h"
 
 namespace kvmmio::capi {
@@ -162,6 +165,26 @@ ConsoleOptions console_options(const kvmmio_console_config* config) {
   if (flags < 0) throw ArgumentError(fd + ": not an open fd");
   if ((flags & O_ACCMODE) == O_RDONLY) throw ArgumentError(fd + ": open for reading only; the guest writes to it");
   return {.output_fd = c.output_fd, .input_space = c.input_space, .input_opaque = c.input_opaque};
+}
+
+FsConfig fs_config(const kvmmio_fs_config* config) {
+  const auto c = widened(config, config ? config->size : 0, "kvmmio_fs_config.size", "kvmmio_fs_config", kFsConfigV1);
+  if (!c.tag) throw ArgumentError("kvmmio_fs_config.tag is NULL");
+  if (const std::string problem = fs::tag_problem(c.tag); !problem.empty())
+    throw ArgumentError("kvmmio_fs_config.tag \"" + std::string(c.tag) + "\": " + problem);
+  const std::string fd = "kvmmio_fs_config.socket_fd " + std::to_string(c.socket_fd);
+  if (c.socket_fd < 0) throw ArgumentError(fd + ": give a unix stream socket connected to the backend");
+  int domain = 0, type = 0;
+  socklen_t len = sizeof domain;
+  if (::fcntl(c.socket_fd, F_GETFD) < 0) throw ArgumentError(fd + ": not an open fd");
+  if (::getsockopt(c.socket_fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX ||
+      (len = sizeof type, ::getsockopt(c.socket_fd, SOL_SOCKET, SO_TYPE, &type, &len)) != 0 || type != SOCK_STREAM)
+    throw ArgumentError(fd + ": not a unix stream socket");
+  UniqueFd dup(::fcntl(c.socket_fd, F_DUPFD_CLOEXEC, 0));
+  if (!dup) throw_errno(fd + ": duplicating it");
+  const uint64_t ms = counted(c.reply_timeout_ms, "kvmmio_fs_config.reply_timeout_ms", 1, 60000,
+                              "the default, 2000", vhost::VhostUserFrontend::kDefaultReplyTimeout.count());
+  return {.tag = c.tag, .socket = std::move(dup), .reply_timeout = std::chrono::milliseconds(ms)};
 }
 
 std::unique_ptr<block::VirtioBlock> make_block(const BlockOptions& options, const GuestMemory& memory,

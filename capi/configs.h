@@ -7,6 +7,7 @@
 // check them without KVM (tests/unit/capi_config_test.cc).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "kvmmio/base/event_loop.h"
+#include "kvmmio/base/unique_fd.h"
 #include "kvmmio/block/disk_options.h"
 #include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/virtio_console.h"
@@ -75,6 +77,17 @@ struct ConsoleOptions {
   void* input_opaque = nullptr;
 };
 ConsoleOptions console_options(const kvmmio_console_config* config);
+
+// What a virtio-fs device is made of: its tag, a duplicate of the
+// caller's socket and the reply timeout.
+struct FsConfig {
+  std::string tag;
+  UniqueFd socket;
+  std::chrono::milliseconds reply_timeout;
+};
+constexpr size_t kFsConfigV1 =
+    offsetof(kvmmio_fs_config, reply_timeout_ms) + sizeof(kvmmio_fs_config::reply_timeout_ms);
+FsConfig fs_config(const kvmmio_fs_config* config);
 
 // The devices, on `memory` and `loop`. The disk's image is opened here: a
 // UserError (KVMMIO_ERR_USER) in the C API's words when it cannot be.

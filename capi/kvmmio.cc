@@ -24,9 +24,11 @@
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/log.h"
 #include "kvmmio/console/virtio_console.h"
+#include "kvmmio/fs/virtio_fs.h"
 #include "kvmmio/kvm.h"
 #include "kvmmio/net/net_options.h"
 #include "kvmmio/net/virtio_net.h"
+#include "kvmmio/vhost/vhost_user.h"
 #include "kvmmio/virtio/kvm_mmio_slot.h"
 #include "kvmmio/virtio/mmio_transport.h"
 #include "kvmmio/virtio/transport_options.h"
@@ -259,6 +261,29 @@ kvmmio_status kvmmio_blk_create(kvmmio_vm* vm, const kvmmio_blk_config* config, 
       [&](kvmmio_device& d) {
         d.device = kvmmio::capi::make_block(options, vm->vm->memory(), *vm->loop);
         d.name = "disk " + options.disk.path;
+      });
+}
+
+kvmmio_status kvmmio_fs_create(kvmmio_vm* vm, const kvmmio_fs_config* config, kvmmio_device** device) {
+  kvmmio::capi::FsConfig fs;
+  return add_device(
+      __func__, vm, device, [&] { fs = kvmmio::capi::fs_config(config); },
+      [&](kvmmio_device& d) {
+        const std::string shown = "kvmmio_fs_config.socket_fd " + std::to_string(config->socket_fd);
+        std::unique_ptr<kvmmio::fs::VirtioFs> device;
+        try {
+          device = std::make_unique<kvmmio::fs::VirtioFs>(
+              kvmmio::fs::FsOptions{fs.tag, shown},
+              kvmmio::vhost::VhostUserFrontend(std::move(fs.socket), shown, fs.reply_timeout), vm->vm->memory(),
+              *vm->loop);
+        } catch (const std::runtime_error& e) {
+          // The backend's doing (no answer, a missing feature): the set-up's.
+          throw kvmmio::UserError(e.what());
+        }
+        // The ring features the transport offers must be the backend's.
+        d.transport_defaults.event_idx = device->backend_event_idx();
+        d.name = "fs " + fs.tag;
+        d.device = std::move(device);
       });
 }
 

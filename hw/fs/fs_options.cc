@@ -10,6 +10,18 @@
 
 namespace kvmmio::fs {
 
+std::string tag_problem(std::string_view tag) {
+  if (tag.empty() || tag.size() > spec::kTagSize)
+    return "the tag must be 1 to " + std::to_string(spec::kTagSize) + " bytes long, not " +
+           std::to_string(tag.size());
+  for (char c : tag)
+    if (c <= ' ' || c > '~')
+      return "the tag '" + std::string(tag) +
+             "' has a space or a character outside printable ASCII; the guest mounts it by name (mount -t "
+             "virtiofs TAG DIR): use letters, digits and punctuation";
+  return "";
+}
+
 FsOptions FsOptions::parse(std::string_view spec) {
   const std::string shown = "--fs " + std::string(spec);
   const std::string example = "e.g. --fs tag=share,socket=/run/virtiofsd.sock";
@@ -19,14 +31,8 @@ FsOptions FsOptions::parse(std::string_view spec) {
   // given twice, each naming what was typed.
   for (const auto& [key, value] : parse_key_values(spec, shown)) {
     if (key == "tag") {
-      if (value.empty() || value.size() > spec::kTagSize)
-        throw UserError(shown + ": the tag must be 1 to " + std::to_string(spec::kTagSize) +
-                        " bytes long, not " + std::to_string(value.size()) + "; " + example);
-      for (char c : value)
-        if (c <= ' ' || c > '~')
-          throw UserError(shown + ": the tag '" + std::string(value) +
-                          "' has a space or a character outside printable ASCII; the guest mounts it by "
-                          "name (mount -t virtiofs TAG DIR): use letters, digits and punctuation, " + example);
+      if (const std::string problem = tag_problem(value); !problem.empty())
+        throw UserError(shown + ": " + problem + "; " + example);
       o.tag = std::string(value);
       have_tag = true;
     } else if (key == "socket") {

@@ -305,6 +305,29 @@ KVMMIO_EXPORT kvmmio_status kvmmio_console_create(kvmmio_vm* vm, const kvmmio_co
 KVMMIO_EXPORT kvmmio_status kvmmio_console_input(kvmmio_device* device, const void* data, size_t len,
                                                  size_t* taken);
 
+/* The virtio-fs device: a shared folder whose FUSE requests a vhost-user
+ * backend in another process (virtiofsd) serves, reading the queues and
+ * guest RAM itself (docs/vhost-user.md). The guest's RAM must have files to
+ * hand over: kvmmio_vm_add_ram()'s or kvmmio_vm_add_ram_fd()'s, not
+ * kvmmio_vm_add_ram_host()'s (the device would fail at DRIVER_OK). */
+typedef struct kvmmio_fs_config {
+  size_t size;               /* sizeof(kvmmio_fs_config) */
+  const char* tag;           /* required: what the guest mounts, 1 to 36 printable ASCII characters, no spaces */
+  /* Required: a unix stream socket your program connected to the backend's
+   * (virtiofsd --socket-path=PATH). The device uses a duplicate of it; close
+   * yours when you like. KVMMIO_FS_CONFIG_INIT sets -1, which is refused. */
+  int socket_fd;
+  uint32_t reply_timeout_ms; /* the longest wait for one reply of the backend, 1 to 60000; 0: 2000 */
+} kvmmio_fs_config;
+#define KVMMIO_FS_CONFIG_INIT \
+  {.size = sizeof(kvmmio_fs_config), .tag = NULL, .socket_fd = -1, .reply_timeout_ms = 0}
+
+/* The library's virtio-fs device (device ID 26). The backend is asked for
+ * its features here: KVMMIO_ERR_USER, naming what happened, when it does
+ * not answer in time or lacks a feature the transport needs. */
+KVMMIO_EXPORT kvmmio_status kvmmio_fs_create(kvmmio_vm* vm, const kvmmio_fs_config* config,
+                                             kvmmio_device** device);
+
 /* From a thread of the device's own (not from a callback, which holds the
  * lock already): takes and releases the device's lock, under which its
  * queues may be used. */

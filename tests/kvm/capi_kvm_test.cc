@@ -26,6 +26,8 @@
 #include "kvm_fixture.h"
 #include "kvmmio/kvmmio.h"
 #include "kvmmio/virtio/mmio_regs.h"
+#include "kvmmio/virtio/virtio_spec.h"
+#include "tests/vhost/test_backend.h"
 
 namespace kvmmio::test {
 namespace {
@@ -290,6 +292,53 @@ TEST_F(CApiKvmTest, TheBlockAndConsoleDevicesGoBehindTransports) {
   EXPECT_EQ(kvmmio_device_destroy(disk), KVMMIO_OK) << kvmmio_last_error();
   EXPECT_EQ(kvmmio_vm_destroy(vm), KVMMIO_OK) << kvmmio_last_error();
   (void)std::system(("rm -rf '" + std::string(dir) + "'").c_str());
+}
+
+// virtio-fs from the C API, on a socket the embedder connected to a backend
+// of the test's own: the guest sees device 26 with its tag, and EVENT_IDX
+// only where the backend has it; a backend that never answers is the
+// set-up's error (KVMMIO_ERR_USER) within the timeout the config gives.
+TEST_F(CApiKvmTest, TheFsDeviceTakesTheEmbeddersSocketAndTheBackendsRingFeatures) {
+  kvmmio_vm* vm = nullptr;
+  ASSERT_EQ(kvmmio_vm_create(&vm), KVMMIO_OK) << kvmmio_last_error();
+  vhost::test::TestBackend backend([](vhost::test::TestBackend& b, vhost::test::Message& m) {
+    // VERSION_1 and INDIRECT_DESC, no EVENT_IDX.
+    if (m.request() == vhost::user::Request::kGetFeatures) b.reply_u64(m, (1ull << 32) | (1ull << 28));
+    return true;
+  });
+  const UniqueFd socket = backend.take_front();
+  kvmmio_fs_config fs = KVMMIO_FS_CONFIG_INIT;
+  fs.tag = "share";
+  fs.socket_fd = socket.get();
+  kvmmio_device* device = nullptr;
+  ASSERT_EQ(kvmmio_fs_create(vm, &fs, &device), KVMMIO_OK) << kvmmio_last_error();
+  const kvmmio_transport_config trap = with_regs(KVMMIO_REGS_TRAP);
+  kvmmio_transport* window = nullptr;
+  ASSERT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, &trap, &window), KVMMIO_OK)
+      << kvmmio_last_error();
+  {
+    CTransportWindow w(window);
+    MmioDriver driver(w);
+    ASSERT_TRUE(driver.probe());
+    EXPECT_EQ(driver.device_id(), 26u);
+    const uint32_t tag = driver.read_config(0, 4);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(&tag), 4), "shar");
+    EXPECT_EQ(driver.read_config(36, 4), 1u) << "num_request_queues";
+    EXPECT_EQ(driver.device_features() & virtio::feature::bit(virtio::feature::kRingEventIdx), 0u)
+        << "EVENT_IDX offered over a backend without it";
+  }
+  kvmmio_transport_destroy(window);
+  EXPECT_EQ(kvmmio_device_destroy(device), KVMMIO_OK) << kvmmio_last_error();
+
+  // A backend that takes the handshake and never answers.
+  vhost::test::TestBackend silent([](vhost::test::TestBackend&, vhost::test::Message&) { return true; });
+  const UniqueFd silent_socket = silent.take_front();
+  fs.socket_fd = silent_socket.get();
+  fs.reply_timeout_ms = 100;
+  EXPECT_EQ(kvmmio_fs_create(vm, &fs, &device), KVMMIO_ERR_USER);
+  EXPECT_NE(std::string(kvmmio_last_error()).find("nothing within 100 ms"), std::string::npos)
+      << kvmmio_last_error();
+  EXPECT_EQ(kvmmio_vm_destroy(vm), KVMMIO_OK) << kvmmio_last_error();
 }
 
 TEST_F(CApiKvmTest, RamFromTheEmbeddersFdIsMappedAndRegistered) {

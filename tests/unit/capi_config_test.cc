@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -64,6 +65,12 @@ kvmmio_blk_config blk_config() {
   c.path = "disk.img";
   return c;
 }
+kvmmio_fs_config fs_config_of(int socket_fd) {
+  kvmmio_fs_config c = KVMMIO_FS_CONFIG_INIT;
+  c.tag = "share";
+  c.socket_fd = socket_fd;
+  return c;
+}
 kvmmio_console_config console_config(int output_fd) {
   kvmmio_console_config c = KVMMIO_CONSOLE_CONFIG_INIT;
   c.output_fd = output_fd;
@@ -74,6 +81,7 @@ void read(const kvmmio_transport_config& c) { transport_options(&c, {}); }
 void read(const kvmmio_net_config& c) { net_options(&c); }
 void read(const kvmmio_blk_config& c) { block_options(&c); }
 void read(const kvmmio_console_config& c) { console_options(&c); }
+void read(const kvmmio_fs_config& c) { fs_config(&c); }
 
 // What reading `config` refuses with once `change` has changed it.
 template <typename Config, typename Change>
@@ -99,6 +107,10 @@ TEST(CApiConfigSize, EachConfigRefusesASizeBelowItsFirstVersionOrAboveThisLibrar
   kvmmio_net_config net = net_config();
   kvmmio_blk_config blk = blk_config();
   kvmmio_console_config console = console_config(STDOUT_FILENO);
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  const UniqueFd near(pair[0]), far(pair[1]);
+  kvmmio_fs_config fs = fs_config_of(near.get());
   struct Case {
     const char* type;
     size_t& size;
@@ -111,6 +123,7 @@ TEST(CApiConfigSize, EachConfigRefusesASizeBelowItsFirstVersionOrAboveThisLibrar
       {"kvmmio_net_config", net.size, kNetConfigV1, sizeof net, [&] { read(net); }},
       {"kvmmio_blk_config", blk.size, kBlkConfigV1, sizeof blk, [&] { read(blk); }},
       {"kvmmio_console_config", console.size, kConsoleConfigV1, sizeof console, [&] { read(console); }},
+      {"kvmmio_fs_config", fs.size, kFsConfigV1, sizeof fs, [&] { read(fs); }},
   };
   for (const Case& c : cases) {
     const std::string size = std::string(c.type) + ".size";
@@ -134,6 +147,7 @@ TEST(CApiConfigSize, EachConfigRefusesASizeBelowItsFirstVersionOrAboveThisLibrar
   EXPECT_TRUE(Names(refusal([] { net_options(nullptr); }), "kvmmio_net_config is NULL"));
   EXPECT_TRUE(Names(refusal([] { block_options(nullptr); }), "kvmmio_blk_config is NULL"));
   EXPECT_TRUE(Names(refusal([] { console_options(nullptr); }), "kvmmio_console_config is NULL"));
+  EXPECT_TRUE(Names(refusal([] { capi::fs_config(nullptr); }), "kvmmio_fs_config is NULL"));
 }
 
 // A program built against an older kvmmio.h, whose struct ended earlier:
@@ -284,6 +298,39 @@ TEST(CApiConfigFields, NumbersNamesAndFdsOutOfRangeAreRefusedNamingTheField) {
   EXPECT_TRUE(Names(console(fds[1]), "kvmmio_console_config.output_fd " + std::to_string(fds[1]) + ": not an open fd"));
   EXPECT_TRUE(Names(console(rd.get()), "kvmmio_console_config.output_fd " + std::to_string(rd.get()) +
                                            ": open for reading only"));
+}
+
+TEST(CApiConfigFields, AnFsConfigNeedsATagTheGuestCanMountAndAConnectedUnixStreamSocket) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  const UniqueFd near(pair[0]), far(pair[1]);
+  const auto fs = [&](auto change) { return refused(fs_config_of(near.get()), change); };
+  EXPECT_TRUE(Names(fs([](auto& c) { c.tag = nullptr; }), "kvmmio_fs_config.tag is NULL"));
+  EXPECT_TRUE(Names(fs([](auto& c) { c.tag = ""; }), "kvmmio_fs_config.tag \"\": the tag must be 1 to 36 bytes"));
+  EXPECT_TRUE(Names(fs([](auto& c) { c.tag = "a b"; }), "kvmmio_fs_config.tag \"a b\": the tag 'a b' has a space"));
+  EXPECT_TRUE(Names(fs([](auto& c) { c.reply_timeout_ms = 60001; }),
+                    "kvmmio_fs_config.reply_timeout_ms: 60001: give 1 to 60000, or 0"));
+  EXPECT_TRUE(Names(fs([](auto& c) { c.socket_fd = -1; }), "kvmmio_fs_config.socket_fd -1: give a unix stream"));
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  const UniqueFd rd(fds[0]);
+  ::close(fds[1]);  // a number no fd has now
+  EXPECT_TRUE(Names(fs([&](auto& c) { c.socket_fd = fds[1]; }),
+                    "kvmmio_fs_config.socket_fd " + std::to_string(fds[1]) + ": not an open fd"));
+  EXPECT_TRUE(Names(fs([&](auto& c) { c.socket_fd = rd.get(); }),
+                    "kvmmio_fs_config.socket_fd " + std::to_string(rd.get()) + ": not a unix stream socket"));
+  int dgram[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dgram), 0);
+  const UniqueFd d0(dgram[0]), d1(dgram[1]);
+  EXPECT_TRUE(Names(fs([&](auto& c) { c.socket_fd = d0.get(); }),
+                    "kvmmio_fs_config.socket_fd " + std::to_string(d0.get()) + ": not a unix stream socket"));
+  // A good one: its own duplicate of the socket, the timeout's default.
+  const kvmmio_fs_config good = fs_config_of(near.get());
+  const FsConfig taken = capi::fs_config(&good);
+  EXPECT_EQ(taken.tag, "share");
+  EXPECT_TRUE(taken.socket);
+  EXPECT_NE(taken.socket.get(), near.get());
+  EXPECT_EQ(taken.reply_timeout.count(), 2000);
 }
 
 TEST(CApiConfigFields, ANullTransportConfigKeepsTheDevicesDefaults) {

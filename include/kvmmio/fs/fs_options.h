@@ -25,4 +25,8 @@ struct KVMMIO_EXPORT FsOptions {
   static FsOptions parse(std::string_view spec);
 };
 
+// Why `tag` cannot be a tag, in words that follow the caller's name for it
+// ("the tag must be 1 to 36 bytes long, not 40"), or "" when it can.
+KVMMIO_EXPORT std::string tag_problem(std::string_view tag);
+
 }  // namespace kvmmio::fs
