@@ -79,7 +79,9 @@ UniqueFd connect_user_socket(const std::string& path, const std::string& shown, 
                     (found.error == ENOENT ? "; " + fix : std::string()));
   if (!S_ISSOCK(found.st.st_mode))
     throw UserError(shown + ": " + path + " is " + file_kind(found.st.st_mode) + ", not a unix socket; " + fix);
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking: a listener whose backlog is full (a stuck or hostile
+  // backend) refuses at once instead of holding the start-up.
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) throw_errno("socket for " + shown);
   // The socket by the file the walk found: the kernel follows this one
   // link, to that inode, whatever the path leads to now.
@@ -88,6 +90,8 @@ UniqueFd connect_user_socket(const std::string& path, const std::string& shown, 
     const int err = errno;
     throw UserError(shown + ": cannot connect to " + path + ": " + std::strerror(err) +
                     (err == ECONNREFUSED ? " (nothing listens on it); " + fix
+                     : err == EAGAIN     ? " (its listener takes no more connections: is the backend stuck, or "
+                                           "serving another VM?)"
                      : err == ENOENT     ? " (is /proc mounted?)"
                                          : std::string()));
   }

@@ -55,7 +55,9 @@ UniqueFd connect_unix_socket(const std::string& path);
 // of every user-given path (kvmmio/base/user_path.h): walked without
 // following links the rule refuses, another user's socket refused where
 // others can write, then connected through the walked file itself
-// (/proc/self/fd), so nothing can be swapped in between. UserError
+// (/proc/self/fd), so nothing can be swapped in between; never waiting
+// for a listener that takes no more connections. The socket is
+// non-blocking. UserError
 // starting with `shown` for anything but a listening socket, ending with
 // `fix` (how to start the listener) where nothing listens there.
 UniqueFd connect_user_socket(const std::string& path, const std::string& shown, const std::string& fix);

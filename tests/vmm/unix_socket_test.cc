@@ -119,6 +119,21 @@ TEST(UnixSocket, AUserSocketIsConnectedWhereABackendListensAndNamedWhereNot) {
   ASSERT_EQ(::write(client.get(), "x", 1), 1);
   char c = 0;
   EXPECT_EQ(::read(served.get(), &c, 1), 1);
+  // A listener whose backlog is full does not hold the caller.
+  const std::string full = dir.file("full.sock");
+  UniqueFd stuck = bound_socket(full);
+  ASSERT_EQ(::listen(stuck.get(), 0), 0);
+  std::vector<UniqueFd> waiting;
+  for (int i = 0; i < 4; ++i) {
+    UniqueFd c(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    const sockaddr_un a = unix_socket_address(full);
+    if (::connect(c.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) break;
+    waiting.push_back(std::move(c));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  e = error_of([&] { connect_user_socket(full, "--fs x", fix); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_NE(e.find("takes no more connections"), std::string::npos) << e;
   // Not a socket: named as what it is.
   const std::string file = dir.file("file");
   test::write_file(file, {'x'});
