@@ -31,8 +31,18 @@ mkdir -p "$KVMMIO_RESULTS"
 # L2 again and perhaps passing on the second boot.
 L2_ARGS="quiet panic=-1 cryptomgr.notests"
 
-step() { echo "KVMMIO-STEP: $KVMMIO_SCENARIO_TAG$*"; }
-fail() { echo "KVMMIO-FAIL: $KVMMIO_SCENARIO_TAG$*"; exit 1; }
+step() { last_step=$*; echo "KVMMIO-STEP: $KVMMIO_SCENARIO_TAG$*"; }
+fail() { failed_loudly=1; echo "KVMMIO-FAIL: $KVMMIO_SCENARIO_TAG$*"; exit 1; }
+# A scenario that set -e ends (a command failed outside a condition) has
+# printed no KVMMIO-FAIL: name the step it was in, so the run's log says
+# where it stopped rather than just its status.
+last_step='' failed_loudly=''
+on_scenario_exit() {
+    st=$?
+    [ "$st" = 0 ] || [ -n "$failed_loudly" ] ||
+        echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG}ended with status $st in step '${last_step:-before its first step}'"
+}
+trap on_scenario_exit EXIT
 require_dev() {
     for d in "$@"; do [ -c "$d" ] || fail "no device $d"; done
 }
@@ -49,7 +59,7 @@ record() {
         step "$1 passed in $2 s"
     else
         echo "KVMMIO-FAIL: $KVMMIO_SCENARIO_TAG$1: $3"
-        failures=$((failures + 1))
+        failures=$((failures + 1)) failed_loudly=1
     fi
     # A passed case (names and a number) is written by the shell; a failed
     # one's message can hold anything, so jq quotes it.

@@ -219,7 +219,7 @@ i=0
 while kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do sleep 0.5; i=$((i + 1)); done
 stop_s=$(awk -v a="$t1" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')
 if kill -0 $pid 2>/dev/null; then
-    kill -TERM $pid
+    kill -TERM $pid || true  # it may end between the check and the kill
     status=timeout
     wait $pid || true
 else

@@ -200,7 +200,7 @@ for i in $(seq_vms); do
     read -r pid <"/tmp/many-vm$i.pid"
     n=0
     while running "$pid" && [ $n -lt 120 ]; do sleep 0.5; n=$((n + 1)); done
-    ! running "$pid" || kill -KILL "$pid"
+    ! running "$pid" || kill -KILL "$pid" || true  # it may end between the two
     st=0
     wait "$pid" || st=$?
     [ -n "$msg" ] || [ $st = 0 ] || msg="vm$i: kvmmio exit status $st ($(tail -n 2 "$R/vm$i.log" | tr '\n"' ' _'))"

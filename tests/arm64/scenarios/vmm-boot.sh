@@ -163,7 +163,7 @@ boot() {
         --console "${5:-serial}" --on-reboot "${ON_REBOOT:-exit}" \
         --cmdline-replace "console=$tty earlycon $L2_ARGS kvmmio.l2test=$3" --stats "${STATS:-$R/$1.json}" \
         ${EXTRA:-} <"${4:-/dev/null}" >"$R/$1.console" 2>"$R/$1.stderr" &
-    pid=$!
+    pid=$! booted=$1
 }
 
 # wait_for FILE TEXT SECONDS: until TEXT is in FILE or kvmmio has ended.
@@ -182,10 +182,13 @@ finish() {
     if kill -0 "$pid" 2>/dev/null; then
         # SIGTERM first: kvmmio then writes its stats (per-vCPU exits show
         # where a stuck guest was); SIGKILL if even that does not end it.
-        kill -TERM "$pid" 2>/dev/null
+        # Either may find kvmmio gone already: not a failure of the kill.
+        echo "${booted:-kvmmio}: kvmmio still runs after $1 s; L2's last console lines:"
+        tail -n 5 "$R/${booted:-none}.console" 2>/dev/null | tr -d '\r' | sed 's/^/    /'
+        kill -TERM "$pid" 2>/dev/null || true
         i=0
         while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
-        kill -KILL "$pid" 2>/dev/null
+        kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" || true
         status=timeout
     else
@@ -831,7 +834,7 @@ run_disk_kill() {
     out=$R/disk-kill.console msg='' while_running='' after=''
     if wait_for "$out" KVMMIO-L2-DISK-SYNCED 180; then
         second_on_disk "$img" disk-kill-second || while_running=$?
-        kill -KILL "$pid"
+        kill -KILL "$pid" || true  # finish reports a kvmmio that ended first
     fi
     finish 60
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
