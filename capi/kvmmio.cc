@@ -280,8 +280,6 @@ kvmmio_status kvmmio_fs_create(kvmmio_vm* vm, const kvmmio_fs_config* config, kv
           // The backend's doing (no answer, a missing feature): the set-up's.
           throw kvmmio::UserError(e.what());
         }
-        // The ring features the transport offers must be the backend's.
-        d.transport_defaults.event_idx = device->backend_event_idx();
         d.name = "fs " + fs.tag;
         d.device = std::move(device);
       });

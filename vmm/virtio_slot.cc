@@ -124,10 +124,7 @@ DeviceFactory virtio_fs_factory(const fs::FsOptions& options, unsigned index) {
       throw UserError(shown + ": " + e.what());
     }
     KVMMIO_LOG_INFO("fs%u: tag %s, vhost-user backend %s", index, options.tag.c_str(), options.socket.c_str());
-    // The ring features the transport offers must be the backend's.
-    virtio::TransportOptions transport;
-    transport.event_idx = device->backend_event_idx();
-    return virtio_slot_factory("fs" + std::to_string(index), transport,
+    return virtio_slot_factory("fs" + std::to_string(index), virtio::TransportOptions{},
                                [&device](DeviceContext&, AttachedDevice&) { return std::move(device); })(ctx);
   };
 }

@@ -50,6 +50,12 @@ bool VirtioFs::backend_event_idx() const {
   return backend_.features() & virtio::feature::bit(virtio::feature::kRingEventIdx);
 }
 
+uint64_t VirtioFs::withheld_transport_features() const {
+  // virtiofsd walks the rings: a ring feature it lacks the driver must not
+  // get. INDIRECT_DESC and VERSION_1 it was required to have.
+  return backend_event_idx() ? 0 : virtio::feature::bit(virtio::feature::kRingEventIdx);
+}
+
 void VirtioFs::read_config_of(const std::string& tag, uint32_t offset, std::span<uint8_t> data) {
   // tag[36], NUL-padded, then le32 num_request_queues (1); the transport
   // checked the range, this checks again (a caller outside it: a test).

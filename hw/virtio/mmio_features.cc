@@ -21,10 +21,11 @@ uint64_t FeatureNegotiation::offered() const {
   uint64_t features = ctx_.device.device_features() & ~kTransportOwnedFeatures;
   features |= feature::bit(feature::kRingIndirectDesc);
   if (ctx_.options.event_idx) features |= feature::bit(feature::kRingEventIdx);
-  if (ctx_.options.version == kVersionLegacy) return features & 0xffffffff;  // 32 feature bits
-  features |= feature::bit(feature::kVersion1);
-  if (ctx_.device.supports_queue_reset()) features |= feature::bit(feature::kRingReset);
-  return features;
+  if (ctx_.options.version == kVersionLegacy) features &= 0xffffffff;  // 32 feature bits
+  else features |= feature::bit(feature::kVersion1);
+  if (ctx_.options.version != kVersionLegacy && ctx_.device.supports_queue_reset())
+    features |= feature::bit(feature::kRingReset);
+  return features & ~ctx_.device.withheld_transport_features();
 }
 
 uint32_t FeatureNegotiation::read_offered_word() const {

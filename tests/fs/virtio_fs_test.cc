@@ -211,13 +211,16 @@ TEST_F(VirtioFsDevice, RefusesABackendWithoutTheRingFeaturesTheTransportOffers) 
   }
 }
 
-TEST_F(VirtioFsDevice, OffersEventIdxOnlyWhereTheBackendHasIt) {
-  EXPECT_TRUE(make()->backend_event_idx());
+TEST_F(VirtioFsDevice, WithholdsEventIdxWhereTheBackendLacksIt) {
+  auto full = make();
+  EXPECT_TRUE(full->backend_event_idx());
+  EXPECT_EQ(full->withheld_transport_features(), 0u);
   FsBackend plain;
   plain.features = kRingFeatures;
   TestBackend other(plain.answer());
   VirtioFs device(FsOptions{"t", "s"}, vhost::VhostUserFrontend(other.take_front(), "s", 30s), memory, loop);
   EXPECT_FALSE(device.backend_event_idx());
+  EXPECT_EQ(device.withheld_transport_features(), virtio::feature::bit(virtio::feature::kRingEventIdx));
   EXPECT_EQ(device.device_features(), 0u);
   EXPECT_EQ(device.device_id(), 26u);
   EXPECT_TRUE(device.backend_owns_queue(0) && device.backend_owns_queue(1));

@@ -188,6 +188,16 @@ INSTANTIATE_TEST_SUITE_P(Versions, LinuxDriver, ::testing::Values(kVersionLegacy
 
 // --- feature negotiation -----------------------------------------------------
 
+// A driver that takes `features` whatever was offered: ACKNOWLEDGE, DRIVER,
+// the feature words, FEATURES_OK. Returns whether FEATURES_OK stuck.
+bool take_features(H& h, uint64_t features) {
+  h.driver->add_status(status::kAcknowledge);
+  h.driver->add_status(status::kDriver);
+  h.driver->write_driver_features(features);
+  h.driver->add_status(status::kFeaturesOk);
+  return h.driver->status() & status::kFeaturesOk;
+}
+
 TEST(FeatureNegotiation, ModernRefusesFeaturesOkWithoutVersion1) {
   H h({});
   ASSERT_TRUE(h.driver->probe());
@@ -209,12 +219,30 @@ TEST(FeatureNegotiation, EventIdxOffIsNotOfferedAndRefused) {
   const uint64_t offered = h.driver->device_features();
   EXPECT_FALSE(offered & feature::bit(feature::kRingEventIdx));
   EXPECT_TRUE(offered & feature::bit(feature::kRingIndirectDesc));
-  h.driver->add_status(status::kAcknowledge);
-  h.driver->add_status(status::kDriver);
-  h.driver->write_driver_features(offered | feature::bit(feature::kRingEventIdx));
-  h.driver->add_status(status::kFeaturesOk);
-  EXPECT_FALSE(h.driver->status() & status::kFeaturesOk);
+  EXPECT_FALSE(take_features(h, offered | feature::bit(feature::kRingEventIdx)));
   EXPECT_EQ(h.counters().guest_errors.load(), 1u);
+}
+
+// A device whose backend lacks a ring feature withholds it: not offered even
+// with event_idx=on (either layout), and refused like any other if taken.
+TEST(FeatureNegotiation, ABitTheDeviceWithholdsIsNotOfferedWhateverTheOptions) {
+  for (uint32_t version : {kVersionModern, kVersionLegacy}) {
+    H::Config c;
+    c.options.version = version;
+    c.options.event_idx = true;
+    c.device.withheld = feature::bit(feature::kRingEventIdx) | feature::bit(feature::kRingReset);
+    H h(c);
+    ASSERT_TRUE(h.driver->probe());
+    const uint64_t offered = h.driver->device_features();
+    EXPECT_FALSE(offered & feature::bit(feature::kRingEventIdx)) << version;
+    EXPECT_FALSE(offered & feature::bit(feature::kRingReset)) << version;
+    EXPECT_TRUE(offered & feature::bit(feature::kRingIndirectDesc)) << version;
+    EXPECT_TRUE(offered & EchoDevice::kEchoFeature) << version;
+    if (version == kVersionModern) {
+      EXPECT_FALSE(take_features(h, offered | feature::bit(feature::kRingEventIdx)));
+      EXPECT_EQ(h.counters().guest_errors.load(), 1u);
+    }
+  }
 }
 
 TEST(FeatureNegotiation, ModernRefusesFeaturesThatWereNotOffered) {

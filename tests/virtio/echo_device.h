@@ -34,6 +34,7 @@ class EchoDevice : public VirtioDevice {
     bool queue_reset = true;      // offer VIRTIO_F_RING_RESET
     bool fail_activation = false;
     bool refuse_features = false;  // accept_features() says no
+    uint64_t withheld = 0;         // withheld_transport_features()
   };
 
   EchoDevice(const GuestMemory& memory, Options options);
@@ -41,6 +42,7 @@ class EchoDevice : public VirtioDevice {
 
   uint32_t device_id() const override { return kDeviceId; }
   uint64_t device_features() const override { return options_.features; }
+  uint64_t withheld_transport_features() const override { return options_.withheld; }
   uint32_t num_queues() const override { return options_.queues; }
   uint16_t queue_max_size(uint32_t) const override { return options_.max_size; }
   uint32_t config_size() const override { return kConfigSize; }

@@ -19,8 +19,8 @@
 // Features: no device-type bits (VIRTIO_FS_F_NOTIFICATION is not offered).
 // The transport's ring bits must be the backend's too: a backend without
 // VERSION_1 or INDIRECT_DESC is refused when the device is made, and
-// EVENT_IDX is offered only where the backend has it (the program sets
-// the transport's event_idx from backend_event_idx()).
+// EVENT_IDX is withheld from the transport where the backend lacks it
+// (withheld_transport_features()).
 //
 // The backend is not trusted (docs/vhost-user.md): every reply is awaited
 // a bounded time, and a refusal, a stall or a closed socket at DRIVER_OK
@@ -98,6 +98,7 @@ class KVMMIO_EXPORT VirtioFs final : public virtio::VirtioDevice {
   const std::string& tag() const { return tag_; }
   // Whether the transport may offer VIRTIO_RING_F_EVENT_IDX.
   bool backend_event_idx() const;
+  uint64_t withheld_transport_features() const override;
   const FsCounters& counters() const { return counters_; }
 
   uint64_t guest_errors() const override { return errors_.count(); }

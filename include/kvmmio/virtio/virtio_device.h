@@ -90,6 +90,10 @@ class KVMMIO_EXPORT VirtioDevice {
   // (VERSION_1 in modern mode, INDIRECT_DESC, EVENT_IDX, RING_RESET when
   // supports_queue_reset()) and drops transport bits it does not.
   virtual uint64_t device_features() const = 0;
+  // Transport bits the transport must not offer for this device, whatever
+  // its options say: a backend process that walks the rings itself and
+  // lacks one (a vhost-user backend without EVENT_IDX) cannot honour it.
+  virtual uint64_t withheld_transport_features() const { return 0; }
   virtual uint32_t num_queues() const = 0;
   // QueueNumMax of `queue` (< num_queues()): a power of two, <= 32768.
   virtual uint16_t queue_max_size(uint32_t queue) const = 0;
