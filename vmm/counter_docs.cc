@@ -13,6 +13,7 @@
 #include "kvmmio/rng/virtio_rng.h"
 #include "kvmmio/vsock/virtio_vsock.h"
 #include "kvmmio/fs/virtio_fs.h"
+#include "kvmmio/net/vhost_user_net.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -48,7 +49,11 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-vsock", vsock::VsockSettings::kInfo);
   rows(out, "virtio-vsock", vsock::VsockCounters::kInfo);
   rows(out, "virtio-fs", fs::FsSettings::kInfo);
+  rows(out, "virtio-fs", vhost::VhostUserCounters::kInfo);
   rows(out, "virtio-fs", fs::FsCounters::kInfo);
+  rows(out, "vhost-user-net", net::VhostUserNetSettings::kInfo);
+  rows(out, "vhost-user-net", vhost::VhostUserCounters::kInfo);
+  rows(out, "vhost-user-net", net::VhostUserNetCounters::kInfo);
   key_table(out, "`console.counters` key (`pty`, `socket`)", ConsoleRelayCounters::kInfo);
   key_table(out, "`api.counters` key (`--api-socket`)", ControlCounters::kInfo);
   key_table(out, "`vcpus[].exits` key", VcpuExitCounts::kInfo);

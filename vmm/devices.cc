@@ -9,7 +9,8 @@ namespace kvmmio::vmm {
 std::vector<VirtioDevicePlan> plan_virtio_devices(const RunOptions& options, int console_out) {
   std::vector<VirtioDevicePlan> plan;
   for (unsigned i = 0; i < options.nets.size(); ++i)
-    plan.push_back({"net" + std::to_string(i), "virtio-net", virtio_net_factory(options.nets[i], i)});
+    plan.push_back({"net" + std::to_string(i), options.nets[i].vhost_user.empty() ? "virtio-net" : "vhost-user-net",
+                    virtio_net_factory(options.nets[i], i)});
   // After the nets, so adding --console virtio moves no network device's
   // slot (its address and interrupt in the guest stay the same).
   if (options.console == ConsoleKind::kVirtio)

@@ -183,13 +183,16 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
          check_vm_name(v, "--name " + v);
          o.name = v;
        }},
-      {"--net", "a network device, e.g. --net tap=kvmtap0",
+      {"--net", "a network device, e.g. --net tap=kvmtap0 or --net vhost-user=/run/sw0.sock",
        [&o](const std::string& v) {
          net::NetOptions n = net::NetOptions::parse(v);
          for (const net::NetOptions& other : o.nets) {
-           if (other.tap == n.tap)
+           if (!n.tap.empty() && other.tap == n.tap)
              throw UsageError("--net " + v + ": tap " + n.tap +
                               " is already another --net's; give each device a tap of its own");
+           if (!n.vhost_user.empty() && other.vhost_user == n.vhost_user)
+             throw UsageError("--net " + v + ": that socket is already another --net's; a vhost-user "
+                              "backend serves one device a socket (give each its own, e.g. two --vdev)");
            if (n.mac && other.mac == n.mac)
              throw UsageError("--net " + v + ": that MAC is already another --net's");
          }

@@ -56,7 +56,7 @@ VmIdentity vm_identity(const RunOptions& options) {
   id.name = options.name.value_or("");
   id.pid = ::getpid();
   id.mem_bytes = options.mem;
-  for (const net::NetOptions& n : options.nets) id.macs.push_back(net::mac_text(n.mac.value_or(net::default_mac(n.tap))));
+  for (const net::NetOptions& n : options.nets) id.macs.push_back(net::mac_text(n.effective_mac()));
   if (options.vsock) id.cid = options.vsock->cid;
   return id;
 }

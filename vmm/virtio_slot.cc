@@ -6,6 +6,7 @@
 #include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/virtio_console.h"
 #include "kvmmio/fs/virtio_fs.h"
+#include "kvmmio/net/vhost_user_net.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/rng/virtio_rng.h"
 #include "kvmmio/vsock/virtio_vsock.h"
@@ -49,9 +50,26 @@ namespace {
 // Which MAC the guest sees, so it can be matched with the bridge's table
 // and a DHCP server's leases.
 void log_mac(unsigned index, const net::NetOptions& options) {
-  KVMMIO_LOG_INFO("net%u: tap %s, MAC %s%s", index, options.tap.c_str(),
-                  net::mac_text(options.mac.value_or(net::default_mac(options.tap))).c_str(),
-                  options.mac ? "" : " (derived from the tap's name)");
+  const bool user = !options.vhost_user.empty();
+  KVMMIO_LOG_INFO("net%u: %s %s, MAC %s%s", index, user ? "vhost-user backend" : "tap",
+                  (user ? options.vhost_user : options.tap).c_str(), net::mac_text(options.effective_mac()).c_str(),
+                  options.mac ? "" : user ? " (derived from the socket's path)" : " (derived from the tap's name)");
+}
+
+// --net vhost-user=PATH: the socket connected by the user-path rules, the
+// backend asked for its features.
+std::unique_ptr<virtio::VirtioDevice> vhost_user_net(const net::NetOptions& options, DeviceContext& ctx) {
+  const std::string shown = "--net vhost-user=" + options.vhost_user;
+  UniqueFd socket = connect_user_socket(
+      options.vhost_user, shown,
+      "start the backend first, e.g. dpdk-testpmd --vdev 'net_vhost0,iface=" + options.vhost_user + "' ...");
+  try {
+    return std::make_unique<net::VhostUserNet>(
+        options.effective_mac(), vhost::VhostUserFrontend(std::move(socket), options.vhost_user), ctx.vm.memory(),
+        ctx.loop);
+  } catch (const std::runtime_error& e) {
+    throw UserError(shown + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -59,7 +77,11 @@ void log_mac(unsigned index, const net::NetOptions& options) {
 DeviceFactory virtio_net_factory(const net::NetOptions& options, unsigned index) {
   return virtio_slot_factory("net" + std::to_string(index), options.transport,
                              [options, index](DeviceContext& ctx, AttachedDevice&) {
-                               auto net = std::make_unique<net::VirtioNet>(options, ctx.vm.memory(), ctx.loop);
+                               std::unique_ptr<virtio::VirtioDevice> net;
+                               if (options.vhost_user.empty())
+                                 net = std::make_unique<net::VirtioNet>(options, ctx.vm.memory(), ctx.loop);
+                               else
+                                 net = vhost_user_net(options, ctx);
                                log_mac(index, options);
                                return net;
                              });

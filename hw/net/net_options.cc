@@ -59,6 +59,13 @@ constexpr DeviceKey kDeviceKeys[] = {
        check_interface_name(v, shown("tap", v));
        o.tap = std::string(v);
      }},
+    {"vhost-user",
+     [](NetOptions& o, std::string_view v) {
+       if (v.empty())
+         throw UserError("--net vhost-user= is empty: give the vhost-user socket of a running backend, e.g. "
+                         "--net vhost-user=/run/vhost-user0.sock");
+       o.vhost_user = std::string(v);
+     }},
     {"vhost",
      [](NetOptions& o, std::string_view v) {
        if (v == "on") o.vhost = VhostMode::kOn;
@@ -86,7 +93,28 @@ constexpr DeviceKey kDeviceKeys[] = {
      }},
 };
 
+// vhost-user=PATH takes mac= and the transport's keys; the tap's own keys
+// have no meaning for a backend in another process.
+void check_vhost_user(const NetOptions& o, std::string_view spec) {
+  const auto refuse = [&](bool given, const char* key) {
+    if (given)
+      throw UserError("--net " + std::string(spec) + ": " + key +
+                      " is the tap's setting; with vhost-user=PATH the backend owns the link (take " + key +
+                      " out; vhost-user takes mac= and the transport's keys)");
+  };
+  refuse(!o.tap.empty(), "tap=");
+  refuse(o.vhost != VhostMode::kAuto, "vhost=");
+  refuse(o.queue_pairs != 1, "queues=");
+  refuse(o.mtu != 0, "mtu=");
+  refuse(!o.bridge.empty(), "bridge=");
+  refuse(o.poll_us != 0, "poll_us=");
+}
+
 }  // namespace
+
+std::array<uint8_t, 6> NetOptions::effective_mac() const {
+  return mac.value_or(default_mac(vhost_user.empty() ? tap : vhost_user));
+}
 
 const char* to_string(VhostMode mode) {
   switch (mode) {
@@ -123,12 +151,17 @@ NetOptions NetOptions::parse(std::string_view spec) {
       o.transport.set(key, value);  // version, notify, irq, ...: the transport's keys
     } catch (const UserError& e) {
       throw UserError("--net " + std::string(key) + "=" + std::string(value) + ": " + e.what() +
-                      " (--net's own keys: tap, vhost, mac, queues, mtu, bridge, poll_us)");
+                      " (--net's own keys: tap, vhost-user, vhost, mac, queues, mtu, bridge, poll_us)");
     }
+  }
+  if (!o.vhost_user.empty()) {
+    check_vhost_user(o, spec);
+    return o;
   }
   if (o.tap.empty())
     throw UserError("--net " + std::string(spec) +
-                    ": needs tap=NAME (the tap is created if it does not exist)");
+                    ": needs tap=NAME (the tap is created if it does not exist) or vhost-user=PATH (a "
+                    "user-space switch's socket)");
   if (o.poll_us && o.vhost == VhostMode::kOff)
     throw UserError("--net " + std::string(spec) +
                     ": poll_us is vhost-net's busy polling: use it with vhost=on or auto, or leave it out");

@@ -35,6 +35,11 @@ namespace kvmmio::fs {
 namespace {
 
 using namespace std::chrono_literals;
+using vhost::test::AckingBackend;
+using vhost::test::Behaviour;
+using vhost::test::kEventIdx;
+using vhost::test::kProtocolFeaturesBit;
+using vhost::test::kRingFeatures;
 using vhost::test::Message;
 using vhost::test::TestBackend;
 using vhost::user::Request;
@@ -85,137 +90,29 @@ TEST(VirtioFsConfig, TagIsNulPaddedAndOneRequestQueueFollows) {
   EXPECT_EQ(tail, (std::array<uint8_t, 8>{1, 0, 0, 0, 0, 0, 0, 0}));
 }
 
-constexpr uint64_t kRingFeatures = virtio::feature::bit(virtio::feature::kVersion1) |
-                                   virtio::feature::bit(virtio::feature::kRingIndirectDesc);
-constexpr uint64_t kEventIdx = virtio::feature::bit(virtio::feature::kRingEventIdx);
-constexpr uint64_t kProtocolFeaturesBit = 1ull << vhost::user::kFeatureProtocolFeatures;
-
-// What a backend does with one request: answer it right, stall (no
-// answer), or close the connection.
-enum class Behaviour { kAnswer, kStall, kClose };
-
-// A virtiofsd-like backend: the handshake with REPLY_ACK, every set-up
-// acked; `misbehave_on` gets `behaviour` instead.
-struct FsBackend {
-  uint64_t features = kRingFeatures | kEventIdx | kProtocolFeaturesBit;
-  std::optional<Request> misbehave_on;
-  Behaviour behaviour = Behaviour::kAnswer;
-  std::vector<Message> kept;  // the vring messages and the memory table, with their fds
-  std::mutex mutex;
-
-  TestBackend::Answer answer() {
-    return [this](TestBackend& b, Message& m) {
-      if (m.request() == misbehave_on && behaviour != Behaviour::kAnswer) {
-        if (behaviour == Behaviour::kClose) b.close_now();
-        return behaviour != Behaviour::kClose;
-      }
-      // Kept before any answer: when the front end has it, the test sees
-      // the message.
-      {
-        std::lock_guard lock(mutex);
-        if (m.request() != Request::kGetFeatures && m.request() != Request::kGetProtocolFeatures &&
-            m.request() != Request::kSetProtocolFeatures && m.request() != Request::kSetOwner) {
-          kept.push_back(Message{m.header, m.payload, {}});
-          for (auto& fd : m.fds) kept.back().fds.push_back(std::move(fd));
-        }
-      }
-      switch (m.request()) {
-        case Request::kGetFeatures: b.reply_u64(m, features); break;
-        case Request::kGetProtocolFeatures:
-          b.reply_u64(m, 1ull << vhost::user::protocol_feature::kReplyAck);
-          break;
-        case Request::kGetVringBase: {
-          auto s = m.as<vhost::user::VringState>();
-          s.num = 0;
-          b.reply(m, &s, sizeof(s));
-          break;
-        }
-        default: break;
-      }
-      if (m.header.flags & vhost::user::kFlagNeedReply) b.reply_u64(m, 0);
-      return true;
-    };
-  }
-  std::vector<Request> kept_requests() {
-    std::lock_guard lock(mutex);
-    std::vector<Request> out;
-    for (const Message& m : kept) out.push_back(m.request());
-    return out;
-  }
-};
-
-// The transport's side, as the device sees it (a recording double: the
-// transport's own tests cover the real one).
-struct RecordingInterrupt final : virtio::VirtioInterrupt {
-  void signal_used() override {}
-  void signal_config_change() override {}
-  void needs_reset(const char*) override { ++resets; }
-  std::atomic<int> resets{0};
-};
-
-// A device on 1 MiB of guest RAM, its queues laid out in it, each with
-// the eventfds the transport would give: its ioeventfd and the irqfd.
-class VirtioFsDevice : public ::testing::Test {
+// A virtio-fs device in the hand-over's surroundings (test_backend.h).
+class VirtioFsDevice : public vhost::test::HandOverTest {
  protected:
-  VirtioFsDevice() { memory.add_ram(0x4000'0000, 1 << 20); }
-
   std::unique_ptr<VirtioFs> make(std::chrono::milliseconds timeout = 30s) {
     return std::make_unique<VirtioFs>(FsOptions{"share", "test.sock"},
                                       vhost::VhostUserFrontend(link.take_front(), "test.sock", timeout), memory,
                                       loop);
   }
-  virtio::DeviceActivation activation() {
-    virtio::DeviceActivation a;
-    a.features = kRingFeatures | kEventIdx;
-    a.interrupt = &interrupt;
-    a.lock = &lock;
-    for (uint32_t q = 0; q < spec::kNumQueues; ++q) {
-      virtio::ActiveQueue active;
-      active.index = q;
-      active.layout = {VirtioFs::kQueueSize, 0x4000'0000 + q * 0x4000ull, 0x4000'1000 + q * 0x4000ull,
-                       0x4000'2000 + q * 0x4000ull};
-      active.notify_fd = kicks[q].get();
-      active.interrupt_fd = call.get();
-      a.queues.push_back(active);
-    }
-    return a;
-  }
-  bool activate(VirtioFs& device) {
-    auto guard = lock.lock();
-    return device.activate(activation());
-  }
-  void reset(VirtioFs& device) {
-    auto guard = lock.lock();
-    device.reset();
-  }
-
-  GuestMemory memory;
-  EventLoop loop;
-  DeviceLock lock;
-  RecordingInterrupt interrupt;
-  std::array<UniqueFd, spec::kNumQueues> kicks{UniqueFd(::eventfd(0, EFD_CLOEXEC)),
-                                               UniqueFd(::eventfd(0, EFD_CLOEXEC))};
-  UniqueFd call{::eventfd(0, EFD_CLOEXEC)};
-  FsBackend backend;
-  TestBackend link{backend.answer()};
+  bool activate(VirtioFs& device) { return HandOverTest::activate(device, kRingFeatures | kEventIdx, VirtioFs::kQueueSize); }
 };
 
 TEST_F(VirtioFsDevice, RefusesABackendWithoutTheRingFeaturesTheTransportOffers) {
   backend.features = virtio::feature::bit(virtio::feature::kVersion1);  // no INDIRECT_DESC
-  try {
-    make();
-    ADD_FAILURE() << "a backend without INDIRECT_DESC was taken";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("VIRTIO_RING_F_INDIRECT_DESC"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("test.sock"), std::string::npos) << e.what();
-  }
+  const std::string msg = vhost::test::refusal([this] { make(); });
+  EXPECT_NE(msg.find("test.sock lacks VIRTIO_RING_F_INDIRECT_DESC"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Debian's virtiofsd"), std::string::npos) << msg;
 }
 
 TEST_F(VirtioFsDevice, WithholdsEventIdxWhereTheBackendLacksIt) {
   auto full = make();
   EXPECT_TRUE(full->backend_event_idx());
   EXPECT_EQ(full->withheld_transport_features(), 0u);
-  FsBackend plain;
+  AckingBackend plain;
   plain.features = kRingFeatures;
   TestBackend other(plain.answer());
   VirtioFs device(FsOptions{"t", "s"}, vhost::VhostUserFrontend(other.take_front(), "s", 30s), memory, loop);
@@ -253,11 +150,11 @@ TEST_F(VirtioFsDevice, DriverOkHandsEveryQueueOverAndResetTakesThemBack) {
       EXPECT_EQ(backend.kept[2 + q * 7 + 6].as<vhost::user::VringState>().num, 1u) << "enabled";
     }
   }
-  EXPECT_EQ(device->counters().activations.load(), 1u);
+  EXPECT_EQ(device->handover_counters().activations.load(), 1u);
   // The acks woke the socket's watch; none of them may read as a hang-up.
   loop.flush();
   EXPECT_EQ(interrupt.resets.load(), 0);
-  EXPECT_EQ(device->counters().backend_hangups.load(), 0u);
+  EXPECT_EQ(device->handover_counters().backend_hangups.load(), 0u);
 
   reset(*device);
   const std::vector<Request> kept = backend.kept_requests();
@@ -265,7 +162,7 @@ TEST_F(VirtioFsDevice, DriverOkHandsEveryQueueOverAndResetTakesThemBack) {
             (std::vector<Request>{Request::kGetVringBase, Request::kGetVringBase}));
   // A second DRIVER_OK starts over.
   ASSERT_TRUE(activate(*device));
-  EXPECT_EQ(device->counters().activations.load(), 2u);
+  EXPECT_EQ(device->handover_counters().activations.load(), 2u);
   reset(*device);
 }
 
@@ -276,13 +173,13 @@ TEST_F(VirtioFsDevice, ABackendThatStallsFailsTheActivationWithinItsBound) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(activate(*device));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
-  EXPECT_EQ(device->counters().backend_failures.load(), 1u);
+  EXPECT_EQ(device->handover_counters().backend_failures.load(), 1u);
   // The connection is out of step: the next DRIVER_OK fails at once,
   // without a word to the backend.
   const size_t sent = backend.kept_requests().size();
   EXPECT_FALSE(activate(*device));
   EXPECT_EQ(backend.kept_requests().size(), sent);
-  EXPECT_EQ(device->counters().backend_failures.load(), 2u);
+  EXPECT_EQ(device->handover_counters().backend_failures.load(), 2u);
 }
 
 TEST_F(VirtioFsDevice, ABackendThatClosesMidSetUpFailsTheActivation) {
@@ -290,7 +187,7 @@ TEST_F(VirtioFsDevice, ABackendThatClosesMidSetUpFailsTheActivation) {
   backend.behaviour = Behaviour::kClose;
   auto device = make();
   EXPECT_FALSE(activate(*device));
-  EXPECT_EQ(device->counters().backend_failures.load(), 1u);
+  EXPECT_EQ(device->handover_counters().backend_failures.load(), 1u);
 }
 
 TEST_F(VirtioFsDevice, ABackendThatGoesAwayWhileRunningPutsTheDeviceInNeedsReset) {
@@ -299,12 +196,12 @@ TEST_F(VirtioFsDevice, ABackendThatGoesAwayWhileRunningPutsTheDeviceInNeedsReset
   link.close_now();
   for (int i = 0; i < 500 && interrupt.resets.load() == 0; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(interrupt.resets.load(), 1);
-  EXPECT_EQ(device->counters().backend_hangups.load(), 1u);
+  EXPECT_EQ(device->handover_counters().backend_hangups.load(), 1u);
   // The reset after it says nothing to a backend that is gone, and the
   // next DRIVER_OK fails naming what to do.
   reset(*device);
   EXPECT_FALSE(activate(*device));
-  EXPECT_EQ(device->counters().backend_failures.load(), 1u);
+  EXPECT_EQ(device->handover_counters().backend_failures.load(), 1u);
 }
 
 TEST_F(VirtioFsDevice, ConfigIsReadOnlyAndAWriteIsACountedGuestError) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <set>
 
 #include "kvmmio/base/error.h"
@@ -116,7 +117,7 @@ TEST(NetOptionsStrict, TransportKeysAndUnknownKeysNameNet) {
   expect_refused("tap=t0,version=3", "--net version=3:", "version=1");
   expect_refused("tap=t0,version= 2", "--net version= 2:", "version=1");
   expect_refused("tap=t0,color=blue", "--net color=blue:", "unknown");
-  expect_refused("tap=t0,color=blue", "--net color=blue:", "tap, vhost, mac, queues, mtu");
+  expect_refused("tap=t0,color=blue", "--net color=blue:", "tap, vhost-user, vhost, mac, queues, mtu");
   expect_refused("vhost=on", "--net vhost=on:", "needs tap=NAME");
   expect_refused("tap=t0,vhost=yes", "--net vhost=yes:", "on, off or auto");
 }
@@ -131,6 +132,23 @@ TEST(NetOptionsStrict, PollUsIsVhostsAndBounded) {
   expect_refused("tap=a,poll_us=10001", "--net poll_us=10001:", "from 0 to 10000");
   expect_refused("tap=a,poll_us=-1", "--net poll_us=-1:", "not a whole number");
   expect_refused("tap=a,vhost=off,poll_us=50", "--net tap=a,vhost=off,poll_us=50:", "vhost=on or auto");
+}
+
+// vhost-user=PATH: a backend's socket instead of a tap; mac= and the
+// transport's keys apply, the tap's own keys are refused by name.
+TEST(NetOptionsVhostUser, TakesASocketAMacAndTransportKeysOnly) {
+  const NetOptions o = NetOptions::parse("vhost-user=/run/sw0.sock,mac=02:6b:76:00:00:07,irq=relay");
+  EXPECT_EQ(o.vhost_user, "/run/sw0.sock");
+  EXPECT_TRUE(o.tap.empty());
+  EXPECT_EQ(o.effective_mac(), (std::array<uint8_t, 6>{0x02, 0x6b, 0x76, 0, 0, 7}));
+  EXPECT_EQ(o.transport.irq, virtio::IrqMode::kRelay);
+  // Without mac=, the socket's path names the MAC, as a tap's name does.
+  EXPECT_EQ(NetOptions::parse("vhost-user=/run/sw0.sock").effective_mac(), default_mac("/run/sw0.sock"));
+  EXPECT_NE(default_mac("/run/sw0.sock"), default_mac("/run/sw1.sock"));
+  expect_refused("vhost-user=", "--net vhost-user= is empty", "running backend");
+  for (const char* key : {"tap=t0", "vhost=on", "queues=2", "mtu=9000", "bridge=br0", "poll_us=5"})
+    expect_refused(std::string("vhost-user=/s,") + key, "--net vhost-user=/s,", "the tap's setting");
+  expect_refused("mac=02:6b:76:00:00:07", "--net", "vhost-user=PATH");
 }
 
 TEST(InterfaceName, TheSameRulesForTapsOpenedLater) {

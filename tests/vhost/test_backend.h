@@ -6,17 +6,27 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "kvmmio/base/device_lock.h"
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/unique_fd.h"
+#include "kvmmio/guest_memory.h"
 #include "kvmmio/vhost/vhost_user_protocol.h"
+#include "kvmmio/virtio/virtio_device.h"
+#include "kvmmio/virtio/virtio_spec.h"
 
 namespace kvmmio::vhost::test {
 
@@ -120,6 +130,130 @@ class TestBackend {
   std::thread thread_;
   std::mutex mutex_;
   std::vector<Request> requests_;
+};
+
+constexpr uint64_t kRingFeatures = virtio::feature::bit(virtio::feature::kVersion1) |
+                                   virtio::feature::bit(virtio::feature::kRingIndirectDesc);
+constexpr uint64_t kEventIdx = virtio::feature::bit(virtio::feature::kRingEventIdx);
+constexpr uint64_t kProtocolFeaturesBit = 1ull << user::kFeatureProtocolFeatures;
+
+// What a backend does with one request: answer it right, stall (no
+// answer), or close the connection.
+enum class Behaviour { kAnswer, kStall, kClose };
+
+// A backend that does what virtiofsd and DPDK's vhost PMD do: the handshake with REPLY_ACK, every set-up
+// acked; `misbehave_on` gets `behaviour` instead.
+struct AckingBackend {
+  uint64_t features = kRingFeatures | kEventIdx | kProtocolFeaturesBit;
+  std::optional<Request> misbehave_on;
+  Behaviour behaviour = Behaviour::kAnswer;
+  std::vector<Message> kept;  // the vring messages and the memory table, with their fds
+  std::mutex mutex;
+
+  TestBackend::Answer answer() {
+    return [this](TestBackend& b, Message& m) {
+      if (m.request() == misbehave_on && behaviour != Behaviour::kAnswer) {
+        if (behaviour == Behaviour::kClose) b.close_now();
+        return behaviour != Behaviour::kClose;
+      }
+      // Kept before any answer: when the front end has it, the test sees
+      // the message.
+      {
+        std::lock_guard lock(mutex);
+        if (m.request() != Request::kGetFeatures && m.request() != Request::kGetProtocolFeatures &&
+            m.request() != Request::kSetProtocolFeatures && m.request() != Request::kSetOwner) {
+          kept.push_back(Message{m.header, m.payload, {}});
+          for (auto& fd : m.fds) kept.back().fds.push_back(std::move(fd));
+        }
+      }
+      switch (m.request()) {
+        case Request::kGetFeatures: b.reply_u64(m, features); break;
+        case Request::kGetProtocolFeatures:
+          b.reply_u64(m, 1ull << user::protocol_feature::kReplyAck);
+          break;
+        case Request::kGetVringBase: {
+          auto s = m.as<user::VringState>();
+          s.num = 0;
+          b.reply(m, &s, sizeof(s));
+          break;
+        }
+        default: break;
+      }
+      if (m.header.flags & user::kFlagNeedReply) b.reply_u64(m, 0);
+      return true;
+    };
+  }
+  std::vector<Request> kept_requests() {
+    std::lock_guard lock(mutex);
+    std::vector<Request> out;
+    for (const Message& m : kept) out.push_back(m.request());
+    return out;
+  }
+};
+
+// The transport's side, as a device sees it (a recording double: the
+// transport's own tests cover the real one).
+struct RecordingInterrupt final : virtio::VirtioInterrupt {
+  void signal_used() override {}
+  void signal_config_change() override {}
+  void needs_reset(const char*) override { ++resets; }
+  std::atomic<int> resets{0};
+};
+
+// What `make` throws, its message; "accepted" when it throws nothing.
+template <typename Make>
+std::string refusal(Make make) {
+  try {
+    make();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+// A vhost-user device's surroundings at DRIVER_OK: 1 MiB of guest RAM
+// with two queues laid out in it, each with the eventfds the transport
+// would give (its ioeventfd as kick, the irqfd as call), the device lock,
+// the event loop, and an AckingBackend at the other end of the socket
+// (link.take_front() is the device's end).
+class HandOverTest : public ::testing::Test {
+ protected:
+  static constexpr uint32_t kQueues = 2;
+  HandOverTest() { memory.add_ram(0x4000'0000, 1 << 20); }
+
+  virtio::DeviceActivation activation(uint64_t features, uint16_t queue_size) {
+    virtio::DeviceActivation a;
+    a.features = features;
+    a.interrupt = &interrupt;
+    a.lock = &lock;
+    for (uint32_t q = 0; q < kQueues; ++q) {
+      virtio::ActiveQueue active;
+      active.index = q;
+      active.layout = {queue_size, 0x4000'0000 + q * 0x4000ull, 0x4000'1000 + q * 0x4000ull,
+                       0x4000'2000 + q * 0x4000ull};
+      active.notify_fd = kicks[q].get();
+      active.interrupt_fd = call.get();
+      a.queues.push_back(active);
+    }
+    return a;
+  }
+  bool activate(virtio::VirtioDevice& device, uint64_t features, uint16_t queue_size) {
+    auto guard = lock.lock();
+    return device.activate(activation(features, queue_size));
+  }
+  void reset(virtio::VirtioDevice& device) {
+    auto guard = lock.lock();
+    device.reset();
+  }
+
+  GuestMemory memory;
+  EventLoop loop;
+  DeviceLock lock;
+  RecordingInterrupt interrupt;
+  std::array<UniqueFd, kQueues> kicks{UniqueFd(::eventfd(0, EFD_CLOEXEC)), UniqueFd(::eventfd(0, EFD_CLOEXEC))};
+  UniqueFd call{::eventfd(0, EFD_CLOEXEC)};
+  AckingBackend backend;
+  TestBackend link{backend.answer()};
 };
 
 }  // namespace kvmmio::vhost::test

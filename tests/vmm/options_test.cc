@@ -246,6 +246,25 @@ TEST(Options, NetMayBeGivenSeveralTimes) {
   EXPECT_EQ(c.run.nets[1].transport.irq, virtio::IrqMode::kRelay);
 }
 
+// --net vhost-user=PATH beside a tap: each socket once (a backend's socket
+// serves one device), and the slot's type says which kind it is.
+TEST(Options, VhostUserNetsTakeASocketEachBesideTaps) {
+  const RunOptions o = parse({"run", "--kernel", "k", "--net", "vhost-user=/run/a.sock", "--net", "tap=t",
+                              "--net", "vhost-user=/run/b.sock"})
+                           .run;
+  ASSERT_EQ(o.nets.size(), 3u);
+  std::vector<std::string> slots;
+  for (const VirtioDevicePlan& p : plan_virtio_devices(o, 1)) slots.push_back(p.name + " " + p.type);
+  EXPECT_EQ(slots, (std::vector<std::string>{"net0 vhost-user-net", "net1 virtio-net", "net2 vhost-user-net",
+                                             "rng0 virtio-rng"}));
+  try {
+    parse_command_line({"run", "--kernel", "k", "--net", "vhost-user=/run/a.sock", "--net", "vhost-user=/run/a.sock"});
+    ADD_FAILURE() << "one socket taken twice";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("that socket is already another --net's"), std::string::npos) << e.what();
+  }
+}
+
 // Register reads from the read-only mirror unless asked otherwise (the
 // library's default; the slot falls back to regs=trap without
 // KVM_CAP_READONLY_MEM).

@@ -4,8 +4,9 @@
 //   tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay][,notify=ioeventfd|trap]
 //          [,version=1|2][,mac=XX:XX:XX:XX:XX:XX][,queues=N][,mtu=N]
 //          [,bridge=NAME][,poll_us=N]
+//   vhost-user=PATH[,mac=XX:XX:XX:XX:XX:XX][,irq=...][,notify=...][,version=...]
 //
-// tap, vhost, mac, queues, mtu, bridge and poll_us are the device's keys; any other key is
+// tap, vhost-user, vhost, mac, queues, mtu, bridge and poll_us are the device's keys; any other key is
 // handed to TransportOptions::set() (irq, notify, version: the virtio-mmio
 // transport's), so a transport key needs no change here.
 #pragma once
@@ -27,6 +28,9 @@ KVMMIO_EXPORT const char* to_string(VhostMode mode);
 
 struct KVMMIO_EXPORT NetOptions {
   std::string tap;
+  // Not empty: a vhost-user backend's socket (VhostUserNet) instead of a
+  // tap; then only mac and the transport's keys apply.
+  std::string vhost_user;
   VhostMode vhost = VhostMode::kAuto;
   std::optional<std::array<uint8_t, 6>> mac;  // default: default_mac(tap)
   uint16_t queue_pairs = 1;
@@ -50,6 +54,10 @@ struct KVMMIO_EXPORT NetOptions {
   // (kvmmio/base/parse.h). Throws UserError whose message starts with
   // "--net" and names the key and the accepted values.
   static NetOptions parse(std::string_view spec);
+
+  // mac, or default_mac() of the tap's name (of the socket's path for
+  // vhost-user).
+  std::array<uint8_t, 6> effective_mac() const;
 };
 
 // A network interface name as Linux takes it (IFNAMSIZ, dev_valid_name()):
