@@ -240,7 +240,7 @@ autogroup_nice() {
 # board it added ~100 s). By hand, without --vmm-boot-skip, --fio-configs
 # and --g2g-configs, every case and --quick's disk and guest-to-guest
 # cells run.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,disk-kill,background,api,names"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 # The guest phase (make-guest.sh in the board's root) joins them where
 # step 9 boots its guest; the board's image then carries it for README's

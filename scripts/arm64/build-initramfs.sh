@@ -147,7 +147,8 @@ add_modules() {
 
 # --- programs ---------------------------------------------------------------
 # add_program TREE FILE DIR: copy FILE into TREE/DIR and, for a dynamic arm64
-# program, its shared libraries (DT_NEEDED, recursively) and the loader.
+# program or a shared library (a plugin a program loads itself), its
+# shared libraries (DT_NEEDED, recursively) and the loader.
 add_program() {
     local tree=$1 file=$2 dir=$3 lib found d
     install -D -m 755 "$file" "$tree/$dir/${file##*/}"
@@ -158,7 +159,7 @@ add_program() {
     if $READELF -h "$file" >/dev/null 2>&1; then
         $STRIP --strip-debug "$tree/$dir/${file##*/}"
     fi
-    $READELF -l "$file" 2>/dev/null | grep -q 'interpreter: /lib/ld-linux-aarch64.so.1' ||
+    [[ $file == *.so.* ]] || $READELF -l "$file" 2>/dev/null | grep -q 'interpreter: /lib/ld-linux-aarch64.so.1' ||
         return 0
     # The loader, where the program asks for it; libc.so.6 also names it.
     install -D -m 755 "$ROOT/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" \
@@ -241,6 +242,27 @@ exec "$d/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" --library-path "$d/lib/aar
 WRAPPER
         chmod 755 "$tools/virtiofsd"
     fi
+    # dpdk-testpmd: the user-space switch of vmm-boot's vhost-user-net case
+    # (--net vhost-user), where fetch-packages.sh fetched QEMU. Its drivers
+    # are plugins DPDK would look for in its own directory: the wrapper
+    # names the two the case uses (-d, before the caller's EAL arguments).
+    if [[ -x $ROOT/usr/bin/dpdk-testpmd ]]; then
+        add_program "$tools" "$ROOT/usr/bin/dpdk-testpmd" usr/bin
+        for so in librte_net_vhost.so.23 librte_mempool_ring.so.23; do
+            [[ -e $ROOT/usr/lib/aarch64-linux-gnu/$so ]] || die "no $so in $ROOT: run scripts/arm64/fetch-packages.sh"
+            add_program "$tools" "$ROOT/usr/lib/aarch64-linux-gnu/$so" lib/aarch64-linux-gnu
+        done
+        cat >"$tools/dpdk-testpmd" <<'WRAPPER'
+#!/bin/sh
+# dpdk-testpmd from this image, on this image's libraries, with the vhost
+# and mempool-ring drivers loaded (build-initramfs.sh --tools-out).
+d=$(cd "$(dirname "$0")" && pwd)
+l=$d/lib/aarch64-linux-gnu
+exec "$l/ld-linux-aarch64.so.1" --library-path "$l" "$d/usr/bin/dpdk-testpmd" \
+    -d "$l/librte_mempool_ring.so.23" -d "$l/librte_net_vhost.so.23" "$@"
+WRAPPER
+        chmod 755 "$tools/dpdk-testpmd"
+    fi
     # tmux refuses to start without a UTF-8 locale (C.UTF-8 will do); its
     # wrapper points glibc at this one (LOCPATH).
     [[ -d $ROOT/usr/lib/locale/C.utf8 ]] || die "no C.utf8 locale in $ROOT: run scripts/arm64/fetch-packages.sh"
@@ -253,7 +275,7 @@ WRAPPER
     # a board's CPU under TCG; nothing for L1 and L2 to decompress either.
     mksquashfs "$tools" "$tools_out.tmp" -quiet -no-progress -all-root -noappend -noI -noD -noF -noX >/dev/null
     mv "$tools_out.tmp" "$tools_out"
-    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux, ssh, qemu-system-aarch64, virtiofsd and their libraries)"
+    say "wrote $tools_out ($(du -h "$tools_out" | cut -f1) squashfs, uncompressed: fio, tmux, ssh, qemu-system-aarch64, virtiofsd, dpdk-testpmd and their libraries)"
 fi
 
 # --- L2 ---------------------------------------------------------------------

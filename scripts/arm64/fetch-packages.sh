@@ -213,12 +213,34 @@ lib_closure() {
 # backend of vmm-boot's fs case (--fs), from the tools disk in L1; its
 # libraries are mostly qemu-system-arm's.
 QEMU_PKGS=(qemu-system-arm qemu-system-common)
-((with_qemu)) || QEMU_PKGS=()
-mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux nftables dnsmasq-base openssh-client "${QEMU_PKGS[@]}")
+# dpdk-dev: DPDK's testpmd (/usr/bin/dpdk-testpmd) and its vhost PMD, the
+# user-space switch of vmm-boot's vhost-user-net case (--net vhost-user),
+# from the tools disk in L1, with the qemu ones (a board measures neither).
+# Not dpdk-dev's own dependencies (~210 packages, 33 MB, for every DPDK
+# tool): the libraries testpmd loads (readelf -d dpdk-testpmd: each
+# librte_X.so.23 is Debian's librte-X23, librte-X-23 where X ends in a
+# digit), the two drivers it is given (net_vhost and mempool_ring, with
+# librte_vhost), and ibverbs-providers (libmlx5, a library testpmd's mlx5
+# driver links). DPDK 22.11's ABI is 23.
+DPDK_LIBS=(eal kvargs telemetry ethdev net mbuf mempool ring meter cmdline rcu hash timer
+           cryptodev crypto-scheduler security reorder bitratestats metrics latencystats bpf
+           gro gso ip-frag sched pdump pcapng eventdev pci bus-pci bus-vdev bus-dpaa
+           bus-auxiliary common-dpaax common-iavf common-mlx5 mempool-dpaa net-bnxt net-i40e
+           net-ixgbe net-ice net-dpaa net-bond net-mlx5 net-vhost vhost mempool-ring)
+DPDK_PKGS=(ibverbs-providers)
+for l in "${DPDK_LIBS[@]}"; do
+    if [[ $l == *[0-9] ]]; then DPDK_PKGS+=("librte-$l-23"); else DPDK_PKGS+=("librte-${l}23"); fi
+done
+((with_qemu)) || QEMU_PKGS=() DPDK_PKGS=()
+# (dpdk-dev itself after the closure: its Depends are the ~210.)
+mapfile -t prog_libs < <(lib_closure iperf3 iproute2 jq fio tmux nftables dnsmasq-base openssh-client \
+    "${QEMU_PKGS[@]}" "${DPDK_PKGS[@]}")
+((${#DPDK_PKGS[@]} == 0)) || DPDK_PKGS+=(dpdk-dev)
 # (libfdt for the cross build is scripts/build-arm64.sh's own sysroot.)
 # zlib1g: libelf1's zlib, a library not named lib*.
 PKGS=("$kpkg" busybox-static iperf3 iproute2 jq fio tmux nftables dnsmasq-base openssh-client "${QEMU_PKGS[@]}" libc-bin zlib1g
-      "${prog_libs[@]}")
+      "${DPDK_PKGS[@]}" "${prog_libs[@]}")
+mapfile -t PKGS < <(printf '%s\n' "${PKGS[@]}" | awk '!seen[$0]++')  # a library named twice is one package
 BPO_PKGS=()
 for k in "${KERNELS[@]:1}"; do
     read -r _ p a <<<"$k"

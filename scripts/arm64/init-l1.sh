@@ -28,7 +28,10 @@
 # more disks QEMU's slot order decides which is vda, and a results tar on
 # another disk would overwrite it).
 
-/bin/busybox mkdir -p /proc /sys /dev /tmp /results /sbin /usr/bin /usr/sbin
+/bin/busybox mkdir -p /proc /sys /dev /tmp /results /sbin /usr/bin /usr/sbin /var/run
+# The initramfs's root directory comes world-writable; a host's is not, and
+# DPDK (vmm-boot's vhost-user-net case) refuses to load a driver below one.
+/bin/busybox chmod 755 /
 /bin/busybox --install -s
 export PATH=/kvmmio/bin:/usr/sbin:/usr/bin:/sbin:/bin
 

@@ -26,6 +26,11 @@
 #           address from kvmmio.ip=, peer kvmmio.host=; ping, iperf3 both
 #           ways, checksummed transfers both ways, the device's interrupt
 #           count; results as KVMMIO-L2-* lines
+#   switch  two L2s on a user-space switch (vmm-boot's vhost-user-net
+#           case): address kvmmio.ip=, the other's kvmmio.host=; a ping
+#           through the switch (KVMMIO-L2-SWITCH-PING), then 1 MiB over TCP
+#           from the client to the server (kvmmio.secs=client|server):
+#           KVMMIO-L2-SWITCH-SENT and -GOT, md5 and size
 #   net-resets  multiqueue traffic, driver reload and link cycles, a tap
 #           outage (net-resets.sh is the L1 side, which it meets at TCP
 #           ports 5002-5006 to take its counts in between)
@@ -159,6 +164,37 @@ EOF
     if [ "$secs" = wait ]; then
         # The other guest pings this one meanwhile; L1 says when it is done.
         nc -l -p 5002 </dev/null >/dev/null 2>&1
+    fi
+}
+
+# Two L2s on a user-space switch (vmm-boot's vhost-user-net case): this
+# one's address is kvmmio.ip=, the other's kvmmio.host=; the server
+# (kvmmio.secs=server) takes 1 MiB on TCP port 5003 from the client.
+switch_test() {
+    ip link set lo up
+    ip addr add "$ip/24" dev eth0 && ip link set eth0 up || { echo "KVMMIO-L2-ERROR: no eth0"; return; }
+    i=0
+    until ping -c 1 -W 2 "$host" >/dev/null 2>&1; do
+        i=$((i + 1)); [ $i -lt 90 ] || { echo "KVMMIO-L2-SWITCH-PING: failed"; return; }
+    done
+    echo "KVMMIO-L2-SWITCH-PING: ok"
+    if [ "$secs" = server ]; then
+        # busybox nc ends at its stdin's end: a stdin that never ends, and
+        # the file read once all of it is there (or after 90 s).
+        (sleep 600 | nc -l -p 5003 >/tmp/from-peer) &
+        i=0
+        while [ "$(wc -c </tmp/from-peer 2>/dev/null || echo 0)" -lt 1048576 ] && [ $i -lt 180 ]; do
+            sleep 0.5; i=$((i + 1))
+        done
+        echo "KVMMIO-L2-SWITCH-GOT: $(md5sum </tmp/from-peer | cut -d' ' -f1) $(wc -c </tmp/from-peer)"
+    else
+        dd if=/dev/urandom of=/tmp/to-peer bs=64k count=16 2>/dev/null
+        i=0
+        until nc "$host" 5003 </tmp/to-peer 2>/dev/null; do
+            i=$((i + 1)); [ $i -lt 60 ] || { echo "KVMMIO-L2-ERROR: the other guest never listened on port 5003"; return; }
+            sleep 1
+        done
+        echo "KVMMIO-L2-SWITCH-SENT: $(md5sum </tmp/to-peer | cut -d' ' -f1) $(wc -c </tmp/to-peer)"
     fi
 }
 
@@ -317,6 +353,9 @@ reboot-once)
     ;;
 net)
     net_test
+    ;;
+switch)
+    switch_test
     ;;
 nat)
     nat_test

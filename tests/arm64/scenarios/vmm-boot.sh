@@ -85,6 +85,17 @@
 #                 exited (the mirror), the backend failed and hung up 0
 #                 times, and the event loop woke fewer than 64 times in the
 #                 whole run (2 MiB of FUSE reads and writes)
+#   vhost-user-net  DPDK's testpmd (from the tools disk) forwards between
+#                 two vhost-user ports, each the --net vhost-user of a kvmmio
+#                 (--rng off, 1 vCPU, MACs given); L2a reaches L2b (ping)
+#                 and sends it 1 MiB over TCP, whose md5 L2b prints as L2a
+#                 did. Before it, a kvmmio whose socket nothing listens on
+#                 is refused (exit 2) naming dpdk-testpmd. The bypass, from
+#                 each --stats: net0 saw no trapped or polled notify and
+#                 injected or relayed no interrupt (testpmd used the
+#                 ioeventfds and the irqfds), no register read exited (the
+#                 mirror), one activation and no backend failure, and each
+#                 event loop woke fewer than 64 times in the whole run
 #   disk-kill     L2 writes 1 MiB with fsync, says so, and kvmmio is then
 #                 killed with SIGKILL: the image holds the MiB (a FLUSH is
 #                 answered only after the data is in the file); a second
@@ -814,6 +825,81 @@ run_fs() {
     record fs "$t" "$msg"
 }
 
+# vhost-user-net: two L2s on DPDK's testpmd (its vhost PMD, forwarding
+# between its two ports), each kvmmio with --net vhost-user; L2a sends L2b
+# 1 MiB over TCP through the switch. The VMMs' share is counted from
+# --stats.
+run_vhost_user_net() {
+    step "kvmmio --net vhost-user: two L2s move 1 MiB through DPDK's testpmd (vhost PMD), the VMMs out of the path"
+    t0=$(uptime_s)
+    msg='' missing='' testpmd=/tools/dpdk-testpmd
+    if [ ! -x "$testpmd" ]; then
+        record vhost-user-net 0 "no $testpmd (the tools disk: run.sh --tools, scripts/arm64/build-initramfs.sh --tools-out)"
+        return
+    fi
+    # A socket nothing listens on: refused before any VM exists.
+    missing=$(expect_setup_error vun-no-backend "start the backend first, e.g. dpdk-testpmd" \
+        --net vhost-user=/tmp/kvmmio-no-switch.sock) || true
+    rm -f /tmp/kvmmio-sw0.sock /tmp/kvmmio-sw1.sock
+    # Two lcores: testpmd's main one and one forwarding core, which polls
+    # both ports in a busy loop (a CPU of L1's). No huge pages: the vhost
+    # PMD maps the guests' RAM from kvmmio's memfds, its own mbufs need none.
+    "$testpmd" -l 0-1 --no-huge -m 256 --no-pci --no-shconf \
+        --vdev net_vhost0,iface=/tmp/kvmmio-sw0.sock --vdev net_vhost1,iface=/tmp/kvmmio-sw1.sock \
+        -- --forward-mode=io --auto-start --total-num-mbufs=4096 --stats-period 60 </dev/null >"$R/vun.testpmd" 2>&1 &
+    switch=$!
+    i=0
+    while { [ ! -S /tmp/kvmmio-sw0.sock ] || [ ! -S /tmp/kvmmio-sw1.sock ]; } && kill -0 "$switch" 2>/dev/null &&
+        [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+    EXTRA="--rng off --net vhost-user=/tmp/kvmmio-sw1.sock,mac=02:6b:76:00:00:0b" \
+        boot vun-b 1 "switch kvmmio.ip=10.0.9.2 kvmmio.host=10.0.9.1 kvmmio.secs=server"
+    pid_b=$pid
+    EXTRA="--rng off --net vhost-user=/tmp/kvmmio-sw0.sock,mac=02:6b:76:00:00:0a" \
+        boot vun-a 1 "switch kvmmio.ip=10.0.9.1 kvmmio.host=10.0.9.2 kvmmio.secs=client"
+    pid_a=$pid
+    finish 240
+    status_a=$status
+    pid=$pid_b booted=vun-b
+    finish 60
+    status_b=$status
+    kill -INT "$switch" 2>/dev/null || true
+    wait "$switch" || true
+    t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
+    ca=$R/vun-a.console cb=$R/vun-b.console
+    sent=$(l2_marker "$ca" SWITCH-SENT) got=$(l2_marker "$cb" SWITCH-GOT)
+    echo "vhost-user-net: L2a ping '$(l2_marker "$ca" SWITCH-PING)', sent '$sent'; L2b ping '$(l2_marker "$cb" SWITCH-PING)'," \
+        "got '$got'; kvmmio exits $status_a and $status_b"
+    for side in a b; do
+        bypass_counters "$R/vun-$side.json" net0
+        fails=$(device_counter "$R/vun-$side.json" net0 backend_failures || true)
+        echo "vhost-user-net: L2$side's net0 notifies_trapped ${trapped:-?} notifies_polled ${polled:-?}" \
+            "interrupts_injected ${injected:-?} interrupts_relayed ${relayed:-?} activations ${acts:-?}" \
+            "backend_failures ${fails:-?} register reads that exited ${exited:-?} (regs_mirror ${mirror:-?});" \
+            "event_loop_wakeups ${wakeups:-?} in the whole run"
+        [ -z "$msg" ] || continue
+        if [ "$(eval echo \$status_$side)" != 0 ]; then
+            msg="L2$side's kvmmio exit status $(eval echo \$status_$side), not 0 ($(tail -n 3 "$R/vun-$side.stderr" | tr '\n"' ' _'); testpmd: $(tail -n 2 "$R/vun.testpmd" | tr '\n"' ' _'))"
+        elif grep -q KVMMIO-L2-ERROR "$R/vun-$side.console"; then
+            msg="L2$side: $(grep KVMMIO-L2-ERROR "$R/vun-$side.console" | head -n 2 | tr '\r\n' '  ')"
+        elif [ "$(l2_marker "$R/vun-$side.console" SWITCH-PING)" != ok ]; then msg="L2$side never reached the other through the switch"
+        elif ! err=$(check_stats "$R/vun-$side.json" 1 0 poweroff); then msg="L2$side: $err"
+        elif [ "$trapped" != 0 ] || [ "$polled" != 0 ]; then
+            msg="L2$side's net0 trapped ${trapped:-?} and polled ${polled:-?} notifies: testpmd's kicks should all go through the ioeventfds"
+        elif [ "$injected" != 0 ] || [ "$relayed" != 0 ]; then
+            msg="L2$side's net0 injected ${injected:-?} and relayed ${relayed:-?} interrupts: testpmd should write the irqfd itself"
+        elif [ "$acts" != 1 ] || [ "$fails" != 0 ]; then msg="L2$side's net0 activations ${acts:-?} (not 1), backend_failures ${fails:-?} (not 0)"
+        elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of L2$side's net0 exited on the mirror"
+        elif [ "${wakeups:-999}" -ge 64 ]; then
+            msg="L2$side's event loop woke ${wakeups:-?} times in a run that moved 1 MiB through the switch: the VMM is in its data path"
+        fi
+    done
+    if [ -n "$missing" ]; then msg=$missing
+    elif [ -z "$msg" ] && { [ -z "$sent" ] || [ "$sent" != "$got" ]; }; then
+        msg="L2a sent '${sent:-nothing}', L2b got '${got:-nothing}' through the switch"
+    fi
+    record vhost-user-net "$t" "$msg"
+}
+
 # SIGKILL right after the guest's fsync returned: whatever kvmmio had
 # acknowledged must already be in the image, since nothing of kvmmio's
 # runs after a SIGKILL. A second kvmmio on the image (with the bad-guest
@@ -924,7 +1010,7 @@ run_setup_errors() {
 # CPU or GIC, and the 16 KiB-page L1 runs them; the board leaves out what
 # its root cannot run, e.g. background without tmux).
 skip=" $(echo "${KVMMIO_VMM_BOOT_SKIP:-}" | tr , ' ') "
-cases=" cpus1 cpus2 reset reset-exit sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk vsock fs disk-kill api names background "
+cases=" cpus1 cpus2 reset reset-exit sigterm unprivileged console-input bad-guest setup-errors hvc-cpus2 hvc-v1-input disk vsock fs vhost-user-net disk-kill api names background "
 for c in $skip; do
     case $cases in
     *" $c "*) ;;
@@ -951,6 +1037,7 @@ case_wanted() {
 ! case_wanted disk || run_disk
 ! case_wanted vsock || run_vsock
 ! case_wanted fs || run_fs
+! case_wanted vhost-user-net || run_vhost_user_net
 ! case_wanted disk-kill || run_disk_kill
 ! case_wanted api || run_api
 ! case_wanted names || run_names
