@@ -667,7 +667,7 @@ TEST(NetOptions, RejectsBadSpecsNamingTheFix) {
   EXPECT_NE(message("tap=a,mac=01:00:00:00:00:01").find("multicast"), std::string::npos);
   EXPECT_NE(message("tap=a,mac=zz").find("six hex bytes"), std::string::npos);
   EXPECT_NE(message("tap=a,color=blue").find("unknown"), std::string::npos);
-  EXPECT_NE(message("tap=a,color=blue").find("tap, vhost, mac, queues, mtu"), std::string::npos);
+  EXPECT_NE(message("tap=a,color=blue").find("tap, vhost-user, vhost, mac, queues, mtu"), std::string::npos);
   EXPECT_NE(message("tap=a,irq=msi").find("irq"), std::string::npos);
   EXPECT_NE(message("tap").find("KEY=VALUE"), std::string::npos);
 }

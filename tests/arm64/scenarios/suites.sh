@@ -33,10 +33,10 @@ run_suite() {
     step "$1 on vGICv$KVMMIO_L1_GIC"
     KVMMIO_REQUIRE_KVM=1 KVMMIO_REQUIRE_VHOST=1 KVMMIO_EXPECT_GIC=$KVMMIO_L1_GIC \
         "$suite" --gtest_filter="${2:-*}" --gtest_output="json:$json" ||
-        { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}$1 failed (exit $?)"; status=1; }
-    [ -s "$json" ] || { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}$1 wrote no results (it crashed?)"; status=1; return; }
+        { say_fail "$1 failed (exit $?)"; status=1; }
+    [ -s "$json" ] || { say_fail "$1 wrote no results (it crashed?)"; status=1; return; }
     if grep -q '"result": "SKIPPED"' "$json"; then
-        echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}$1 skipped tests on the arm64 platform, where everything must run"
+        say_fail "$1 skipped tests on the arm64 platform, where everything must run"
         status=1
     fi
 }
@@ -50,9 +50,9 @@ run_suite unit_tests \
     "-*VirtioBlockEngineTest.DiscardAndWriteZeroesLeaveZeroes/*:*VirtioBlockEngineTest.CacheNoneServesUnalignedGuestBuffers/*"
 # The examples print what they counted; nothing but 0 (77 would be a skip) passes.
 step "examples/entropy_device: a VMM embedding libkvmmio, on real KVM/ARM"
-entropy_device || { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}examples/entropy_device exited $?"; status=1; }
+entropy_device || { say_fail "examples/entropy_device exited $?"; status=1; }
 step "examples/c_embedder: a C VMM owning its VM, with kvmmio's C API, on real KVM/ARM"
-c_embedder || { echo "KVMMIO-FAIL: ${KVMMIO_SCENARIO_TAG:-}examples/c_embedder exited $?"; status=1; }
+c_embedder || { say_fail "examples/c_embedder exited $?"; status=1; }
 run_suite kvm_tests
 run_suite net_tests
 run_suite vmm_confinement_tests
