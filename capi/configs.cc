@@ -182,7 +182,8 @@ FsConfig fs_config(const kvmmio_fs_config* config) {
     throw ArgumentError(fd + ": not a unix stream socket");
   UniqueFd dup(::fcntl(c.socket_fd, F_DUPFD_CLOEXEC, 0));
   if (!dup) throw_errno(fd + ": duplicating it");
-  const uint64_t ms = counted(c.reply_timeout_ms, "kvmmio_fs_config.reply_timeout_ms", 1, 60000,
+  const uint64_t ms = counted(c.reply_timeout_ms, "kvmmio_fs_config.reply_timeout_ms", 1,
+                              vhost::VhostUserFrontend::kMaxReplyTimeout.count(),
                               "the default, 2000", vhost::VhostUserFrontend::kDefaultReplyTimeout.count());
   return {.tag = c.tag, .socket = std::move(dup), .reply_timeout = std::chrono::milliseconds(ms)};
 }

@@ -65,8 +65,8 @@ std::unique_ptr<virtio::VirtioDevice> vhost_user_net(const net::NetOptions& opti
       "start the backend first, e.g. dpdk-testpmd --vdev 'net_vhost0,iface=" + options.vhost_user + "' ...");
   try {
     return std::make_unique<net::VhostUserNet>(
-        options.effective_mac(), vhost::VhostUserFrontend(std::move(socket), options.vhost_user), ctx.vm.memory(),
-        ctx.loop);
+        options.effective_mac(), vhost::VhostUserFrontend(std::move(socket), options.vhost_user, options.reply_timeout),
+        ctx.vm.memory(), ctx.loop);
   } catch (const std::runtime_error& e) {
     throw UserError(shown + ": " + e.what());
   }
@@ -140,7 +140,9 @@ DeviceFactory virtio_fs_factory(const fs::FsOptions& options, unsigned index) {
         "start the backend first, e.g. virtiofsd --socket-path=" + options.socket + " --shared-dir DIR");
     std::unique_ptr<fs::VirtioFs> device;
     try {
-      device = std::make_unique<fs::VirtioFs>(options, vhost::VhostUserFrontend(std::move(socket), options.socket),
+      device = std::make_unique<fs::VirtioFs>(options,
+                                              vhost::VhostUserFrontend(std::move(socket), options.socket,
+                                                                       options.reply_timeout),
                                               ctx.vm.memory(), ctx.loop);
     } catch (const std::runtime_error& e) {
       throw UserError(shown + ": " + e.what());

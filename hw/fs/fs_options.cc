@@ -39,10 +39,14 @@ FsOptions FsOptions::parse(std::string_view spec) {
       if (value.empty()) throw UserError(shown + ": socket= is empty; " + example);
       o.socket = std::string(value);
       have_socket = true;
+    } else if (key == "reply_timeout_ms") {
+      o.reply_timeout = std::chrono::milliseconds(
+          parse_uint(value, "--fs reply_timeout_ms=" + std::string(value), 1,
+                     vhost::VhostUserFrontend::kMaxReplyTimeout.count()));
     } else {
       throw UserError(shown + ": unknown key '" + std::string(key) +
-                      "': --fs takes tag=NAME (what the guest mounts) and socket=PATH (the backend's "
-                      "vhost-user socket), " + example);
+                      "': --fs takes tag=NAME (what the guest mounts), socket=PATH (the backend's "
+                      "vhost-user socket) and reply_timeout_ms=N, " + example);
     }
   }
   if (!have_tag) throw UserError(shown + ": no tag: give the name the guest mounts, " + example);

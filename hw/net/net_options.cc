@@ -66,6 +66,11 @@ constexpr DeviceKey kDeviceKeys[] = {
                          "--net vhost-user=/run/vhost-user0.sock");
        o.vhost_user = std::string(v);
      }},
+    {"reply_timeout_ms",
+     [](NetOptions& o, std::string_view v) {
+       o.reply_timeout = std::chrono::milliseconds(parse_uint(v, shown("reply_timeout_ms", v), 1,
+                                                              vhost::VhostUserFrontend::kMaxReplyTimeout.count()));
+     }},
     {"vhost",
      [](NetOptions& o, std::string_view v) {
        if (v == "on") o.vhost = VhostMode::kOn;
@@ -100,7 +105,7 @@ void check_vhost_user(const NetOptions& o, std::string_view spec) {
     if (given)
       throw UserError("--net " + std::string(spec) + ": " + key +
                       " is the tap's setting; with vhost-user=PATH the backend owns the link (take " + key +
-                      " out; vhost-user takes mac= and the transport's keys)");
+                      " out; vhost-user takes mac=, reply_timeout_ms= and the transport's keys)");
   };
   refuse(!o.tap.empty(), "tap=");
   refuse(o.vhost != VhostMode::kAuto, "vhost=");
@@ -151,13 +156,17 @@ NetOptions NetOptions::parse(std::string_view spec) {
       o.transport.set(key, value);  // version, notify, irq, ...: the transport's keys
     } catch (const UserError& e) {
       throw UserError("--net " + std::string(key) + "=" + std::string(value) + ": " + e.what() +
-                      " (--net's own keys: tap, vhost-user, vhost, mac, queues, mtu, bridge, poll_us)");
+                      " (--net's own keys: tap, vhost-user, vhost, mac, queues, mtu, bridge, poll_us, "
+                      "reply_timeout_ms)");
     }
   }
   if (!o.vhost_user.empty()) {
     check_vhost_user(o, spec);
     return o;
   }
+  if (o.reply_timeout != vhost::VhostUserFrontend::kDefaultReplyTimeout)
+    throw UserError("--net " + std::string(spec) +
+                    ": reply_timeout_ms is a vhost-user backend's bound: use it with vhost-user=PATH");
   if (o.tap.empty())
     throw UserError("--net " + std::string(spec) +
                     ": needs tap=NAME (the tap is created if it does not exist) or vhost-user=PATH (a "

@@ -58,6 +58,17 @@ TEST(FsOptions, TakesATagAndASocket) {
   EXPECT_EQ(o.tag, "share");
   EXPECT_EQ(o.socket, "/run/vfs.sock");
   EXPECT_EQ(FsOptions::parse("socket=s,tag=" + std::string(36, 'x')).tag, std::string(36, 'x'));
+  EXPECT_EQ(o.reply_timeout, vhost::VhostUserFrontend::kDefaultReplyTimeout);
+}
+
+// reply_timeout_ms: the bound on each of the backend's replies, 1 ms to 60 s.
+TEST(FsOptions, TakesABoundedReplyTimeout) {
+  EXPECT_EQ(FsOptions::parse("tag=a,socket=s,reply_timeout_ms=30000").reply_timeout, 30000ms);
+  EXPECT_EQ(FsOptions::parse("tag=a,socket=s,reply_timeout_ms=1").reply_timeout, 1ms);
+  for (const char* bad : {"0", "60001", "-1", "2s"}) {
+    const std::string msg = parse_error(std::string("tag=a,socket=s,reply_timeout_ms=") + bad);
+    EXPECT_EQ(msg.rfind(std::string("--fs reply_timeout_ms=") + bad, 0), 0u) << msg;
+  }
 }
 
 TEST(FsOptions, RefusesWhatTheGuestCouldNotMountNamingTheFix) {

@@ -149,6 +149,11 @@ TEST(NetOptionsVhostUser, TakesASocketAMacAndTransportKeysOnly) {
   for (const char* key : {"tap=t0", "vhost=on", "queues=2", "mtu=9000", "bridge=br0", "poll_us=5"})
     expect_refused(std::string("vhost-user=/s,") + key, "--net vhost-user=/s,", "the tap's setting");
   expect_refused("mac=02:6b:76:00:00:07", "--net", "vhost-user=PATH");
+  // The backend's reply bound: vhost-user's alone, 1 ms to 60 s.
+  EXPECT_EQ(NetOptions::parse("vhost-user=/s,reply_timeout_ms=30000").reply_timeout, std::chrono::milliseconds(30000));
+  EXPECT_EQ(NetOptions::parse("vhost-user=/s").reply_timeout, vhost::VhostUserFrontend::kDefaultReplyTimeout);
+  expect_refused("vhost-user=/s,reply_timeout_ms=60001", "--net reply_timeout_ms=60001:", "from 1 to 60000");
+  expect_refused("tap=t0,reply_timeout_ms=100", "--net tap=t0,reply_timeout_ms=100:", "use it with vhost-user=PATH");
 }
 
 TEST(InterfaceName, TheSameRulesForTapsOpenedLater) {

@@ -4,10 +4,12 @@
 // made, by the path rules of every user-given path: the program's).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
 #include "kvmmio/base/export.h"
+#include "kvmmio/vhost/vhost_user.h"
 
 namespace kvmmio::fs {
 
@@ -19,9 +21,12 @@ struct KVMMIO_EXPORT FsOptions {
   std::string tag;
   // The backend's vhost-user socket (virtiofsd --socket-path=PATH).
   std::string socket;
+  // The longest wait for one of the backend's replies (reply_timeout_ms=,
+  // 1 to 60000; VhostUserFrontend's default).
+  std::chrono::milliseconds reply_timeout = vhost::VhostUserFrontend::kDefaultReplyTimeout;
 
-  // "tag=NAME,socket=PATH". A UserError names the option, what is wrong
-  // and the fix.
+  // "tag=NAME,socket=PATH[,reply_timeout_ms=N]". A UserError names the
+  // option, what is wrong and the fix.
   static FsOptions parse(std::string_view spec);
 };
 

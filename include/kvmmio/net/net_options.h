@@ -4,7 +4,7 @@
 //   tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay][,notify=ioeventfd|trap]
 //          [,version=1|2][,mac=XX:XX:XX:XX:XX:XX][,queues=N][,mtu=N]
 //          [,bridge=NAME][,poll_us=N]
-//   vhost-user=PATH[,mac=XX:XX:XX:XX:XX:XX][,irq=...][,notify=...][,version=...]
+//   vhost-user=PATH[,mac=XX:XX:XX:XX:XX:XX][,reply_timeout_ms=N][,irq=...][,notify=...][,version=...]
 //
 // tap, vhost-user, vhost, mac, queues, mtu, bridge and poll_us are the device's keys; any other key is
 // handed to TransportOptions::set() (irq, notify, version: the virtio-mmio
@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/export.h"
+#include "kvmmio/vhost/vhost_user.h"
 #include "kvmmio/virtio/transport_options.h"
 
 namespace kvmmio::net {
@@ -29,8 +31,11 @@ KVMMIO_EXPORT const char* to_string(VhostMode mode);
 struct KVMMIO_EXPORT NetOptions {
   std::string tap;
   // Not empty: a vhost-user backend's socket (VhostUserNet) instead of a
-  // tap; then only mac and the transport's keys apply.
+  // tap; then only mac, reply_timeout_ms and the transport's keys apply.
   std::string vhost_user;
+  // vhost-user: the longest wait for one of the backend's replies
+  // (reply_timeout_ms=, 1 to 60000).
+  std::chrono::milliseconds reply_timeout = vhost::VhostUserFrontend::kDefaultReplyTimeout;
   VhostMode vhost = VhostMode::kAuto;
   std::optional<std::array<uint8_t, 6>> mac;  // default: default_mac(tap)
   uint16_t queue_pairs = 1;

@@ -40,8 +40,11 @@ class KVMMIO_EXPORT BackendError : public std::runtime_error {
 
 class KVMMIO_EXPORT VhostUserFrontend {
  public:
-  // The longest wait for one reply (or for room to send one message).
+  // The longest wait for one reply (or for room to send one message), and
+  // the most a caller may set it to (a vCPU waits that long at most for
+  // each set-up message of a stalled backend).
   static constexpr std::chrono::milliseconds kDefaultReplyTimeout{2000};
+  static constexpr std::chrono::milliseconds kMaxReplyTimeout{60000};
 
   // Over a unix stream socket connected to the backend (the program
   // connects it, by the path rules it applies to every user-given path);
