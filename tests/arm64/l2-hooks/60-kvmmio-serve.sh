@@ -77,8 +77,9 @@ cat >"$www/cgi-bin/poweroff" <<'CGI'
 echo "Content-Type: text/plain"
 echo
 echo bye
-# Detached, after the answer went out.
-(sleep 1; poweroff -f) </dev/null >/dev/null 2>&1 &
+# Detached, so the answer goes out first; the 3 s give vhost the time to
+# take it from the TX ring on a busy host (the caller does not rely on it).
+(sleep 3; poweroff -f) </dev/null >/dev/null 2>&1 &
 CGI
 cat >"$www/cgi-bin/iperf" <<'CGI'
 #!/bin/sh

@@ -195,12 +195,21 @@ fi
 
 step "power every guest off; every kvmmio exits 0 with no guest error"
 t0=$(uptime_s) msg=''
-for i in $(seq_vms); do ctl "$i" poweroff >/dev/null || msg="guest $i did not answer its poweroff"; done
+# The guest powers off a few seconds after its answer leaves httpd, but on a
+# starved L1 the answer can still sit in its TX ring when it does (one CI
+# run lost guest 7's that way, and guest 7 powered off). So a lost answer
+# is only a note; the verdict is the kvmmio's own end, within 60 s.
+unanswered=''
+for i in $(seq_vms); do ctl "$i" poweroff >/dev/null || unanswered="$unanswered $i"; done
+[ -z "$unanswered" ] || echo "poweroff: no answer from guest(s)$unanswered; their kvmmio must still end"
 for i in $(seq_vms); do
     read -r pid <"/tmp/many-vm$i.pid"
     n=0
     while running "$pid" && [ $n -lt 120 ]; do sleep 0.5; n=$((n + 1)); done
-    ! running "$pid" || kill -KILL "$pid" || true  # it may end between the two
+    if running "$pid"; then
+        [ -n "$msg" ] || msg="vm$i: kvmmio still running 60 s after its poweroff was asked ($(tail -n 2 "$R/vm$i.console" | tr '\r\n"' '  _'))"
+        kill -KILL "$pid" || true  # it may end between the two
+    fi
     st=0
     wait "$pid" || st=$?
     [ -n "$msg" ] || [ $st = 0 ] || msg="vm$i: kvmmio exit status $st ($(tail -n 2 "$R/vm$i.log" | tr '\n"' ' _'))"
