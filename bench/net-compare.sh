@@ -49,6 +49,12 @@
 #                   reaches the device); ENGINE io_uring or threads, REGS
 #                   mirror or trap; the guest's network (its control
 #                   channel) is vhost-irqfd-mirror's, which costs no exits
+#   fs-mirror       a guest sharing a directory here through virtio-fs
+#                   (--fs, virtiofsd the backend: from PATH, Debian's
+#                   /usr/libexec or /usr/lib/qemu, or the tools disk), a
+#                   file of the backing file's size in it; fio in the guest
+#                   on that file, O_DIRECT (every request a FUSE request to
+#                   virtiofsd), the registers from the mirror
 # Each: sequential 1 MiB reads and writes, random 4 KiB reads and writes,
 # at each --fio-depths iodepth (libaio), for --fio-seconds, N repeats,
 # with the same counter deltas as the network runs.
@@ -128,8 +134,9 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     bridge), comma-separated, or none (default none)
   --tools IMAGE     the tools disk (a file or block device: squashfs with
                     /fio); with it, the fio cells after the network's
-  --fio-configs LIST  host and blk-ENGINE-REGS (ENGINE io_uring or threads,
-                    REGS mirror or trap), default $FIO_CONFIGS;
+  --fio-configs LIST  host, blk-ENGINE-REGS (ENGINE io_uring or threads,
+                    REGS mirror or trap) and fs-mirror (a shared folder),
+                    default $FIO_CONFIGS;
                     none: no fio cells (the tools disk for QEMU only)
   --fio-seconds S   fio run time per run (default 5)
   --fio-depths LIST iodepths, comma-separated, 1-256 (default 1,32)
@@ -145,7 +152,7 @@ counts as failed only when its last attempt failed.
 EOF
 }
 
-FIO_CONFIGS=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap
+FIO_CONFIGS=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror
 die() { echo "net-compare.sh: $*" >&2; exit 2; }
 say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 NL='
@@ -228,7 +235,7 @@ case $order in rounds | blocks) ;; *) die "--order: '$order' is not rounds or bl
 case $check in '' | cells | modes) ;; *) die "--check: '$check' is not cells or modes" ;; esac
 [ "$fio_configs" != none ] || fio_configs=''
 for c in $(list "$fio_configs"); do
-    case $c in host | blk-io_uring-mirror | blk-io_uring-trap | blk-threads-mirror | blk-threads-trap) ;;
+    case $c in host | blk-io_uring-mirror | blk-io_uring-trap | blk-threads-mirror | blk-threads-trap | fs-mirror) ;;
     *) die "--fio-configs: unknown '$c' ($(echo "$FIO_CONFIGS" | sed 's/,/, /g'))" ;;
     esac
 done
@@ -557,7 +564,9 @@ for p in /usr/sbin/ip /sbin/ip /bin/ip /usr/bin/ip; do
     [ -x "$p" ] && "$p" netns list >/dev/null 2>&1 && { IP=$p; break; }
 done
 [ -n "$IP" ] || die "no ip with 'netns' support: install iproute2 (busybox's ip has no netns)"
-guests=$(list "$configs $g2g_configs" | tr ' ' '\n' | grep -v '^host$' || true)
+# Every config that boots a guest, the disk cells' too (they need kvmmio,
+# wget and KVM's debugfs as much as the network's).
+guests=$(list "$configs $g2g_configs${tools:+ $fio_configs}" | tr ' ' '\n' | grep -v '^host$' || true)
 if [ -n "$guests" ]; then
     if [ -n "$(echo "$guests" | grep -v '^qemu-' || true)" ]; then
         need kvmmio "build kvmmio (make) and put it on PATH"
@@ -918,6 +927,7 @@ guest_stop() {
     # a seccomp kill at 159), counted even when every measurement was made.
     [ "$st" = 0 ] || { say "kvmmio exited with status $st (see $base.log)"; failures=$((failures + 1)); }
     pid=''
+    fs_stop
     [ "$pin" = 0 ] || taskset -p "$pin_start_mask" $$ >/dev/null
 }
 # pin_guest CONFIG: --pin for the guest up now ($pid, kvmmio or QEMU): its
@@ -943,12 +953,48 @@ pin_guest() {
     [ "$_vcpus" -gt 0 ] || { say "$1: --pin found no vCPU thread in process $pid"; return 1; }
     say "$1: pinned $_vcpus vCPU threads to CPUs 0x$pin_guest_mask, $_rest other threads to 0x$pin_rest_mask"
 }
-# fio_cleanup: the tools disk's mount and the backing file, once made.
+# fs-mirror's backend: virtiofsd on the directory $fs_share (made by the
+# fio cells), one for each boot: it serves one VMM connection and ends
+# with it. fs_start sets guest_disks' --fs; fs_stop waits for its end.
+fs_pid='' fs_share='' fs_sock=''
+fs_start() {
+    _vfsd=$(command -v virtiofsd || true)
+    for _c in /usr/libexec/virtiofsd /usr/lib/qemu/virtiofsd "$tools_dir/virtiofsd"; do
+        [ -n "$_vfsd" ] || [ ! -x "$_c" ] || _vfsd=$_c
+    done
+    [ -n "$_vfsd" ] || { say "$cfg: no virtiofsd (apt-get install virtiofsd on Debian 13, qemu-system-common on 12)"; return 1; }
+    rm -f "$fs_sock"
+    # Debian 13's virtiofsd (Rust) names the directory --shared-dir;
+    # Debian 12's (C, qemu-system-common) takes -o source=.
+    if "$_vfsd" --help 2>&1 | grep -q -- --shared-dir; then
+        set -- --shared-dir "$fs_share" --sandbox chroot
+    else
+        set -- -o source="$fs_share" -o sandbox=chroot
+    fi
+    "$_vfsd" --socket-path="$fs_sock" "$@" </dev/null >"$base.virtiofsd" 2>&1 &
+    fs_pid=$!
+    _i=0
+    while [ ! -S "$fs_sock" ]; do
+        _i=$((_i + 1))
+        kill -0 "$fs_pid" 2>/dev/null && [ $_i -lt 150 ] || { say "$cfg: virtiofsd did not listen (see $base.virtiofsd)"; return 1; }
+        sleep 0.2
+    done
+}
+fs_stop() {
+    [ -n "$fs_pid" ] || return 0
+    _i=0; while kill -0 "$fs_pid" 2>/dev/null && [ $_i -lt 25 ]; do sleep 0.2; _i=$((_i + 1)); done
+    kill "$fs_pid" 2>/dev/null || true
+    wait "$fs_pid" 2>/dev/null || true
+    fs_pid=''
+}
+# fio_cleanup: the tools disk's mount, the backing file and the shared
+# directory, once made.
 tools_dir='' fio_mounted=0 fio_made=0
 fio_cleanup() {
+    fs_stop
     [ "$fio_mounted" = 0 ] || umount "$tools_dir" 2>/dev/null || true
     [ -z "$tools_dir" ] || rmdir "$tools_dir" 2>/dev/null || true
-    [ "$fio_made" = 0 ] || rm -f "$fio_file"
+    [ "$fio_made" = 0 ] || rm -rf "$fio_file" "$fio_file.share" "$fio_file.sock"
 }
 trap 'guest_stop; g2g_stop; host_cleanup; fio_cleanup' EXIT
 
@@ -998,6 +1044,7 @@ guest_start() {
     if is_peer "$1"; then
         peer_start "$1"
     else
+        case $1 in fs-*) fs_start || return 1 ;; esac
         _spec="tap=$g_tap,$(net_mode_spec "${guest_net:-$1}"),mtu=$(max_mtu)${g_bridge:+,bridge=$g_bridge}"
         say "$1: boot the guest (--net $_spec${guest_disks:+ $guest_disks})"
         # --rng off: the peer VMMs' guests have no entropy device, and its
@@ -1336,8 +1383,20 @@ measure_fio() {
 
 run_fio_guest() {
     cfg=$1 restarts=0 guest_net=vhost-irqfd-mirror
-    _eng=${cfg#blk-} _eng=${_eng%-*} _regs=${cfg##*-}
-    guest_disks="--disk $fio_file,serial=kvmmio-fio,cache=writeback,engine=$_eng,regs=$_regs"
+    case $cfg in
+    fs-*)
+        # The tag the guest's fio CGI mounts; a file of the backing
+        # file's size. The guest's CPU and the reply bound as under TCG:
+        # a nested L1's virtiofsd can take seconds to answer.
+        fs_share=$fio_file.share fs_sock=$fio_file.sock
+        mkdir -p "$fs_share"
+        [ -f "$fs_share/fio.img" ] || dd if=/dev/zero of="$fs_share/fio.img" bs=1M count="$fio_mib" 2>/dev/null ||
+            { failed "$(run_id fio --arg config "$cfg")" no_shared_file; return; }
+        guest_disks="--fs tag=kvmmio-fio,socket=$fs_sock,reply_timeout_ms=30000" ;;
+    *)
+        _eng=${cfg#blk-} _eng=${_eng%-*} _regs=${cfg##*-}
+        guest_disks="--disk $fio_file,serial=kvmmio-fio,cache=writeback,engine=$_eng,regs=$_regs" ;;
+    esac
     # A block device (L1's own disk) is a disk of the host: kvmmio takes it
     # only when told so (device=on).
     _tdev=''; [ ! -b "$tools" ] || _tdev=,device=on

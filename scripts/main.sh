@@ -13,7 +13,8 @@
 # the same between two guests on one bridge, each under its own kvmmio;
 # and fio in the guest on its virtio-blk disk against fio on the host on the
 # same backing file (register mirror and trapped registers, io_uring and
-# threads engines), counters per GB and per million requests; and kvmmio's
+# threads engines), and on a file in a folder shared through virtio-fs,
+# counters per GB and per million requests; and kvmmio's
 # start-up, exec to the guest's clock and init, against QEMU's and a bare
 # KVM program's, with kvmmio's phases (bench/startup.sh);
 # then writes the report (table, JSON, PNG chart, start-up table).
@@ -56,7 +57,8 @@ Usage: scripts/main.sh [options]
   --streams LIST   parallel iperf3 streams (default 1,4)
   --mtus LIST      MTUs (default 1500,9000)
   --fio-configs LIST  the disk cells: a subset of host,blk-io_uring-mirror,
-                   blk-io_uring-trap,blk-threads-mirror,blk-threads-trap
+                   blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,
+                   fs-mirror (the shared folder: virtio-fs on virtiofsd)
                    (default all), or none
   --fio-seconds S  fio seconds per run (default 5)
   --fio-depths LIST  fio iodepths (default 1,32)
@@ -111,7 +113,7 @@ EOF
 . "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
 repeats=3 seconds=5 pps_seconds=3 pps_flows=1 guest_cpus=1 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
-fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap fio_seconds=5
+fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror fio_seconds=5
 fio_depths=1,32 guest_args='' order=rounds pin=0 check_only=0 clock=wall
 while (($#)); do
     case $1 in
@@ -134,7 +136,7 @@ while (($#)); do
     --clock) clock=${2:?--clock needs wall or icount}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
     --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3 quick=1
-        fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap fio_seconds=1 fio_depths=32; shift ;;
+        fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,fs-mirror fio_seconds=1 fio_depths=32; shift ;;
     --build-only) build_only=1; shift ;;
     --check-only) check_only=1; shift ;;
     -h | --help) usage; exit 0 ;;

@@ -38,7 +38,7 @@
 #      machine, so by hand),
 #   8. runs the README's main-job command on its smallest matrix,
 #      `scripts/main.sh --quick --configs host,vhost-irqfd-mirror,qemu-pci
-#      --fio-configs host,blk-io_uring-mirror --g2g-configs none` (every
+#      --fio-configs host,blk-io_uring-mirror,fs-mirror --g2g-configs none` (every
 #      mode's run of the same driver, report and chart, and the mirror's
 #      guest-to-guest cells, are make check's net-compare test), on this
 #      build, and checks its report; after fuzzing, while the board's root
@@ -412,7 +412,7 @@ if [ $main = 1 ]; then
     # mirror with io_uring (make check's runs the mirror and trapped
     # registers with the worker threads); no guest-to-guest cells (make
     # check's net-compare runs the mirror's, and checks them).
-    main_flags=(--quick --configs host,vhost-irqfd-mirror,qemu-pci --fio-configs host,blk-io_uring-mirror --g2g-configs none)
+    main_flags=(--quick --configs host,vhost-irqfd-mirror,qemu-pci --fio-configs host,blk-io_uring-mirror,fs-mirror --g2g-configs none)
     echo "test.sh: the README main-job command: scripts/main.sh ${main_flags[*]}"
     rm -rf "$main_out"
     # main.sh's own verdict: status 1 when a requested cell has no run that
@@ -442,6 +442,10 @@ if [ $main = 1 ]; then
       # The disk's half of a storage target (MB/s at a share of one core):
       # the VMM's CPU time read from outside it, io_uring's workers included.
       main_line="main job: FAILED (no blk-io_uring-mirror fio cell with vmm_cpu_core_pct in $main_report/report.json)"; main_status=1
+    elif ! jq -e '[.fio[] | select(.config == "fs-mirror" and .runs_ok > 0 and .ratio_to_host != null)] | length > 0' \
+        "$main_report/report.json" >/dev/null; then
+      # The shared folder beside the host's file: virtiofsd's cells.
+      main_line="main job: FAILED (no fs-mirror fio cell with a ratio to the host's in $main_report/report.json)"; main_status=1
     else
       main_line="main job: passed (scripts/main.sh ${main_flags[*]}; report in $main_report)"
     fi

@@ -298,7 +298,7 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
   if (!fio_configs.empty()) {
     const bool over_host = fio_over_host(fio);
     out += "# Panel: disk.\n"
-           "set title " + quoted(std::string("fio in the guest on its virtio-blk disk: IO/s") +
+           "set title " + quoted(std::string("fio in the guest on its virtio-blk disk or shared folder: IO/s") +
                                  (over_host ? " as a fraction of fio on the host's backing file" : " (no host run)") +
                                  ", median of " + runs_per_bar(fio) + ", error bars from min to max") + "\n"
            "set xlabel 'rw, block size, iodepth'\n"

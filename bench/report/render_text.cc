@@ -184,10 +184,11 @@ std::string disk(const std::vector<Cell>& cells) {
     for (const char* name : {"vcpu_exits", "wakeups", "guest_irqs"}) row.push_back(count(c.rate2(name)));
     return row;
   });
-  return "Disk: fio, guest on its virtio-blk disk (O_DIRECT, libaio) versus host on the backing file\n"
-         "(buffered), medians over completed runs; MB/s = 1e6 bytes/s; x host = IO/s median / host's for the\n"
-         "same rw, bs and depth; /Mreq = VMM counter per 1e6 requests, /GB per 1e9 bytes; VMM irqs =\n"
-         "injected + relayed; blk-ENGINE-REGS: kvmmio's I/O engine and register access\n\n" +
+  return "Disk: fio, guest on its virtio-blk disk or a file in its virtio-fs shared folder (O_DIRECT, libaio)\n"
+         "versus host on the backing file (buffered), medians over completed runs; MB/s = 1e6 bytes/s;\n"
+         "x host = IO/s median / host's for the same rw, bs and depth; /Mreq = VMM counter per 1e6\n"
+         "requests, /GB per 1e9 bytes; VMM irqs = injected + relayed; blk-ENGINE-REGS: kvmmio's I/O engine\n"
+         "and register access; fs-mirror: the shared folder served by virtiofsd, registers from the mirror\n\n" +
          t.render();
 }
 

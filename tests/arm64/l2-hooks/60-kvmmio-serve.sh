@@ -29,7 +29,8 @@
 #     /cgi-bin/fio?RW+BS+DEPTH+SECONDS
 #                            fio (from the tools disk, serial kvmmio-tools,
 #                            mounted at /tools) on the disk whose serial is
-#                            kvmmio-fio: RW read, write, randread or
+#                            kvmmio-fio, else the file fio.img in the
+#                            virtio-fs folder tagged kvmmio-fio: RW read, write, randread or
 #                            randwrite, BS bytes (512-1048576, a multiple of
 #                            512), DEPTH 1-256, SECONDS 1-60; O_DIRECT,
 #                            libaio; answers fio's JSON
@@ -140,8 +141,16 @@ for n in "$2" "$3" "$4"; do case $n in '' | *[!0-9]* | 0*) want "whole numbers" 
 [ ${#3} -le 3 ] && [ "$3" -le 256 ] || want "DEPTH 1-256"
 [ ${#4} -le 2 ] && [ "$4" -le 60 ] || want "SECONDS 1-60"
 [ -x /tools/fio ] || { echo "error: no /tools/fio (the tools disk, serial kvmmio-tools)"; exit 0; }
+# The disk with serial kvmmio-fio, else the file fio.img in the shared
+# folder tagged kvmmio-fio (virtio-fs), mounted at the first run.
 dev=$(by_serial kvmmio-fio)
-[ -b "$dev" ] || { echo "error: no disk with serial kvmmio-fio"; exit 0; }
+if [ ! -b "$dev" ]; then
+    mkdir -p /mnt/fio
+    grep -q ' /mnt/fio virtiofs ' /proc/mounts || mount -t virtiofs kvmmio-fio /mnt/fio 2>/dev/null ||
+        { echo "error: no disk with serial kvmmio-fio and no shared folder tagged kvmmio-fio"; exit 0; }
+    dev=/mnt/fio/fio.img
+    [ -f "$dev" ] || { echo "error: no fio.img in the shared folder kvmmio-fio"; exit 0; }
+fi
 rm -f /tmp/fio.json
 if /tools/fio --name=guest --filename="$dev" --rw="$1" --bs="$2" --iodepth="$3" --runtime="$4" \
     --time_based --direct=1 --ioengine=libaio --output-format=json --output=/tmp/fio.json \

@@ -44,7 +44,7 @@ step "net-compare: ${KVMMIO_BENCH_REPEATS:-3} repeats of ${KVMMIO_BENCH_SECONDS:
 status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
 pin=''; [ "${KVMMIO_BENCH_PIN:-0}" = 1 ] && pin=--pin
-fio_configs=${KVMMIO_BENCH_FIO_CONFIGS:-host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap}
+fio_configs=${KVMMIO_BENCH_FIO_CONFIGS:-host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror}
 # The tools disk: fio for the disk cells, QEMU for the peer's.
 fio=''
 case $fio_configs,$configs, in none,*qemu-*) ;; none,*) fio=none ;; esac
