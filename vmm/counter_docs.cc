@@ -50,10 +50,10 @@ std::string counter_tables_markdown() {
   rows(out, "virtio-vsock", vsock::VsockCounters::kInfo);
   rows(out, "virtio-fs", fs::FsSettings::kInfo);
   rows(out, "virtio-fs", vhost::VhostUserCounters::kInfo);
-  rows(out, "virtio-fs", fs::FsCounters::kInfo);
+  rows(out, "virtio-fs", vhost::VhostUserDeviceCounters::kInfo);
   rows(out, "vhost-user-net", net::VhostUserNetSettings::kInfo);
   rows(out, "vhost-user-net", vhost::VhostUserCounters::kInfo);
-  rows(out, "vhost-user-net", net::VhostUserNetCounters::kInfo);
+  rows(out, "vhost-user-net", vhost::VhostUserDeviceCounters::kInfo);
   key_table(out, "`console.counters` key (`pty`, `socket`)", ConsoleRelayCounters::kInfo);
   key_table(out, "`api.counters` key (`--api-socket`)", ControlCounters::kInfo);
   key_table(out, "`vcpus[].exits` key", VcpuExitCounts::kInfo);

@@ -2,6 +2,8 @@
 // VirtioSlot and the device factories that use it.
 #include "vmm/virtio_slot.h"
 
+#include <chrono>
+
 #include "kvmmio/base/log.h"
 #include "kvmmio/block/virtio_blk.h"
 #include "kvmmio/console/virtio_console.h"
@@ -56,20 +58,32 @@ void log_mac(unsigned index, const net::NetOptions& options) {
                   options.mac ? "" : user ? " (derived from the socket's path)" : " (derived from the tap's name)");
 }
 
-// --net vhost-user=PATH: the socket connected by the user-path rules, the
-// backend asked for its features.
-std::unique_ptr<virtio::VirtioDevice> vhost_user_net(const net::NetOptions& options, DeviceContext& ctx) {
-  const std::string shown = "--net vhost-user=" + options.vhost_user;
-  UniqueFd socket = connect_user_socket(
-      options.vhost_user, shown,
-      "start the backend first, e.g. dpdk-testpmd --vdev 'net_vhost0,iface=" + options.vhost_user + "' ...");
+// A vhost-user device's start, the same for every backend: its socket
+// connected by the user-path rules (`start_hint`, the backend's command,
+// when nothing listens), then `make` builds the device on that front end;
+// a backend that fails the first exchanges is the user's error, named by
+// the option (`shown`).
+template <class Make>
+auto with_vhost_user_backend(const std::string& path, const std::string& shown, const std::string& start_hint,
+                             std::chrono::milliseconds reply_timeout, Make make) {
+  UniqueFd socket = connect_user_socket(path, shown, start_hint);
   try {
-    return std::make_unique<net::VhostUserNet>(
-        options.effective_mac(), vhost::VhostUserFrontend(std::move(socket), options.vhost_user, options.reply_timeout),
-        ctx.vm.memory(), ctx.loop);
+    return make(vhost::VhostUserFrontend(std::move(socket), path, reply_timeout));
   } catch (const std::runtime_error& e) {
     throw UserError(shown + ": " + e.what());
   }
+}
+
+// --net vhost-user=PATH: the socket connected by the user-path rules, the
+// backend asked for its features.
+std::unique_ptr<virtio::VirtioDevice> vhost_user_net(const net::NetOptions& options, DeviceContext& ctx) {
+  return with_vhost_user_backend(
+      options.vhost_user, "--net vhost-user=" + options.vhost_user,
+      "start the backend first, e.g. dpdk-testpmd --vdev 'net_vhost0,iface=" + options.vhost_user + "' ...",
+      options.reply_timeout, [&](vhost::VhostUserFrontend frontend) -> std::unique_ptr<virtio::VirtioDevice> {
+        return std::make_unique<net::VhostUserNet>(options.effective_mac(), std::move(frontend), ctx.vm.memory(),
+                                                   ctx.loop);
+      });
 }
 
 }  // namespace
@@ -134,19 +148,12 @@ DeviceFactory virtio_vsock_factory(const vsock::VsockOptions& options, const std
 
 DeviceFactory virtio_fs_factory(const fs::FsOptions& options, unsigned index) {
   return [options, index](DeviceContext& ctx) {
-    const std::string shown = "--fs tag=" + options.tag + ",socket=" + options.socket;
-    UniqueFd socket = connect_user_socket(
-        options.socket, shown,
-        "start the backend first, e.g. virtiofsd --socket-path=" + options.socket + " --shared-dir DIR");
-    std::unique_ptr<fs::VirtioFs> device;
-    try {
-      device = std::make_unique<fs::VirtioFs>(options,
-                                              vhost::VhostUserFrontend(std::move(socket), options.socket,
-                                                                       options.reply_timeout),
-                                              ctx.vm.memory(), ctx.loop);
-    } catch (const std::runtime_error& e) {
-      throw UserError(shown + ": " + e.what());
-    }
+    std::unique_ptr<fs::VirtioFs> device = with_vhost_user_backend(
+        options.socket, "--fs tag=" + options.tag + ",socket=" + options.socket,
+        "start the backend first, e.g. virtiofsd --socket-path=" + options.socket + " --shared-dir DIR",
+        options.reply_timeout, [&](vhost::VhostUserFrontend frontend) {
+          return std::make_unique<fs::VirtioFs>(options, std::move(frontend), ctx.vm.memory(), ctx.loop);
+        });
     KVMMIO_LOG_INFO("fs%u: tag %s, vhost-user backend %s", index, options.tag.c_str(), options.socket.c_str());
     return virtio_slot_factory("fs" + std::to_string(index), virtio::TransportOptions{},
                                [&device](DeviceContext&, AttachedDevice&) { return std::move(device); })(ctx);

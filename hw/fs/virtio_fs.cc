@@ -13,8 +13,7 @@ VirtioFs::VirtioFs(const FsOptions& options, vhost::VhostUserFrontend backend, c
                    EventLoop& loop)
     : VhostUserDevice(std::move(backend), memory, loop, "fs " + options.tag, spec::kNumQueues,
                       "use a virtio-fs backend that offers it (Debian's virtiofsd does)"),
-      tag_(options.tag),
-      log_name_("fs " + options.tag) {}
+      tag_(options.tag) {}
 
 // The transport, which goes first, resets an active device (the VM's
 // teardown); the connection closes with the device, and the backend
@@ -30,19 +29,12 @@ void VirtioFs::read_config_of(const std::string& tag, uint32_t offset, std::span
   for (size_t i = 0; i < data.size(); ++i) data[i] = offset + i < spec::kConfigSize ? bytes[offset + i] : 0;
 }
 
-void VirtioFs::write_config(uint32_t offset, std::span<const uint8_t> data) {
-  // 5.11.4: both fields are the device's.
-  ++counters_.config_writes;
-  errors_.report("a %zu-byte write to the read-only configuration space at +%u; ignored", data.size(), offset);
-}
-
 void VirtioFs::visit_counters(const virtio::CounterVisitor& visit) const {
   FsSettings settings;
   settings.request_queues = spec::kNumQueues - 1;
   settings.backend_event_idx = backend_event_idx() ? 1 : 0;
   settings.each(visit);
-  queues_.counters().each(visit);
-  counters_.each(visit);
+  visit_device_counters(visit);
 }
 
 }  // namespace kvmmio::fs

@@ -14,10 +14,9 @@ VhostUserNet::VhostUserNet(const std::array<uint8_t, 6>& mac, vhost::VhostUserFr
 // `backend` by reference: its name is read above before anything moves it.
 VhostUserNet::VhostUserNet(const std::array<uint8_t, 6>& mac, std::string log_name,
                            vhost::VhostUserFrontend&& backend, const GuestMemory& memory, EventLoop& loop)
-    : VhostUserDevice(std::move(backend), memory, loop, log_name, kNumQueues,
+    : VhostUserDevice(std::move(backend), memory, loop, std::move(log_name), kNumQueues,
                       "use a vhost-user-net backend that offers it (DPDK's vhost PMD does)"),
-      mac_(mac),
-      log_name_(std::move(log_name)) {}
+      mac_(mac) {}
 
 // The transport, which goes first, resets an active device (the VM's
 // teardown); the connection closes with the device.
@@ -37,19 +36,12 @@ void VhostUserNet::read_config(uint32_t offset, std::span<uint8_t> data) {
   for (size_t i = 0; i < data.size(); ++i) data[i] = offset + i < sizeof bytes ? bytes[offset + i] : 0;
 }
 
-void VhostUserNet::write_config(uint32_t offset, std::span<const uint8_t> data) {
-  // 5.1.4: with VIRTIO_NET_F_MAC the MAC is the device's.
-  ++counters_.config_writes;
-  errors_.report("a %zu-byte write to the read-only configuration space at +%u; ignored", data.size(), offset);
-}
-
 void VhostUserNet::visit_counters(const virtio::CounterVisitor& visit) const {
   VhostUserNetSettings settings;
   settings.backend_features = queues_.backend_features();
   settings.backend_event_idx = queues_.backend_event_idx() ? 1 : 0;
   settings.each(visit);
-  queues_.counters().each(visit);
-  counters_.each(visit);
+  visit_device_counters(visit);
 }
 
 }  // namespace kvmmio::net

@@ -136,4 +136,14 @@ void VhostUserQueues::backend_failed(const char* what, const std::exception& e) 
     KVMMIO_LOG_ERROR("%s: %s: %s (#%llu)", log_name_.c_str(), what, e.what(), static_cast<unsigned long long>(n));
 }
 
+void VhostUserDevice::write_config(uint32_t offset, std::span<const uint8_t> data) {
+  ++device_counters_.config_writes;
+  errors_.report("a %zu-byte write to the read-only configuration space at +%u; ignored", data.size(), offset);
+}
+
+void VhostUserDevice::visit_device_counters(const virtio::CounterVisitor& visit) const {
+  queues_.counters().each(visit);
+  device_counters_.each(visit);
+}
+
 }  // namespace kvmmio::vhost

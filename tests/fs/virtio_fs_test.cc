@@ -219,7 +219,7 @@ TEST_F(VirtioFsDevice, ConfigIsReadOnlyAndAWriteIsACountedGuestError) {
   auto device = make();
   const uint8_t bytes[4] = {1, 2, 3, 4};
   device->write_config(0, bytes);
-  EXPECT_EQ(device->counters().config_writes.load(), 1u);
+  EXPECT_EQ(device->device_counters().config_writes.load(), 1u);
   EXPECT_EQ(device->guest_errors(), 1u);
   std::array<uint8_t, 5> tag{};
   device->read_config(0, tag);

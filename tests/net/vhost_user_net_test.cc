@@ -98,7 +98,7 @@ TEST_F(VhostUserNetDevice, ConfigHoldsTheMacAndLinkUpAndIsReadOnly) {
   EXPECT_EQ(config[6] | config[7] << 8, spec::kStatusLinkUp);
   const uint8_t other[6] = {0x02, 0, 0, 0, 0, 9};
   device->write_config(0, other);
-  EXPECT_EQ(device->counters().config_writes.load(), 1u);
+  EXPECT_EQ(device->device_counters().config_writes.load(), 1u);
   EXPECT_EQ(device->guest_errors(), 1u);
   device->read_config(0, config);
   EXPECT_EQ(config[5], kMac[5]);

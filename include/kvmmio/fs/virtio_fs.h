@@ -42,15 +42,6 @@ struct KVMMIO_EXPORT FsSettings {
   KVMMIO_COUNTER_TABLE(KVMMIO_FS_SETTINGS)
 };
 
-// What the device did beside the hand-over's counters
-// (vhost::VhostUserCounters, reported first).
-#define KVMMIO_FS_COUNTERS(C) \
-  C(config_writes, "driver writes to the read-only configuration space (guest errors)")
-struct KVMMIO_EXPORT FsCounters {
-  KVMMIO_FS_COUNTERS(KVMMIO_ATOMIC_COUNTER)
-  KVMMIO_COUNTER_TABLE(KVMMIO_FS_COUNTERS)
-};
-
 class KVMMIO_EXPORT VirtioFs final : public vhost::VhostUserDevice {
  public:
   static constexpr uint16_t kQueueSize = 128;
@@ -69,10 +60,8 @@ class KVMMIO_EXPORT VirtioFs final : public vhost::VhostUserDevice {
   static void read_config_of(const std::string& tag, uint32_t offset, std::span<uint8_t> data);
 
   const std::string& tag() const { return tag_; }
-  const FsCounters& counters() const { return counters_; }
 
-  uint64_t guest_errors() const override { return errors_.count(); }
-  // FsSettings, VhostUserCounters, then FsCounters.
+  // FsSettings, then the hand-over's and VhostUserDevice's counters.
   void visit_counters(const virtio::CounterVisitor& visit) const override;
 
   // VirtioDevice
@@ -82,13 +71,9 @@ class KVMMIO_EXPORT VirtioFs final : public vhost::VhostUserDevice {
   uint16_t queue_max_size(uint32_t) const override { return kQueueSize; }
   uint32_t config_size() const override { return spec::kConfigSize; }
   void read_config(uint32_t offset, std::span<uint8_t> data) override { read_config_of(tag_, offset, data); }
-  void write_config(uint32_t offset, std::span<const uint8_t> data) override;
 
  private:
   std::string tag_;
-  std::string log_name_;  // "fs TAG"
-  FsCounters counters_;
-  GuestErrorLog errors_{log_name_.c_str()};
 };
 
 }  // namespace kvmmio::fs

@@ -48,15 +48,6 @@ struct KVMMIO_EXPORT VhostUserNetSettings {
   KVMMIO_COUNTER_TABLE(KVMMIO_VHOST_USER_NET_SETTINGS)
 };
 
-// What the device did beside the hand-over's counters
-// (vhost::VhostUserCounters, reported first).
-#define KVMMIO_VHOST_USER_NET_COUNTERS(C) \
-  C(config_writes, "driver writes to the read-only configuration space (guest errors)")
-struct KVMMIO_EXPORT VhostUserNetCounters {
-  KVMMIO_VHOST_USER_NET_COUNTERS(KVMMIO_ATOMIC_COUNTER)
-  KVMMIO_COUNTER_TABLE(KVMMIO_VHOST_USER_NET_COUNTERS)
-};
-
 class KVMMIO_EXPORT VhostUserNet final : public vhost::VhostUserDevice {
  public:
   static constexpr uint16_t kQueueSize = 256;
@@ -77,10 +68,9 @@ class KVMMIO_EXPORT VhostUserNet final : public vhost::VhostUserDevice {
   VhostUserNet& operator=(const VhostUserNet&) = delete;
 
   const std::array<uint8_t, 6>& mac() const { return mac_; }
-  const VhostUserNetCounters& counters() const { return counters_; }
 
-  uint64_t guest_errors() const override { return errors_.count(); }
-  // VhostUserNetSettings, VhostUserCounters, then VhostUserNetCounters.
+  // VhostUserNetSettings, then the hand-over's and VhostUserDevice's
+  // counters.
   void visit_counters(const virtio::CounterVisitor& visit) const override;
 
   // VirtioDevice
@@ -91,16 +81,12 @@ class KVMMIO_EXPORT VhostUserNet final : public vhost::VhostUserDevice {
   // The MAC and the status; nothing past them is offered.
   uint32_t config_size() const override { return 8; }
   void read_config(uint32_t offset, std::span<uint8_t> data) override;
-  void write_config(uint32_t offset, std::span<const uint8_t> data) override;
 
  private:
   VhostUserNet(const std::array<uint8_t, 6>& mac, std::string log_name, vhost::VhostUserFrontend&& backend,
                const GuestMemory& memory, EventLoop& loop);
 
   std::array<uint8_t, 6> mac_;
-  std::string log_name_;  // "net vhost-user PATH"
-  VhostUserNetCounters counters_;
-  GuestErrorLog errors_{log_name_.c_str()};
 };
 
 }  // namespace kvmmio::net

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@
 #include "kvmmio/base/device_lock.h"
 #include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/export.h"
+#include "kvmmio/base/log.h"
 #include "kvmmio/base/log_limit.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/vhost/vhost_user.h"
@@ -111,9 +113,20 @@ class KVMMIO_EXPORT VhostUserQueues {
   DeviceLock::Watch socket_watch_;  // last: dropped first
 };
 
+// What a VhostUserDevice counts beside the hand-over: its configuration
+// space is the device's alone (virtio-fs 5.11.4; virtio-net 5.1.4 with
+// VIRTIO_NET_F_MAC), so a driver's write to it is a guest error.
+#define KVMMIO_VHOST_USER_DEVICE_COUNTERS(C) \
+  C(config_writes, "driver writes to the read-only configuration space (guest errors)")
+struct KVMMIO_EXPORT VhostUserDeviceCounters {
+  KVMMIO_VHOST_USER_DEVICE_COUNTERS(KVMMIO_ATOMIC_COUNTER)
+  KVMMIO_COUNTER_TABLE(KVMMIO_VHOST_USER_DEVICE_COUNTERS)
+};
+
 // A virtio device whose every queue is a vhost-user backend's: the
-// VirtioDevice calls the hand-over answers, for a device type (VirtioFs,
-// VhostUserNet) to add its identity, features and configuration space to.
+// VirtioDevice calls the hand-over answers and the read-only configuration
+// space's writes refused, for a device type (VirtioFs, VhostUserNet) to
+// add its identity, features and configuration bytes to.
 class KVMMIO_EXPORT VhostUserDevice : public virtio::VirtioDevice {
  public:
   uint64_t withheld_transport_features() const override { return queues_.withheld_transport_features(); }
@@ -123,16 +136,31 @@ class KVMMIO_EXPORT VhostUserDevice : public virtio::VirtioDevice {
   void reset_queue(uint32_t queue) override { queues_.reset_queue(queue); }
   void enable_queue(const virtio::ActiveQueue& queue) override { queues_.enable_queue(queue); }
 
+  // Counted, logged (rate-limited) and ignored.
+  void write_config(uint32_t offset, std::span<const uint8_t> data) final;
+  uint64_t guest_errors() const final { return errors_.count(); }
+
   bool backend_event_idx() const { return queues_.backend_event_idx(); }
   const VhostUserCounters& handover_counters() const { return queues_.counters(); }
+  const VhostUserDeviceCounters& device_counters() const { return device_counters_; }
 
  protected:
   // VhostUserQueues's constructor's arguments, and what it throws.
+  // `log_name` names the device in logs, its guest errors too.
   VhostUserDevice(VhostUserFrontend backend, const GuestMemory& memory, EventLoop& loop, std::string log_name,
                   uint32_t num_queues, const std::string& fix)
-      : queues_(std::move(backend), memory, loop, std::move(log_name), num_queues, fix) {}
+      : queues_(std::move(backend), memory, loop, log_name, num_queues, fix), log_name_(std::move(log_name)) {}
+
+  // The counters in --stats' order, after the device's settings: the
+  // hand-over's, then VhostUserDeviceCounters.
+  void visit_device_counters(const virtio::CounterVisitor& visit) const;
 
   VhostUserQueues queues_;
+
+ private:
+  std::string log_name_;
+  VhostUserDeviceCounters device_counters_;
+  GuestErrorLog errors_{log_name_.c_str()};
 };
 
 }  // namespace kvmmio::vhost
