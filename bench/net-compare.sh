@@ -58,6 +58,13 @@
 # Each: sequential 1 MiB reads and writes, random 4 KiB reads and writes,
 # at each --fio-depths iodepth (libaio), for --fio-seconds, N repeats,
 # with the same counter deltas as the network runs.
+#
+# Then the vsock cells (kind vsock), vsock_stream for --seconds in each
+# --dirs direction, N repeats:
+#   host            L1 to itself over AF_VSOCK (CID 1, vsock_loopback)
+#   vsock-mirror    a guest with --vsock cid=3 (vhost-vsock its backend,
+#                   the registers from the mirror) and the host, g2h the
+#                   guest sending, h2g the host; the same counter deltas
 # SC2015: A && B || C
 # is meant as "unless both". SC2016: jq programs are single-quoted, their
 # $names are jq's.
@@ -143,6 +150,9 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
   --fio-file FILE   the backing file (default /tmp/kvmmio-fio.img; must not
                     exist: created, filled with zeros, removed at the end)
   --fio-mib N       its size in MiB (default 128)
+  --vsock-configs LIST  host and vsock-mirror (AF_VSOCK streams, host to
+                    itself and host to guest), default $VSOCK_CONFIGS; none:
+                    no vsock cells
 Progress goes to stdout, prefixed with \$NET_COMPARE_PREFIX (default
 "net-compare: "). Exit status 0 when every run completed, 1 when some
 failed (they are in raw.jsonl with "failed":REASON), 2 on bad usage or set-up.
@@ -153,6 +163,7 @@ EOF
 }
 
 FIO_CONFIGS=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror
+VSOCK_CONFIGS=host,vsock-mirror
 die() { echo "net-compare.sh: $*" >&2; exit 2; }
 say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 NL='
@@ -164,6 +175,7 @@ tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' order=rounds 
 # The fio jobs of each disk cell, RW:BS each: measure_fio runs them, --check
 # expects them.
 FIO_JOBS='read:1048576 write:1048576 randread:4096 randwrite:4096'
+vsock_configs=$VSOCK_CONFIGS
 tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
@@ -197,6 +209,7 @@ while [ $# -gt 0 ]; do
     --fio-depths) fio_depths=${2:?}; shift 2 ;;
     --fio-file) fio_file=${2:?}; shift 2 ;;
     --fio-mib) fio_mib=${2:?}; shift 2 ;;
+    --vsock-configs) vsock_configs=${2:?}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -241,6 +254,10 @@ for c in $(list "$fio_configs"); do
 done
 for q in $(list "$fio_depths"); do
     is_count "$q" && [ "$q" -le 256 ] || die "--fio-depths: '$q' is not 1-256"
+done
+[ "$vsock_configs" != none ] || vsock_configs=''
+for c in $(list "$vsock_configs"); do
+    case $c in host | vsock-mirror) ;; *) die "--vsock-configs: unknown '$c' ($(echo "$VSOCK_CONFIGS" | sed 's/,/, /g'))" ;; esac
 done
 [ "$fio_seconds" -le 60 ] || die "--fio-seconds: '$fio_seconds' is more than 60"
 [ "$fio_mib" -ge 16 ] && [ "$fio_mib" -le 65536 ] || die "--fio-mib: '$fio_mib' is not 16-65536"
@@ -315,6 +332,7 @@ if [ "$show_plan" = 1 ]; then
     for_each_boot print_boot
     [ -z "$g2g_configs" ] || echo "then guest to guest, each with all its repeats: $(list "$g2g_configs")"
     [ -z "$tools" ] || [ -z "$fio_configs" ] || echo "then fio, each with all its repeats: $(list "$fio_configs")"
+    [ -z "$vsock_configs" ] || echo "then vsock, each with all its repeats: $(list "$vsock_configs")"
     exit 0
 fi
 # --- --check: what a run's raw.jsonl must show ----------------------------------------
@@ -461,6 +479,29 @@ if [ -n "$check" ]; then
         done
         # The disk: each config did requests; on the register mirror a
         # request costs no vCPU exit, so none at all during them.
+        # vsock: bytes arrived; through vhost-vsock with the mirror, the
+        # VMM is out of the path: no vCPU exit, no wake-up, nothing
+        # trapped, polled, injected or relayed while they move.
+        for c in $(list "$vsock_configs"); do
+            [ "$(ck_runs vsock "$c" '.bytes > 0')" -gt 0 ] || ck_fail "$c: no vsock run moved bytes"
+            [ "$c" != host ] || continue
+            set -- $(tally vsock "$c" counters vcpu_exits wakeups trapped polled injected relayed guest_irqs)
+            [ "$1" -gt 0 ] || continue
+            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 vsock runs have no VMM counters (kvmmio --stats)"; continue; }
+            ck_info "$c: vCPU exits $3, wake-ups $5, trapped $7, polled $9, injected ${11}, relayed ${13}, guest irqs ${15}"
+            [ "$3" = 0 ] && [ "$5" = 0 ] && [ "$7" = 0 ] && [ "$9" = 0 ] && [ "${11}" = 0 ] && [ "${13}" = 0 ] ||
+                ck_fail "$c: the VMM took part in the vsock transfers (vCPU exits $3, wake-ups $5, trapped $7, polled $9, injected ${11}, relayed ${13}), not 0 each"
+            [ "${15}" -gt 0 ] || ck_fail "$c: the guest took no virtio interrupt during its vsock transfers"
+            # The same seen from outside kvmmio: no exit to userspace, not
+            # one context switch of its own threads.
+            set -- $(tally vsock "$c" outside kvm_mmio_exit_user vmm_ctxt_switches)
+            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 vsock runs have no outside counters"; continue; }
+            ck_info "$c, outside: exits to userspace $3, VMM context switches $5 over $1 vsock runs (null in $4, $6)"
+            [ "$4" = 0 ] && [ "$6" = 0 ] ||
+                ck_fail "$c: an outside counter is unreadable (null) in some vsock run: cannot show 0 ($(ck_why kvm_mmio_exit_user))"
+            [ "$3" = 0 ] && [ "$5" = 0 ] ||
+                ck_fail "$c: $3 exits to userspace and $5 VMM context switches during the vsock transfers, not 0"
+        done
         for c in $(list "$fio_configs"); do
             [ "$(ck_runs fio "$c" '.ios > 0')" -gt 0 ] || ck_fail "$c: no fio run did requests"
             [ "$c" != host ] || continue
@@ -482,7 +523,7 @@ if [ -n "$check" ]; then
     # not boot fails every cell of its config in one record).
     ck_fail_each -rn --arg configs "$configs" --arg g2g "$g2g_configs" --arg fio "$fio_configs" --arg mtus "$mtus" \
         --arg dirs "$dirs" --arg streams "$streams" --arg payloads "$pps_payloads" --arg depths "$fio_depths" \
-        --arg jobs "$FIO_JOBS" '
+        --arg jobs "$FIO_JOBS" --arg vsock "$vsock_configs" '
         def words: split(",") | map(select(. != ""));
         ($mtus | words | map(tonumber)) as $mtus | $mtus[0] as $m1 | ($dirs | words) as $dirs |
         ($streams | words | map(tonumber)) as $streams | ($payloads | words | map(tonumber)) as $payloads |
@@ -496,10 +537,12 @@ if [ -n "$check" ]; then
             (($g2g | words)[] as $g | net("g2g-" + $g; [$m1]; ["a2b", "b2a"])),
             (($fio | words)[] as $c | ($jobs | split(" ")[] | split(":")) as [$rw, $bs] |
                 ($depths | words | map(tonumber))[] as $q |
-                {kind: "fio", config: $c, rw: $rw, bs: ($bs | tonumber), depth: $q});
+                {kind: "fio", config: $c, rw: $rw, bs: ($bs | tonumber), depth: $q}),
+            (($vsock | words)[] as $c | $dirs[] as $d | {kind: "vsock", config: $c, dir: $d});
         def name: if .kind == "iperf" then "iperf3 \(.config) \(.dir) \(.streams)x MTU \(.mtu)"
             elif .kind == "rr" then "tcp_rr \(.config) MTU \(.mtu)"
             elif .kind == "pps" then "udp_pps \(.config) \(.dir) \(.payload)-byte payloads MTU \(.mtu)"
+            elif .kind == "vsock" then "vsock_stream \(.config) \(.dir)"
             else "fio \(.config) \(.rw) \(.bs) B depth \(.depth)" end;
         [inputs | select(.kind != "meta" and .kind != "micro")] as $runs |
         # of: a record of cell $w (every member of $w matches); touches: a
@@ -522,9 +565,10 @@ if [ -n "$check" ]; then
     # in every completed run of each guest cell, or the report has no figure
     # for them. Guest to guest has none (two VMMs). vmm_ctxt_switches of a
     # disk cell may go down (io_uring retires idle workers): not required.
-    for c in $(list "$configs,$fio_configs"); do
+    for c in $(list "$configs,$fio_configs,$vsock_configs"); do
         [ "$c" != host ] || continue
-        case ,$fio_configs, in *,"$c",*) kinds=fio ;; *) kinds='iperf pps' ;; esac
+        case ,$fio_configs,$vsock_configs, in *,"$c",*) kinds="${c%%-*}" ;; *) kinds='iperf pps' ;; esac
+        case $kinds in blk | fs) kinds=fio ;; esac
         for k in $kinds; do
             names='kvm_exits kvm_mmio_exit_user vmm_ctxt_switches guest_irqs'
             [ "$k" != fio ] || names='kvm_exits vmm_cpu_ms guest_irqs'
@@ -566,7 +610,7 @@ done
 [ -n "$IP" ] || die "no ip with 'netns' support: install iproute2 (busybox's ip has no netns)"
 # Every config that boots a guest, the disk cells' too (they need kvmmio,
 # wget and KVM's debugfs as much as the network's).
-guests=$(list "$configs $g2g_configs${tools:+ $fio_configs}" | tr ' ' '\n' | grep -v '^host$' || true)
+guests=$(list "$configs $g2g_configs${tools:+ $fio_configs} $vsock_configs" | tr ' ' '\n' | grep -v '^host$' || true)
 if [ -n "$guests" ]; then
     if [ -n "$(echo "$guests" | grep -v '^qemu-' || true)" ]; then
         need kvmmio "build kvmmio (make) and put it on PATH"
@@ -665,6 +709,7 @@ runs_total=$(( $(count "$configs") * repeats * ( $(count "$mtus") * $(count "$di
     $(count "$pps_payloads") * $(count "$dirs") ) ))
 [ -z "$tools" ] || [ -z "$fio_configs" ] || runs_total=$((runs_total + $(count "$fio_configs") * repeats * 4 * $(count "$fio_depths")))
 runs_total=$((runs_total + $(count "$g2g_configs") * repeats * (2 * $(count "$streams") + 1 + 2 * $(count "$pps_payloads"))))
+runs_total=$((runs_total + $(count "$vsock_configs") * repeats * $(count "$dirs")))
 runs_done=0 runs_started=$(date +%s)
 # progress: counts one run and sets $_prog (not in a subshell: it counts).
 progress() {
@@ -1426,8 +1471,84 @@ if [ -n "$tools" ] && [ -n "$fio_configs" ]; then
 else
     say "no --tools or no --fio-configs: no fio cells"
 fi
+# --- vsock: AF_VSOCK streams, host to itself and host to guest -----------------
+# one_vsock ID DIR REP: one vsock_stream run for $seconds; the receiver's
+# JSON is the record (bytes, seconds, bps), with the counter deltas
+# around it for a guest. The guest's ends run through its vsock CGI.
+VSOCK_GUEST_CID=3
+one_vsock() {
+    _f=$base.vsock.json _before='' _after='' _obefore=''
+    rm -f "$_f"
+    _to=$((seconds + 60))
+    if [ "$cfg" = host ]; then
+        timeout $_to vsock_stream server --port 5600 --timeout $_to --json >"$_f" 2>"$base.vsock.err" &
+        _srv=$!
+        timeout $_to vsock_stream client 1 --port 5600 --seconds "$seconds" --timeout 30 >/dev/null 2>>"$base.vsock.err" ||
+            { kill "$_srv" 2>/dev/null; wait "$_srv" 2>/dev/null; return 1; }
+        wait "$_srv" || return 1
+    else
+        snap_before || return 1
+        if [ "$2" = g2h ]; then
+            timeout $_to vsock_stream server --port 5600 --timeout $_to --json >"$_f" 2>"$base.vsock.err" &
+            _srv=$!
+            timeout $_to wget -q -O "$base.vsock.guest" "http://$gip:8080/cgi-bin/vsock?send+$seconds" 2>>"$base.ctl" ||
+                { kill "$_srv" 2>/dev/null; wait "$_srv" 2>/dev/null; return 1; }
+            wait "$_srv" || return 1
+        else
+            timeout $_to wget -q -O "$_f" "http://$gip:8080/cgi-bin/vsock?recv+$seconds" 2>>"$base.ctl" &
+            _srv=$!
+            timeout $_to vsock_stream client "$VSOCK_GUEST_CID" --port 5601 --seconds "$seconds" --timeout 30 \
+                >/dev/null 2>>"$base.vsock.err" || { kill "$_srv" 2>/dev/null; wait "$_srv" 2>/dev/null; return 1; }
+            wait "$_srv" || return 1
+        fi
+        snap_after || return 1
+    fi
+    counted || return 1
+    record "$1" 'select(.bytes != null and .seconds != null and .bps != null and .bytes > 0) | {bytes, seconds, bps}' \
+        '"\(.bps / 1e9 * 1000 | round / 1000) Gbit/s"' "$_f" || return 1
+    progress
+    say "$cfg vsock $2, repeat $3/$repeats: $_sum ($_prog)"
+}
+# measure_vsock RECOVER: every vsock cell of the config (RECOVER as
+# measure's).
+measure_vsock() {
+    recover_fn=$1 mtu=none
+    for d in $(list "$dirs"); do
+        k=1; while [ $k -le "$repeats" ]; do
+            id=$(run_id vsock --arg config "$cfg" --arg dir "$d" --argjson rep "$k")
+            attempt "$id" "$cfg vsock $d, repeat $k/$repeats" vsock_failed vsock.err one_vsock "$id" "$d" "$k"
+            k=$((k + 1))
+        done
+    done
+}
+if [ -n "$vsock_configs" ]; then
+    need vsock_stream "build bench/vsock_stream (make bench) and put it on PATH"
+    vsock_started=$(date +%s)
+    for c in $(list "$vsock_configs"); do
+        case $c in
+        host)
+            cfg=host base=$out/vsock-host
+            if [ ! -e /sys/module/vsock_loopback ] && ! modprobe -q vsock_loopback 2>/dev/null; then
+                say "host vsock: no vsock_loopback (modprobe vsock_loopback): no host cell"
+                failed "$(run_id vsock --arg config host)" no_vsock_loopback
+                continue
+            fi
+            measure_vsock no_second_try ;;
+        *)
+            cfg=$c restarts=0 guest_net=vhost-irqfd-mirror
+            guest_disks="--vsock cid=$VSOCK_GUEST_CID"
+            guest_start "$cfg" || { guest_stop; guest_start "$cfg" ||
+                { guest_stop; failed "$(run_id vsock --arg config "$cfg")" guest_did_not_boot; continue; }; }
+            measure_vsock guest_recover
+            guest_stop ;;
+        esac
+    done
+    guest_disks=''
+    say "vsock cells: $(( $(date +%s) - vsock_started )) s"
+fi
+
 # completed KIND: how many runs of KIND completed.
 completed() { jq -n --arg k "$1" '[inputs | select(.kind == $k and .failed == null)] | length' "$raw"; }
-say "done: $(completed iperf) iperf3 runs, $(completed rr) latency runs, $(completed pps) packet-rate runs, $(completed fio) fio runs, $failures failed; $raw"
+say "done: $(completed iperf) iperf3 runs, $(completed rr) latency runs, $(completed pps) packet-rate runs, $(completed fio) fio runs, $(completed vsock) vsock runs, $failures failed; $raw"
 [ "$other_vms" = 0 ] || say "$other_vms runs had other VMs exiting beside the VMM's (see above): their cells' timings shared the host (--check cells fails them)"
 [ "$failures" = 0 ]

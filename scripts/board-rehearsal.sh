@@ -7,7 +7,8 @@
 # board user would: as root in a clone of the repository, without network.
 #
 #   scripts/board-rehearsal.sh [--dir DIR] [--board RELEASE:GIC]... [--configs LIST]
-#                              [--fio-configs LIST] [--g2g-configs LIST] [--timeout S] [--phases LIST] [--keep]
+#                              [--fio-configs LIST] [--g2g-configs LIST] [--vsock-configs LIST] [--timeout S]
+#                              [--phases LIST] [--keep]
 #                              [--scenarios LIST] [--net-modes LIST]
 #                              [--vmm-boot-skip LIST] [--scenarios-on RELEASES]
 #   scripts/board-rehearsal.sh --check-host
@@ -20,9 +21,12 @@
 #     --release R --gic N  the same as --board R:N (--gic alone: bookworm)
 #     --configs LIST passed to main.sh --quick as --configs (default: all six)
 #     --fio-configs LIST  passed to main.sh --quick as --fio-configs (default:
-#                    --quick's own: host, blk-io_uring-mirror, blk-io_uring-trap)
+#                    --quick's own: host, blk-io_uring-mirror, blk-io_uring-trap,
+#                    fs-mirror)
 #     --g2g-configs LIST  passed to main.sh --quick as --g2g-configs (default:
 #                    --quick's own: the mirror guest to guest, when in --configs)
+#     --vsock-configs LIST  passed to main.sh --quick as --vsock-configs
+#                    (default: --quick's own: host, vsock-mirror)
 #     --timeout S    bound of each board boot (default 3600 s)
 #     --phases LIST  root,carry,image,boot (default all; later phases reuse
 #                    what earlier ones left in DIR); also guest (not by
@@ -117,7 +121,7 @@ say() { printf 'board-rehearsal: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 2; }
 usage() { sed -n '9,/^#     --check-host   whether/p' "$0"; }
 
-dir='' gics=() boards=() release='' configs='' fio_configs='' g2g_configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
+dir='' gics=() boards=() release='' configs='' fio_configs='' g2g_configs='' vsock_configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
 scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror vmm_boot_skip='' scenarios_on=''
 while (($#)); do
     case $1 in
@@ -128,6 +132,7 @@ while (($#)); do
         boards+=("$2"); shift 2 ;;
     --configs) configs=${2:?--configs needs a LIST}; shift 2 ;;
     --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
+    --vsock-configs) vsock_configs=${2:?--vsock-configs needs a LIST}; shift 2 ;;
     --g2g-configs) g2g_configs=${2:?--g2g-configs needs a LIST}; shift 2 ;;
     --timeout) timeout=${2:?--timeout needs S}; shift 2 ;;
     --phases) phases=${2:?--phases needs a LIST}; shift 2 ;;
@@ -157,6 +162,7 @@ fi
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout: not a number of seconds: $timeout"
 [[ -z $configs || $configs =~ ^[a-z0-9,-]+$ ]] || die "--configs: not a list: $configs"
 [[ -z $fio_configs || $fio_configs =~ ^[a-z0-9_,-]+$ ]] || die "--fio-configs: not a list: $fio_configs"
+[[ -z $vsock_configs || $vsock_configs =~ ^[a-z0-9_,-]+$ ]] || die "--vsock-configs: not a list: $vsock_configs"
 [[ -z $g2g_configs || $g2g_configs =~ ^[a-z0-9_,-]+$ ]] || die "--g2g-configs: not a list: $g2g_configs"
 [[ $scenarios =~ ^[a-z0-9,-]+$ ]] || die "--scenarios: not a list: $scenarios"
 [[ $net_modes =~ ^[a-z0-9,-]+$ ]] || die "--net-modes: not a list: $net_modes"
@@ -234,6 +240,7 @@ if [[ -z $release ]]; then
         [[ -z $configs ]] || args+=(--configs "$configs")
         [[ -z $fio_configs ]] || args+=(--fio-configs "$fio_configs")
         [[ -z $g2g_configs ]] || args+=(--g2g-configs "$g2g_configs")
+        [[ -z $vsock_configs ]] || args+=(--vsock-configs "$vsock_configs")
         if [[ -z $scenarios_on || ,$scenarios_on, == *,$r,* ]]; then
             args+=(--scenarios "${scenarios:-none}" --net-modes "${net_modes:-all}")
             [[ -z $vmm_boot_skip ]] || args+=(--vmm-boot-skip "$vmm_boot_skip")
@@ -559,9 +566,9 @@ start=\$(date +%s)
   echo \$? >\$r/apt-status; } | tee \$r/apt.log
 echo "BOARD-DONE apt-get status=\$(cat \$r/apt-status) after \$((\$(date +%s) - start)) s: \$(command -v kvmmio) \$(dpkg-query -W -f='\${Version}' kvmmio 2>&1) (\$(kvmmio --version 2>&1 | head -n 1))" | tee \$r/installed.txt
 export KVMMIO_PROGRAM=/usr/bin/kvmmio
-echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs}"
+echo "BOARD: scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs} ${vsock_configs:+--vsock-configs $vsock_configs}"
 start=\$(date +%s)
-{ scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
+{ scripts/main.sh --quick ${configs:+--configs $configs} ${fio_configs:+--fio-configs $fio_configs} ${g2g_configs:+--g2g-configs $g2g_configs} ${vsock_configs:+--vsock-configs $vsock_configs} --out \$r/results 2>&1; echo \$? >\$r/status; } | tee \$r/main.log
 status=\$(cat \$r/status)
 echo \$((\$(date +%s) - start)) >\$r/seconds
 echo "BOARD-DONE status=\$status after \$(cat \$r/seconds) s"
@@ -719,7 +726,7 @@ check() {
             { say "gic$2: no completed guest-to-guest iperf run of $c"; ok=0; }
     done
     # The disk cells: each config's fio runs, with requests done.
-    cfgs=${fio_configs:-host,blk-io_uring-mirror,blk-io_uring-trap}
+    cfgs=${fio_configs:-host,blk-io_uring-mirror,blk-io_uring-trap,fs-mirror}
     [[ $cfgs == none ]] || for c in ${cfgs//,/ }; do
         jq -e -n --arg c "$c" 'any(inputs; .kind == "fio" and .config == $c and .failed == null and .ios > 0)' \
             "$out/arm64/raw.jsonl" >/dev/null 2>&1 ||

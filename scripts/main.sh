@@ -60,6 +60,9 @@ Usage: scripts/main.sh [options]
                    blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,
                    fs-mirror (the shared folder: virtio-fs on virtiofsd)
                    (default all), or none
+  --vsock-configs LIST  the vsock cells: a subset of host,vsock-mirror
+                   (AF_VSOCK streams, the host to itself and host to guest
+                   through vhost-vsock; default both), or none
   --fio-seconds S  fio seconds per run (default 5)
   --fio-depths LIST  fio iodepths (default 1,32)
   --startup-repeats N  repeats of the start-up benchmark (kvmmio against
@@ -114,7 +117,7 @@ EOF
 repeats=3 seconds=5 pps_seconds=3 pps_flows=1 guest_cpus=1 configs='' startup_repeats=5
 streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
 fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror fio_seconds=5
-fio_depths=1,32 guest_args='' order=rounds pin=0 check_only=0 clock=wall
+fio_depths=1,32 vsock_configs=host,vsock-mirror guest_args='' order=rounds pin=0 check_only=0 clock=wall
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -130,6 +133,7 @@ while (($#)); do
     --fio-configs) fio_configs=${2:?--fio-configs needs a LIST}; shift 2 ;;
     --fio-seconds) fio_seconds=${2:?--fio-seconds needs S}; shift 2 ;;
     --fio-depths) fio_depths=${2:?--fio-depths needs a LIST}; shift 2 ;;
+    --vsock-configs) vsock_configs=${2:?--vsock-configs needs a LIST}; shift 2 ;;
     --startup-repeats) startup_repeats=${2:?--startup-repeats needs N}; shift 2 ;;
     --guest-args) guest_args=${2?--guest-args needs ARGS}; shift 2 ;;
     --order) order=${2:?--order needs rounds or blocks}; shift 2 ;;
@@ -165,7 +169,7 @@ fi
 ((pps_flows <= 64)) || { echo "main.sh: --pps-flows '$pps_flows': give 1-64" >&2; exit 2; }
 [[ $order == @(rounds|blocks) ]] || { echo "main.sh: --order '$order': give rounds or blocks" >&2; exit 2; }
 [[ $clock == @(wall|icount) ]] || { echo "main.sh: --clock '$clock': give wall or icount" >&2; exit 2; }
-for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths" "$g2g_configs"; do
+for l in "$configs" "$streams" "$mtus" "$fio_configs" "$fio_depths" "$g2g_configs" "$vsock_configs"; do
     [[ $l =~ ^[a-z0-9_,-]+$ ]] || { echo "main.sh: not a comma-separated list: '$l'" >&2; exit 2; }
 done
 # Nested, the words travel on L1's kernel command line joined by commas
@@ -229,7 +233,7 @@ judge() {
         [ -z "$line" ] || failure "net-compare: $line"
     done < <(sh "$src/bench/net-compare.sh" --check cells --out "$net_dir" --configs "$configs" \
         --g2g-configs "$g2g_configs" --streams "$streams" --mtus "$mtus" --fio-configs "$fio_configs" \
-        --fio-depths "$fio_depths" "${micro[@]}" 2>/dev/null || true)
+        --fio-depths "$fio_depths" --vsock-configs "$vsock_configs" "${micro[@]}" 2>/dev/null || true)
     if [ -d "$out/host" ] && [ ! -s "$out/host/kvm-bench.json" ]; then
         failure "micro: kvm_notify_bench on this machine wrote no result ($out/host/kvm-bench.txt)"
     fi
@@ -328,6 +332,7 @@ if [ "$arch" != aarch64 ]; then
         --env KVMMIO_BENCH_STREAMS="$streams" --env KVMMIO_BENCH_MTUS="$mtus" \
         --env KVMMIO_BENCH_FIO_CONFIGS="$fio_configs" --env KVMMIO_BENCH_FIO_SECONDS="$fio_seconds" \
         --env KVMMIO_BENCH_FIO_DEPTHS="$fio_depths" --env KVMMIO_BENCH_GUEST_ARGS="${guest_args// /,}" \
+        --env KVMMIO_BENCH_VSOCK_CONFIGS="$vsock_configs" \
         --env KVMMIO_BENCH_ORDER="$order" --env KVMMIO_BENCH_PPS_FLOWS="$pps_flows" \
         --env KVMMIO_BENCH_CPUS="$guest_cpus" --env KVMMIO_BENCH_PIN="$pin" ||
         failure "net-compare: the comparison's L1 boot exited with status $? (failed runs, or see $out/arm64-gicv3/console.log)"
@@ -354,15 +359,16 @@ else
     step "guest versus host on this arm64 host's KVM"
     # /dev/vhost-net and /dev/net/tun exist before their modules load only
     # where systemd made the static nodes; load them so any init will do.
-    # loop and squashfs: net-compare.sh mounts the tools disk (an image file).
-    for m in vhost_net tun loop squashfs; do modprobe -q "$m" 2>/dev/null || true; done
+    # loop and squashfs: net-compare.sh mounts the tools disk (an image file);
+    # vhost_vsock and vsock_loopback: the vsock cells (guest and host).
+    for m in vhost_net tun loop squashfs vhost_vsock vsock_loopback; do modprobe -q "$m" 2>/dev/null || true; done
     # QEMU (the peer, on the tools disk) only when a qemu-* config wants it.
     no_qemu=--no-qemu
     [[ ,$configs, != *,qemu-* ]] || no_qemu=''
     "$src/scripts/arm64/fetch-packages.sh" $no_qemu
     "$src/scripts/arm64/build-initramfs.sh" --l2-only --tools-out "$build/arm64-platform/tools.img" \
         --l2-out "$build/arm64-platform/l2-initramfs.cpio.gz" --l2-bin "$build/bench/tcp_rr" \
-        --l2-bin "$build/bench/udp_pps" \
+        --l2-bin "$build/bench/udp_pps" --l2-bin "$build/bench/vsock_stream" \
         --l2-hook "$src/tests/arm64/l2-hooks/50-kvmmio-l2test.sh" \
         --l2-hook "$src/tests/arm64/l2-hooks/60-kvmmio-serve.sh"
     # shellcheck source=scripts/arm64/common.sh
@@ -375,7 +381,7 @@ else
         --kernel "$kernel" --initrd "$build/arm64-platform/l2-initramfs.cpio.gz" \
         --configs "$configs" --g2g-configs "$g2g_configs" --repeats "$repeats" --seconds "$seconds" --pps-seconds "$pps_seconds" \
         --streams "$streams" --mtus "$mtus" --guest-args "$guest_args" --order "$order" \
-        --pps-flows "$pps_flows" --cpus "$guest_cpus" "${pin_opt[@]}" ||
+        --pps-flows "$pps_flows" --cpus "$guest_cpus" --vsock-configs "$vsock_configs" "${pin_opt[@]}" ||
         failure "net-compare: bench/net-compare.sh exited with status $? (failed runs are in $out/arm64/raw.jsonl)"
     step "kvmmio's start-up against QEMU's and its floor (bench/startup.sh)"
     # QEMU where the board has one (Debian's qemu-system-arm).

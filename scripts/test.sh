@@ -237,10 +237,12 @@ autogroup_nice() {
 # disk cell, the mirror's with io_uring (its userland's io_uring and glibc;
 # the host's fio cell measures the board, not kvmmio), and no
 # guest-to-guest cell (make check's net-compare runs the mirror's; on the
-# board it added ~100 s). By hand, without --vmm-boot-skip, --fio-configs
-# and --g2g-configs, every case and --quick's disk and guest-to-guest
+# board it added ~100 s), and no vsock cell (the main job's and make
+# check's run them nested; on the board they would add about a minute).
+# By hand, without --vmm-boot-skip, --fio-configs, --g2g-configs and
+# --vsock-configs, every case and --quick's disk, guest-to-guest and vsock
 # cells run.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vsock-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 # The guest phase (make-guest.sh in the board's root) joins them where
 # step 9 boots its guest; the board's image then carries it for README's
@@ -442,6 +444,10 @@ if [ $main = 1 ]; then
       # The disk's half of a storage target (MB/s at a share of one core):
       # the VMM's CPU time read from outside it, io_uring's workers included.
       main_line="main job: FAILED (no blk-io_uring-mirror fio cell with vmm_cpu_core_pct in $main_report/report.json)"; main_status=1
+    elif ! jq -e '[.vsock[]? | select(.config == "vsock-mirror" and .runs_ok > 0 and .ratio_to_host != null)] | length > 0' \
+        "$main_report/report.json" >/dev/null; then
+      # Host and guest over AF_VSOCK through vhost-vsock, beside the host's own.
+      main_line="main job: FAILED (no vsock-mirror cell with a ratio to the host's in $main_report/report.json)"; main_status=1
     elif ! jq -e '[.fio[] | select(.config == "fs-mirror" and .runs_ok > 0 and .ratio_to_host != null)] | length > 0' \
         "$main_report/report.json" >/dev/null; then
       # The shared folder beside the host's file: virtiofsd's cells.

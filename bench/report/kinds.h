@@ -32,6 +32,10 @@ inline const std::vector<KindSpec>& kinds() {
       // bytes and ios: the requests' bytes and count (fio's io_bytes and
       // total_ios of the side it measured), bw_bps bytes per second.
       {"fio", {"rw", "bs", "depth"}, {"bytes", "ios", "seconds", "iops", "bw_bps"}, "iops", "ios", 1e6L, "bytes", 1e9L},
+      // AF_VSOCK stream throughput between host and guest (config host: the
+      // host's own vsock loopback, the baseline); bytes, seconds and bps
+      // are the receiver's, as iperf's.
+      {"vsock", {"dir"}, {"bytes", "seconds", "bps"}, "bps", "bytes", 1e9L},
   };
   return k;
 }

@@ -254,6 +254,15 @@ void add_meta(const Json& obj, const Source& at, RawData& into) {
   }
 }
 
+// "meta, micro, iperf, ... or LAST": the kinds a record may have, from
+// kinds.h, so that the message names a kind as soon as it is added.
+std::string expected_kinds() {
+  std::string out = "meta, micro";
+  for (size_t i = 0; i < kinds().size(); ++i)
+    out += std::string(i + 1 < kinds().size() ? ", " : " or ") + kinds()[i].name;
+  return out;
+}
+
 void add_line(std::string_view line, const Source& at, const std::string& base_dir, RawData& into) {
   Json obj = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (obj.is_discarded()) throw InputError(at, "not JSON");
@@ -263,7 +272,7 @@ void add_line(std::string_view line, const Source& at, const std::string& base_d
   if (kind == "meta") return add_meta(obj, at, into);
   if (kind == "micro") return add_micro(rec, base_dir, into);
   const KindSpec* spec = find_kind(kind);
-  if (!spec) throw InputError(at, "unknown kind \"" + kind + "\" (expected meta, micro, iperf, rr, pps or fio)");
+  if (!spec) throw InputError(at, "unknown kind \"" + kind + "\" (expected " + expected_kinds() + ")");
   add_run(*spec, rec, into);
 }
 

@@ -12,6 +12,8 @@
 //   {"kind":"fio", "config":C, "rw":"read"|"write"|"randread"|"randwrite", "bs":B,
 //    "depth":D, "rep":R, "bytes":N, "ios":N, "seconds":T, "iops":X, "bw_bps":X
 //    [, "counters":{...}]}
+//   {"kind":"vsock", "config":C, "dir":"g2h"|"h2g", "rep":R, "bytes":B, "seconds":T, "bps":X
+//    [, "counters":{...}]}
 //   {"kind":"micro", "platform":NAME, "file":PATH}
 //
 // A measuring run with "failed":REASON did not complete: its results are

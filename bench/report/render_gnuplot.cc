@@ -5,14 +5,17 @@
 // VMM counters, its vCPU exits and VMM interrupts per GB over all its runs.
 // Block 2 (index 1 when block 1 has no rows), when any iperf cell has
 // outside counters: one row per config, its KVM exits per GB read from
-// outside the VMM.
+// outside the VMM. Last, when the run has vsock cells of a guest config, a
+// block of the vsock groups (one per direction) in block 0's shape, the
+// host's loopback among its configs; the blocks before it as they were.
 // pps.dat has the packet-rate groups in block 0's shape, fio.dat the disk
 // groups (guest configs only: IO/s over the host's) and, when the disk
 // cells carry VMM counters, a second block: one row per disk config, its
 // vCPU exits, VMM wake-ups and guest interrupts per million requests. The
 // script plots them as stacked panels: throughput, packet rate and disk
-// (when there are any), the disk's counters (likewise), VMM work per GB,
-// KVM exits per GB read from outside (when there are any).
+// (when there are any), the disk's counters (likewise), vsock Gbit/s
+// (likewise), VMM work per GB, KVM exits per GB read from outside (when
+// there are any).
 #include "bench/report/render_gnuplot.h"
 
 #include <algorithm>
@@ -44,6 +47,7 @@ std::string label(const Cell& c) {
   const Params& p = c.params;
   const std::string dir = p.dir.value_or("-");
   if (c.kind == "pps") return dir + " " + std::to_string(p.payload.value_or(0)) + " B";
+  if (c.kind == "vsock") return dir;
   if (c.kind == "fio") {
     const unsigned bs = p.bs.value_or(0);
     return p.rw.value_or("-") + " " + (bs % (1024 * 1024) ? std::to_string(bs / 1024) + "k" : std::to_string(bs >> 20) + "M") +
@@ -60,7 +64,7 @@ bool fio_over_host(const std::vector<Cell>& fio) {
 
 std::array<std::optional<double>, 3> bar(const Cell& c, bool over_host) {
   const Range r = c.range(find_kind(c.kind)->headline);
-  double scale = c.kind == "iperf" ? 1e9 : 1;  // bits/s as Gbit/s
+  double scale = c.kind == "iperf" || c.kind == "vsock" ? 1e9 : 1;  // bits/s as Gbit/s
   if (c.kind == "fio" && over_host) {
     // IO/s as a fraction of the host's median: median / ratio_to_host.
     if (!r.median || !c.ratio_to_host || *c.ratio_to_host <= 0) return {};
@@ -234,12 +238,13 @@ std::string legend(const std::vector<Cell>& cells, const std::string& config) {
 
 // The plot command for block `index` of the data file in gnuplot variable
 // `var`; histogram columns come in threes per config: median, min, max.
-std::string plot(const std::string& var, const std::vector<Cell>& cells, const std::vector<std::string>& configs) {
+std::string plot(const std::string& var, const std::vector<Cell>& cells, const std::vector<std::string>& configs,
+                 const std::string& index = "0") {
   std::string plots;
   for (size_t i = 0; i < configs.size(); ++i) {
     const size_t col = 2 + 3 * i;
     plots += plots.empty() ? "plot " : ", \\\n     ";
-    plots += (i ? "''" : var) + std::string(" index 0 using ") + std::to_string(col) + ":" +
+    plots += (i ? "''" : var) + " index " + index + " using " + std::to_string(col) + ":" +
              std::to_string(col + 1) + ":" + std::to_string(col + 2) + (i ? "" : ":xtic(1)") + " title " +
              quoted(legend(cells, configs[i])) + colour(configs[i]);
   }
@@ -254,11 +259,13 @@ std::string no_data(const std::string& what) {
 }
 
 std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps, const std::vector<Cell>& fio,
-                   const std::vector<std::string>& gbps_configs, const std::vector<std::string>& pps_configs,
-                   const std::vector<std::string>& fio_configs, const std::vector<ModeCounters>& modes,
+                   const std::vector<Cell>& vsock, const std::vector<std::string>& gbps_configs,
+                   const std::vector<std::string>& pps_configs, const std::vector<std::string>& fio_configs,
+                   const std::vector<std::string>& vsock_configs, const std::vector<ModeCounters>& modes,
                    const std::vector<OutsideExits>& outside, const std::vector<DiskCounters>& disk,
                    const std::string& title) {
-  const int panels = 2 + !pps_configs.empty() + !fio_configs.empty() + !disk.empty() + !outside.empty();
+  const int panels =
+      2 + !pps_configs.empty() + !fio_configs.empty() + !disk.empty() + !vsock_configs.empty() + !outside.empty();
   std::string out =
       "# Written by net_report. Run `gnuplot throughput.gp` from any directory: the data and\n"
       "# the PNG are beside this script, found through ARG0 (the script's path).\n"
@@ -321,6 +328,21 @@ std::string script(const std::vector<Cell>& iperf, const std::vector<Cell>& pps,
            "     '' index 1 using ($0 - 0.2):2:(sprintf('%.0f', $2)) with labels offset 0,0.7 notitle, \\\n"
            "     '' index 1 using ($0):3:(sprintf('%.0f', $3)) with labels offset 0,0.7 notitle, \\\n"
            "     '' index 1 using ($0 + 0.2):4:(sprintf('%.0f', $4)) with labels offset 0,0.7 notitle\n";
+  if (!vsock_configs.empty()) {
+    // The last block of throughput.dat. gnuplot numbers only the blocks
+    // that hold data: the iperf groups (when there are iperf cells), the
+    // modes' counters and the outside exits (when any) come before it.
+    const int index = !iperf.empty() + !modes.empty() + !outside.empty();
+    out += "# Panel: vsock.\n"
+           "set title " + quoted("vsock: Gbit/s per direction (AF_VSOCK between host and guest; host: its own "
+                                 "loopback), median of " + runs_per_bar(vsock) + ", error bars from min to max") + "\n"
+           "set xlabel 'g2h: guest to host, h2g: host to guest'\n"
+           "set ylabel 'Gbit/s'\n"
+           // Error bars again: the disk's counters panel above, when drawn,
+           // left the histograms clustered, which takes one column.
+           "set style histogram errorbars gap 2 lw 1\n" +
+           plot("data", vsock, vsock_configs, std::to_string(index));
+  }
   out +=
       "# Panel: what each mode costs the VMM.\n"
       "set title 'VMM work per GB received, over all iperf3 runs of each mode (vCPU exits to kvmmio; interrupts kvmmio injected or relayed)'\n"
@@ -365,11 +387,21 @@ GnuplotFiles render_gnuplot(const Report& report, const std::string& title) {
   const std::vector<OutsideExits> outside = outside_exits(iperf, gbps_configs);
   const std::vector<DiskCounters> disk = disk_counters(fio, fio_configs);
   const std::string disk_block = disk.empty() ? "" : "\n\n" + disk_counters_block(disk);
+  // vsock gets a panel only when a guest config ran it: the host's
+  // loopback alone compares nothing. Its bars are then every config's,
+  // the host's as the baseline; without it, the chart is as it was.
+  const std::vector<Cell> vsock = report.of_kind("vsock");
+  const bool vsock_guests =
+      std::any_of(vsock.begin(), vsock.end(), [](const Cell& c) { return c.config != kHostConfig; });
+  const std::vector<std::string> vsock_configs = vsock_guests ? bar_configs(report, vsock) : std::vector<std::string>();
   // Two blank lines end a gnuplot data block: the counters are `index 1`,
-  // the outside exits (when any) the next block with data.
-  return {script(iperf, pps, fio, gbps_configs, pps_configs, fio_configs, modes, outside, disk, title),
+  // the outside exits and the vsock groups (when any) the next blocks with
+  // data.
+  return {script(iperf, pps, fio, vsock, gbps_configs, pps_configs, fio_configs, vsock_configs, modes, outside, disk,
+                 title),
           data("throughput Gbit/s", iperf, gbps_configs) + "\n\n" + counters_block(modes) +
-              (outside.empty() ? "" : "\n\n" + outside_block(outside)),
+              (outside.empty() ? "" : "\n\n" + outside_block(outside)) +
+              (vsock_configs.empty() ? "" : "\n\n" + data("vsock Gbit/s", vsock, vsock_configs)),
           data("packet rate, datagrams/s", pps, pps_configs),
           (fio_over_host(fio) ? data("disk IO/s over the host's", fio, fio_configs, true)
                               : data("disk IO/s", fio, fio_configs)) +

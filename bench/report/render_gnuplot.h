@@ -7,10 +7,12 @@
 // when the report has packet-rate cells, median datagrams received per
 // second, one group per (dir, payload); when it has fio cells, each guest
 // disk config's IO/s as a fraction of the host's (fio.dat), one group per
-// (rw, bs, depth); each mode's vCPU exits and VMM interrupts per GB; when
-// iperf cells have outside counters, each config's KVM exits per GB read
-// from outside the VMM. The peer VMM's configs (qemu-*) are further
-// configs, after kvmmio's, in colours of their own.
+// (rw, bs, depth); when a guest config has vsock cells, median AF_VSOCK
+// Gbit/s per direction (the last block of throughput.dat), the host's
+// loopback among the bars; each mode's vCPU exits and VMM interrupts per
+// GB; when iperf cells have outside counters, each config's KVM exits per
+// GB read from outside the VMM. The peer VMM's configs (qemu-*) are
+// further configs, after kvmmio's, in colours of their own.
 #pragma once
 
 #include <string>

@@ -69,16 +69,22 @@ void add_range(Json& out, const Cell& c, const char* name, const std::string& un
   out["spread_pct"] = number(r.spread_pct);
 }
 
+// A stream's cell (iperf, vsock) after its ratios: the bytes received
+// and the work per GB of them.
+void add_per_gb(Json& out, const Cell& c) {
+  out["bytes"] = static_cast<uint64_t>(c.sum("bytes"));
+  out["per_gb"] = counter_rates(c);
+  out["outside_per_gb"] = outside_rates(c);
+  out["vmm_cpu_core_pct"] = number(c.vmm_cpu_core_pct);
+}
+
 Json iperf(const Cell& c) {
   Json out = head(c);
   add_range(out, c, "bps", "gbps", 1e9);
   out["ratio_to_host"] = number(c.ratio_to_host);
   out["ratio_to_user_trap"] = number(c.ratio_to_user_trap);
   out["ratio_to_peer"] = number(c.ratio_to_peer);
-  out["bytes"] = static_cast<uint64_t>(c.sum("bytes"));
-  out["per_gb"] = counter_rates(c);
-  out["outside_per_gb"] = outside_rates(c);
-  out["vmm_cpu_core_pct"] = number(c.vmm_cpu_core_pct);
+  add_per_gb(out, c);
   return out;
 }
 
@@ -122,6 +128,16 @@ Json fio(const Cell& c) {
   out["outside_per_mreq"] = outside_rates(c);
   out["outside_per_gb"] = outside_rates(c, true);
   out["vmm_cpu_core_pct"] = number(c.vmm_cpu_core_pct);
+  return out;
+}
+
+// iperf's shape, keyed by dir alone, with the host's vsock loopback as
+// its one baseline (no ratio to user-trap or to the peer VMM).
+Json vsock(const Cell& c) {
+  Json out = head(c);
+  add_range(out, c, "bps", "gbps", 1e9);
+  out["ratio_to_host"] = number(c.ratio_to_host);
+  add_per_gb(out, c);
   return out;
 }
 
@@ -226,11 +242,12 @@ std::string render_json(const Report& report, const std::string& title) {
   for (const auto& [k, v] : report.meta) meta[k] = v;
   Json doc = {{"schema_version", kJsonSchemaVersion}, {"title", title}, {"meta", meta},
               {"iperf", Json::array()},           {"rr", Json::array()},  {"pps", Json::array()},
-              {"fio", Json::array()},
+              {"fio", Json::array()},             {"vsock", Json::array()},
               {"micro", Json::array()},           {"failures", Json::array()}};
   // Each kind's cells under its own key, in its own shape (kinds.h lists
   // the kinds the reader accepts).
-  const std::map<std::string, Json (*)(const Cell&)> shape = {{"iperf", iperf}, {"rr", rr}, {"pps", pps}, {"fio", fio}};
+  const std::map<std::string, Json (*)(const Cell&)> shape = {
+      {"iperf", iperf}, {"rr", rr}, {"pps", pps}, {"fio", fio}, {"vsock", vsock}};
   for (const Cell& c : report.cells) doc[c.kind].push_back(shape.at(c.kind)(c));
   for (const MicroPlatform& p : report.micro) doc["micro"].push_back(micro(p));
   for (const Run& f : report.failures) doc["failures"].push_back(failure(f));

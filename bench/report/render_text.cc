@@ -192,6 +192,23 @@ std::string disk(const std::vector<Cell>& cells) {
          t.render();
 }
 
+// Like throughput's table, keyed by direction alone, with the host's vsock
+// loopback as its only baseline (the JSON has no other ratio for vsock).
+std::string vsock(const std::vector<Cell>& cells) {
+  TextTable t = net_table(false, {L, L, R, R, R, R}, {"", "", "Gbit/s", "spread", "", "x"},
+                          {"config", "dir", "median", "%", "n", "host"}, "/GB");
+  add_rows(t, cells, [](const Cell& c) {
+    return net_row(false,
+                   {c.config, c.params.dir.value_or("-"), fixed(c.median("bps", 1e9), 2),
+                    fixed(c.range("bps").spread_pct, 1), runs(c.runs_ok, c.runs_failed), fixed(c.ratio_to_host, 2)},
+                   c);
+  });
+  return "vsock: host <-> guest over AF_VSOCK, receiver Gbit/s, median over completed runs (n; +Nf = N failed)\n"
+         "spread = (max - min) / median; x host = median / host's median (AF_VSOCK loopback on the host)\n"
+         "for the same dir; /GB = VMM counter per 1e9 bytes received; VMM irqs = injected + relayed\n\n" +
+         t.render();
+}
+
 // The outside counters of one kind's cells that have them: the cell's key,
 // then the seven rates ("-": unreadable in some run) and the VMM's CPU as
 // a percentage of one core.
@@ -200,6 +217,7 @@ std::string outside_table(const std::string& kind, const std::vector<Cell>& cell
   if (kind == "iperf") key = {"MTU", "dir", "streams"};
   if (kind == "pps") key = {"MTU", "payload", "dir"};
   if (kind == "fio") key = {"rw", "bs", "depth"};
+  if (kind == "vsock") key = {"dir"};
   std::vector<Align> align{L};
   std::vector<std::string> head1{""}, head2{"config"};
   for (const std::string& k : key) {
@@ -227,6 +245,7 @@ std::string outside_table(const std::string& kind, const std::vector<Cell>& cell
     if (kind == "iperf") row.insert(row.end(), {num(p.mtu), p.dir.value_or("-"), num(p.streams)});
     if (kind == "pps") row.insert(row.end(), {num(p.mtu), num(p.payload), p.dir.value_or("-")});
     if (kind == "fio") row.insert(row.end(), {p.rw.value_or("-"), block_size(p.bs), num(p.depth)});
+    if (kind == "vsock") row.push_back(p.dir.value_or("-"));
     for (const char* name : kOutsideNames) row.push_back(count(c.outside_rate(name)));
     row.push_back(fixed(c.vmm_cpu_core_pct, 1));
     return row;
@@ -243,7 +262,8 @@ std::string outside(const Report& r) {
       "CPU time / the runs' seconds (100: one host core busy). - = unreadable in some run of the cell\n";
   for (const auto& [kind, unit] : {std::pair{"iperf", "iperf3, per GB received"},
                                    {"pps", "udp_pps, per million datagrams received"},
-                                   {"fio", "fio, per million requests"}}) {
+                                   {"fio", "fio, per million requests"},
+                                   {"vsock", "vsock, per GB received"}}) {
     const std::vector<Cell> cells = r.of_kind(kind);
     if (std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.outside_rates.has_value(); }))
       out += std::string("\n") + unit + "\n\n" + outside_table(kind, cells);
@@ -449,7 +469,7 @@ std::string render_text(const Report& report, const std::string& title) {
   }
   using Table = std::string (*)(const std::vector<Cell>&);
   for (const auto& [kind, table] : {std::pair<const char*, Table>{"iperf", throughput}, {"rr", latency},
-                                    {"pps", packet_rate}, {"fio", disk}}) {
+                                    {"pps", packet_rate}, {"fio", disk}, {"vsock", vsock}}) {
     const std::vector<Cell> cells = report.of_kind(kind);
     if (!cells.empty()) out += "\n" + table(cells);
   }

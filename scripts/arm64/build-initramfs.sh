@@ -303,9 +303,10 @@ l1=$work/l1
 use_kernel "$kver_l1"
 new_tree "$l1" "$here/init-l1.sh"
 add_modules "$l1" vhost_iotlb vhost tap tun vhost_net llc stp bridge veth \
-    virtio_mmio virtio_blk squashfs vhost_vsock crc32c_generic nf_tables nft_chain_nat nft_masq nft_ct
+    virtio_mmio virtio_blk squashfs vhost_vsock vsock_loopback crc32c_generic nf_tables nft_chain_nat nft_masq nft_ct
 # virtio-blk: the result disk of run.sh; squashfs: the tools disk;
-# vhost_vsock (with vsock): --vsock's backend; nf_tables and the rest:
+# vhost_vsock (with vsock): --vsock's backend; vsock_loopback: the main
+# job's host vsock cell (L1 to itself, CID 1); nf_tables and the rest:
 # `kvmmio network`'s masquerade (the nat scenario), crc32c_generic first:
 # libcrc32c (under nf_conntrack) needs a crc32c, a soft dependency that
 # modules.dep does not list

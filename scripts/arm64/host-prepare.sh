@@ -6,7 +6,7 @@
 #
 #   scripts/arm64/host-prepare.sh BUILDDIR
 #     -> BUILDDIR/arm64-host/l2/Image, l2/initramfs   the L2 guest: Debian's
-#          arm64 kernel, and an initramfs with tcp_rr, udp_pps, hostile_guest, vsock_probe
+#          arm64 kernel, and an initramfs with tcp_rr, udp_pps, vsock_stream, hostile_guest, vsock_probe
 #          from BUILDDIR and the hooks in tests/arm64/l2-hooks
 #        BUILDDIR/arm64-host/kvmmio/lib.sh, kvmmio/bin/net-modes.sh
 #          what the scenarios source ($KVMMIO_DIR; links into the source)
@@ -35,7 +35,7 @@ die() { echo "host-prepare.sh: error: $*" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || unavailable "not root: the scenarios need a network namespace of their own and the vhost_net and tun modules (run make check as root)"
 
 # The L2 guest's programs are copied into a busybox initramfs: static ones.
-for p in bench/tcp_rr bench/udp_pps tests/arm64/hostile_guest tests/arm64/vsock_probe; do
+for p in bench/tcp_rr bench/udp_pps bench/vsock_stream tests/arm64/hostile_guest tests/arm64/vsock_probe; do
     f=$build/$p
     [[ -x $f ]] || die "$f is not built (make -C $build $p)"
     if ! readelf -h "$f" >/dev/null 2>&1 || readelf -l "$f" | grep -q 'program interpreter'; then
@@ -54,13 +54,13 @@ kver=$(kernel_version)
 
 # The L2 initramfs, rebuilt when one of its inputs is newer (this host is
 # L1: build-initramfs.sh --l2-only makes no L1 image).
-l2_bins=(--l2-bin "$build/bench/tcp_rr" --l2-bin "$build/bench/udp_pps"
+l2_bins=(--l2-bin "$build/bench/tcp_rr" --l2-bin "$build/bench/udp_pps" --l2-bin "$build/bench/vsock_stream"
     --l2-bin "$build/tests/arm64/hostile_guest" --l2-bin "$build/tests/arm64/vsock_probe")
 hooks=()
 for h in "$src"/tests/arm64/l2-hooks/*.sh; do hooks+=(--l2-hook "$h"); done
 mkdir -p "$out/l2"
 initrd=$out/l2/initramfs
-if [[ ! -s $initrd ]] || [[ -n $(find "$build/bench/tcp_rr" "$build/bench/udp_pps" \
+if [[ ! -s $initrd ]] || [[ -n $(find "$build/bench/tcp_rr" "$build/bench/udp_pps" "$build/bench/vsock_stream" \
     "$build/tests/arm64/hostile_guest" "$build/tests/arm64/vsock_probe" "$src/tests/arm64/l2-hooks" "$src/scripts/arm64/init-l2.sh" \
     "$src/scripts/arm64/build-initramfs.sh" "$ROOT/boot/vmlinuz-$kver" -newer "$initrd" -print -quit) ]]; then
     "$src/scripts/arm64/build-initramfs.sh" --l2-only --l2-out "$initrd.tmp" \

@@ -62,9 +62,9 @@ for r in stale-vm-code tcg-smc-repro; do
   bins+=(--bin "$out/repro/$r")
 done
 # The main job's driver (bench/net-compare.sh) runs in L1 like on an arm64
-# host; tcp_rr's and udp_pps's servers run in L2.
+# host; tcp_rr's and udp_pps's servers run in L2, and vsock_stream's ends.
 bins+=(--bin "$src/bench/net-compare.sh" --bin "$src/bench/outside-counters.sh" --l2-bin "$out/build/bench/tcp_rr"
-  --l2-bin "$out/build/bench/udp_pps")
+  --l2-bin "$out/build/bench/udp_pps" --l2-bin "$out/build/bench/vsock_stream")
 # The start-up benchmark beside it (bench/boot_floor is a platform binary).
 bins+=(--bin "$src/bench/startup.sh")
 # The hostile-guest scenario's guest program.

@@ -34,10 +34,11 @@
 #include <thread>
 #include <vector>
 
+#include "bench/poll_deadline.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-Clock::time_point g_deadline;
+PollDeadline g_deadline;  // every wait of the run
 
 [[noreturn]] void fail(const std::string& what) {
   std::printf("vsock_probe: FAIL %s\n", what.c_str());
@@ -49,19 +50,8 @@ Clock::time_point g_deadline;
 // below 2^16, so a lost, repeated or reordered packet shows.
 uint8_t pattern(uint64_t i) { return static_cast<uint8_t>(i ^ (i >> 8) ^ (i >> 16) ^ (i * 7 / 251)); }
 
-int ms_left() {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(g_deadline - Clock::now()).count();
-  return left > 0 ? static_cast<int>(left) : 0;
-}
-
 void wait_for(int fd, short events, const char* what) {
-  pollfd p{fd, events, 0};
-  for (;;) {
-    const int r = ::poll(&p, 1, ms_left());
-    if (r > 0) return;
-    if (r == 0) fail(std::string("timed out ") + what);
-    if (errno != EINTR) fail_errno("poll");
-  }
+  if (g_deadline.wait(fd, events) != 0) errno == ETIMEDOUT ? fail(std::string("timed out ") + what) : fail_errno("poll");
 }
 
 void send_pattern(int fd, uint64_t bytes) {
@@ -133,7 +123,7 @@ int main(int argc, char** argv) {
   const uint32_t port = static_cast<uint32_t>(number(argv[base], "PORT"));
   const uint64_t bytes = number(argv[base + 1], "BYTES");
   const uint64_t timeout_s = argc > base + 2 ? number(argv[base + 2], "TIMEOUT_S") : 60;
-  g_deadline = Clock::now() + std::chrono::seconds(timeout_s);
+  g_deadline = PollDeadline(std::chrono::seconds(timeout_s));
 
   sockaddr_vm addr{};
   addr.svm_family = AF_VSOCK;
@@ -168,7 +158,7 @@ int main(int argc, char** argv) {
       if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
       const int err = errno;
       ::close(fd);
-      if (ms_left() == 0) {
+      if (g_deadline.ms_left() == 0) {
         errno = err;
         fail_errno("connect to " + std::to_string(cid) + ":" + std::to_string(port));
       }

@@ -363,6 +363,67 @@ TEST(NetReportAggregate, FioCellsPerMillionRequestsAndPerGb) {
   EXPECT_FALSE(cell(r, "vhost-irqfd").rates2);
 }
 
+// kSampleVsock's comment works the figures out. Each guest cell is set
+// against the host's vsock loopback in its own direction, never against
+// the other direction's or an iperf host cell.
+TEST(NetReportAggregate, VsockCellsRatioToTheHostOfTheSameDirAndPerGb) {
+  const Report r = aggregate(parse(std::string(test::kSampleRuns) + test::kSampleVsock));
+  const std::vector<Cell> v = r.of_kind("vsock");
+  ASSERT_EQ(v.size(), 4u);
+  // g2h before h2g; the host before the guest; after every other kind.
+  EXPECT_EQ(r.cells.back().kind, "vsock");
+  EXPECT_EQ(v[0].config, "host");
+  EXPECT_EQ(*v[0].params.dir, "g2h");
+  EXPECT_DOUBLE_EQ(*v[0].median("bps", 1e9), 50);
+  EXPECT_DOUBLE_EQ(*v[0].ratio_to_host, 1);
+  EXPECT_FALSE(v[0].rates);
+  EXPECT_FALSE(v[0].outside_rates);
+  const Cell& g2h = v[1];
+  EXPECT_EQ(g2h.config, "vsock-mirror");
+  EXPECT_EQ(*g2h.params.dir, "g2h");
+  EXPECT_EQ(g2h.params.mtu, std::nullopt);
+  EXPECT_EQ(g2h.runs_ok, 2u);
+  EXPECT_DOUBLE_EQ(*g2h.median("bps", 1e9), 12.5);
+  EXPECT_DOUBLE_EQ(*g2h.range("bps").min, 10e9);
+  EXPECT_DOUBLE_EQ(*g2h.range("bps").max, 15e9);
+  EXPECT_DOUBLE_EQ(*g2h.range("bps").spread_pct, 40);
+  EXPECT_DOUBLE_EQ(*g2h.ratio_to_host, 0.25);  // 12.5 / 50
+  EXPECT_EQ(g2h.ratio_to_user_trap, std::nullopt);  // user-trap ran no vsock
+  EXPECT_EQ(g2h.sum("bytes"), 6.25e9);
+  EXPECT_DOUBLE_EQ(*g2h.rate("vcpu_exits"), 20);
+  EXPECT_DOUBLE_EQ(*g2h.rate("guest_irqs"), 2000);
+  EXPECT_EQ(*g2h.rate("vmm_irqs"), 0);
+  EXPECT_FALSE(g2h.rates2);  // one denominator, as iperf
+  EXPECT_DOUBLE_EQ(*g2h.outside_rate("kvm_exits"), 200);
+  EXPECT_DOUBLE_EQ(*g2h.outside_rate("kvm_halt_wakeup"), 1000);
+  EXPECT_DOUBLE_EQ(*g2h.outside_rate("vmm_ctxt_switches"), 0.8);
+  EXPECT_DOUBLE_EQ(*g2h.outside_rate("vmm_cpu_ms"), 6.4);
+  EXPECT_DOUBLE_EQ(*g2h.vmm_cpu_core_pct, 1);  // 40 ms over 4 s
+  EXPECT_EQ(v[2].config, "host");
+  EXPECT_EQ(*v[2].params.dir, "h2g");
+  const Cell& h2g = v[3];
+  EXPECT_EQ(h2g.config, "vsock-mirror");
+  EXPECT_EQ(h2g.runs_ok, 1u);
+  EXPECT_EQ(h2g.runs_failed, 1u);
+  EXPECT_DOUBLE_EQ(*h2g.ratio_to_host, 0.4);  // 12 / 30, not 12 / 50
+  EXPECT_DOUBLE_EQ(*h2g.rate("guest_irqs"), 200);
+  EXPECT_FALSE(h2g.outside_rates);  // its run has no "outside"
+  // The iperf cells keep their own baseline.
+  EXPECT_DOUBLE_EQ(*cell(r, "vhost-irqfd").ratio_to_host, 8.75 / 11);
+  // The failure is listed after the other kinds'.
+  ASSERT_EQ(r.failures.size(), 2u);
+  EXPECT_EQ(r.failures[0].kind, "iperf");
+  EXPECT_EQ(r.failures[1].kind, "vsock");
+  EXPECT_EQ(r.failures[1].failed, "vsock_stream_failed");
+  // A guest direction without a host cell has no ratio.
+  const Report alone = aggregate(parse(
+      R"({"kind":"vsock","config":"vsock-mirror","dir":"g2h","rep":1,"bytes":1,"seconds":1,"bps":8})" "\n"
+      R"({"kind":"vsock","config":"host","dir":"h2g","rep":1,"bytes":1,"seconds":1,"bps":8})" "\n"));
+  ASSERT_EQ(alone.cells.size(), 2u);
+  EXPECT_EQ(alone.cells[0].config, "vsock-mirror");
+  EXPECT_EQ(alone.cells[0].ratio_to_host, std::nullopt);
+}
+
 // The peer VMM: qemu-pci and qemu-mmio follow kvmmio's guest modes and
 // precede unknown configs; guest-to-guest configs still sort after the
 // host-guest cells.

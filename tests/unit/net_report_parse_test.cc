@@ -97,6 +97,46 @@ TEST(NetReportParse, PpsRunGetsItsLossPercentage) {
   EXPECT_EQ(d.runs[1].values.count("loss_pct"), 0u);  // nothing sent: no loss to speak of
 }
 
+// The driver's AF_VSOCK runs: a direction and the receiver's bytes,
+// seconds and bits per second; a guest's with both sets of counters, the
+// host's loopback with neither.
+TEST(NetReportParse, VsockRunWithCountersAndOutside) {
+  const RawData d = parse(
+      R"({"kind":"vsock","config":"host","dir":"g2h","rep":1,"bytes":123456789,"seconds":2.001,"bps":493580000})" "\n"
+      R"({"kind":"vsock","config":"vsock-mirror","dir":"h2g","rep":1,"bytes":98765432,"seconds":2.0,"bps":395061728,)"
+      R"("counters":{"vcpu_exits":0,"wakeups":0,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":812},)"
+      R"("outside":{"kvm_exits":12,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":0,"kvm_halt_wakeup":40,)"
+      R"("vmm_ctxt_switches":2,"vmm_cpu_ms":0,"guest_irqs":812}})" "\n"
+      R"({"kind":"vsock","config":"vsock-mirror","dir":"g2h","rep":2,"attempt":1,"outcome":"failed","failed":"no_cid"})");
+  ASSERT_EQ(d.runs.size(), 3u);
+  const auto& host = d.runs[0];
+  EXPECT_EQ(host.kind, "vsock");
+  EXPECT_EQ(host.config, "host");
+  EXPECT_EQ(host.params.dir, "g2h");
+  EXPECT_EQ(host.params.mtu, std::nullopt);
+  EXPECT_EQ(host.params.streams, std::nullopt);
+  EXPECT_EQ(host.values.at("bytes"), 123456789);
+  EXPECT_DOUBLE_EQ(host.values.at("seconds"), 2.001);
+  EXPECT_EQ(host.values.at("bps"), 493580000);
+  EXPECT_FALSE(host.counters);
+  EXPECT_FALSE(host.outside);
+  const auto& guest = d.runs[1];
+  EXPECT_EQ(guest.config, "vsock-mirror");
+  EXPECT_EQ(guest.params.dir, "h2g");
+  EXPECT_EQ(guest.values.at("bps"), 395061728);
+  ASSERT_TRUE(guest.counters);
+  EXPECT_EQ(guest.counters->at("guest_irqs"), 812);
+  ASSERT_TRUE(guest.outside);
+  EXPECT_EQ(guest.outside->at("kvm_exits"), 12);
+  EXPECT_EQ(guest.outside->at("kvm_halt_wakeup"), 40);
+  EXPECT_EQ(guest.outside->at("vmm_cpu_ms"), 0);
+  const auto& failed = d.runs[2];
+  EXPECT_EQ(failed.failed, "no_cid");
+  EXPECT_EQ(failed.attempt, 1u);
+  EXPECT_TRUE(failed.values.empty());
+  EXPECT_EQ(failed.source.str(), "raw:3");
+}
+
 TEST(NetReportParse, MetaMembersAreCopiedAsTextAndMayRepeatWithTheSameValue) {
   const RawData d = parse(R"({"kind":"meta","gic":"3","seconds":5})" "\n"
                           R"({"kind":"meta","machine":"ampere altra","gic":"3"})" "\n");
@@ -109,7 +149,7 @@ TEST(NetReportParse, MetaMembersAreCopiedAsTextAndMayRepeatWithTheSameValue) {
 
 TEST(NetReportParse, BlankLinesAreSkippedButCounted) {
   EXPECT_EQ(parse_error("\n   \n\r\n{\"kind\":\"bogus\"}\n"),
-            "raw:4: unknown kind \"bogus\" (expected meta, micro, iperf, rr, pps or fio)");
+            "raw:4: unknown kind \"bogus\" (expected meta, micro, iperf, rr, pps, fio or vsock)");
   EXPECT_EQ(parse("\n  \n").runs.size(), 0u);
 }
 
@@ -144,7 +184,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{R"({"config":"host"})", "\"kind\" missing"},
         Malformed{R"({"kind":3})", "\"kind\" is not a non-empty string"},
         Malformed{R"({"kind":"iperfs","config":"host"})",
-                  "unknown kind \"iperfs\" (expected meta, micro, iperf, rr, pps or fio)"},
+                  "unknown kind \"iperfs\" (expected meta, micro, iperf, rr, pps, fio or vsock)"},
         Malformed{iperf_with("bytes"), "\"bytes\" missing"},
         Malformed{iperf_with("config"), "\"config\" missing"},
         Malformed{iperf_with("config", "\"\""), "\"config\" is not a non-empty string"},
@@ -202,7 +242,14 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"depth\" missing"},
         Malformed{R"({"kind":"fio","config":"host","rw":"read","bs":4096,"depth":1,"rep":1,"bytes":1,"ios":1,)"
                   R"("seconds":1,"iops":1})",
-                  "\"bw_bps\" missing"}));
+                  "\"bw_bps\" missing"},
+        Malformed{R"({"kind":"vsock","config":"host","dir":"g2h","rep":1,"bytes":1,"seconds":1})", "\"bps\" missing"},
+        Malformed{R"({"kind":"vsock","config":"host","rep":1,"bytes":1,"seconds":1,"bps":8})", "\"dir\" missing"},
+        // Its one parameter is the direction: an MTU is a misplaced member.
+        Malformed{R"({"kind":"vsock","config":"host","mtu":1500,"dir":"g2h","rep":1,"bytes":1,"seconds":1,"bps":8})",
+                  "unknown member \"mtu\""},
+        Malformed{R"({"kind":"vsock","config":"host","dir":"g2h","rep":1,"bytes":1,"seconds":1,"bps":"8"})",
+                  "\"bps\" is not a number from 0 to 2^53"}));
 
 // bench/outside-counters.sh's deltas: numbers, or null where unreadable,
 // which stays apart from 0; with the guest's interrupt count all seven or

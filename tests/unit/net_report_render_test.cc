@@ -3,6 +3,7 @@
 // escapes in JSON, the gnuplot data layout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -359,6 +360,132 @@ TEST(NetReportGnuplot, DiskCellsWithoutTheHostDrawIops) {
   EXPECT_EQ(data[2], "\"randread 4k q32\" 4000.0000 4000.0000 4000.0000");
   EXPECT_NE(g.script.find("set ylabel 'guest IO/s'\n"), std::string::npos) << g.script;
   EXPECT_NE(g.script.find("(no host run)"), std::string::npos);
+}
+
+Report with_vsock() { return aggregate(test::parse(std::string(test::kSampleRuns) + test::kSampleVsock)); }
+
+// kSampleVsock's figures: Gbit/s, spread, n, x host, then exits, wake-ups,
+// VMM irqs and guest irqs per GB; after the disk table; the outside
+// counters of the cell that has them; its failure.
+TEST(NetReportText, VsockRowsWithTheirRatioToTheHost) {
+  const std::string t = render_text(aggregate(test::parse(std::string(test::kSampleRuns) + test::kSampleFio +
+                                                          test::kSampleVsock)),
+                                    "T");
+  const size_t at = t.find("\nvsock: host <-> guest over AF_VSOCK, receiver Gbit/s, median over completed runs (n; +Nf = "
+                           "N failed)\n");
+  ASSERT_NE(at, std::string::npos) << t;
+  EXPECT_LT(t.find("\nDisk: fio"), at);
+  const std::string v = t.substr(at, t.find("Counters read from outside") - at);
+  EXPECT_EQ(row(v, "config dir"), "config dir median % n host /GB /GB /GB /GB");
+  EXPECT_EQ(row(v, "host g2h"), "host g2h 50.00 40.0 2 1.00 - - - -");
+  EXPECT_EQ(row(v, "vsock-mirror g2h"), "vsock-mirror g2h 12.50 40.0 2 0.25 20.0 0 0 2000");
+  EXPECT_EQ(row(v, "host h2g"), "host h2g 30.00 0.0 1 1.00 - - - -");
+  EXPECT_EQ(row(v, "vsock-mirror h2g"), "vsock-mirror h2g 12.00 0.0 1 +1f 0.40 0 0 0 200");
+  // Cells of each direction together, a blank line between directions.
+  EXPECT_NE(v.find(" 2000\n\nhost "), std::string::npos) << v;
+  const size_t outside = t.find("\nvsock, per GB received\n");
+  ASSERT_NE(outside, std::string::npos) << t;
+  const std::string o = t.substr(outside);
+  EXPECT_EQ(row(o, "config dir exits"), "config dir exits to user in kernel wake-ups switches ms irqs % core");
+  EXPECT_EQ(row(o, "vsock-mirror g2h"), "vsock-mirror g2h 200 0 0 1000 0.800 6.4 2000 1.0");
+  EXPECT_EQ(row(o, "vsock-mirror h2g"), "(no row vsock-mirror h2g)");
+  EXPECT_EQ(row(t, "vsock config="), "vsock config=vsock-mirror dir=h2g rep=2: vsock_stream_failed (raw:23)");
+  for (const std::string& l : lines(v)) EXPECT_LT(l.size(), 130u) << l;  // (the disk table is wider)
+  EXPECT_EQ(render_text(sample(), "T").find("vsock"), std::string::npos);
+}
+
+TEST(NetReportJson, VsockCellsWithTheirRatioToTheHost) {
+  const Json j = Json::parse(render_json(with_vsock(), "T"));
+  ASSERT_EQ(j["vsock"].size(), 4u);
+  const Json& host = j["vsock"][0];
+  EXPECT_EQ(host["config"].get<std::string>(), "host");
+  EXPECT_EQ(host["median_gbps"].get<double>(), 50);
+  EXPECT_EQ(host["ratio_to_host"].get<double>(), 1);
+  EXPECT_TRUE(host["per_gb"].is_null());
+  EXPECT_TRUE(host["outside_per_gb"].is_null());
+  const Json& v = j["vsock"][1];
+  std::vector<std::string> keys;
+  for (const auto& [k, x] : v.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"config", "mtu", "dir", "runs_ok", "runs_failed", "median_gbps", "min_gbps",
+                                            "max_gbps", "spread_pct", "ratio_to_host", "bytes", "per_gb",
+                                            "outside_per_gb", "vmm_cpu_core_pct"}));
+  EXPECT_EQ(v["config"].get<std::string>(), "vsock-mirror");
+  EXPECT_TRUE(v["mtu"].is_null());
+  EXPECT_EQ(v["dir"].get<std::string>(), "g2h");
+  EXPECT_EQ(v["runs_ok"].get<double>(), 2);
+  EXPECT_EQ(v["median_gbps"].get<double>(), 12.5);
+  EXPECT_EQ(v["min_gbps"].get<double>(), 10);
+  EXPECT_EQ(v["max_gbps"].get<double>(), 15);
+  EXPECT_DOUBLE_EQ(v["spread_pct"].get<double>(), 40);
+  EXPECT_EQ(v["ratio_to_host"].get<double>(), 0.25);
+  EXPECT_EQ(v["bytes"].get<double>(), 6.25e9);
+  EXPECT_DOUBLE_EQ(v["per_gb"]["vcpu_exits"].get<double>(), 20);
+  EXPECT_DOUBLE_EQ(v["per_gb"]["guest_irqs"].get<double>(), 2000);
+  EXPECT_EQ(v["per_gb"]["vmm_irqs"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(v["outside_per_gb"]["kvm_exits"].get<double>(), 200);
+  EXPECT_EQ(v["outside_per_gb"].size(), 7u);
+  EXPECT_DOUBLE_EQ(v["vmm_cpu_core_pct"].get<double>(), 1);
+  const Json& h2g = j["vsock"][3];
+  EXPECT_EQ(h2g["dir"].get<std::string>(), "h2g");
+  EXPECT_EQ(h2g["median_gbps"].get<double>(), 12);
+  EXPECT_EQ(h2g["runs_failed"].get<double>(), 1);
+  EXPECT_EQ(h2g["ratio_to_host"].get<double>(), 0.4);
+  EXPECT_TRUE(h2g["outside_per_gb"].is_null());
+  EXPECT_TRUE(h2g["vmm_cpu_core_pct"].is_null());
+  const Json& f = j["failures"][1];
+  EXPECT_EQ(f["kind"].get<std::string>(), "vsock");
+  EXPECT_EQ(f["dir"].get<std::string>(), "h2g");
+  EXPECT_TRUE(f["mtu"].is_null());
+  // Present and empty without vsock runs, right after fio.
+  const Json plain = Json::parse(render_json(sample(), "T"));
+  ASSERT_TRUE(plain.contains("vsock"));
+  EXPECT_TRUE(plain["vsock"].is_array());
+  EXPECT_TRUE(plain["vsock"].empty());
+  std::vector<std::string> top;
+  for (const auto& [k, x] : plain.items()) top.push_back(k);
+  EXPECT_EQ(std::find(top.begin(), top.end(), "vsock") - std::find(top.begin(), top.end(), "fio"), 1);
+}
+
+// A guest's vsock cells get a panel, host bars beside the guest's, from
+// the last block of throughput.dat; the host's loopback alone gets none,
+// and leaves the chart and its data as they were.
+TEST(NetReportGnuplot, VsockCellsOfAGuestGetAPanel) {
+  const GnuplotFiles g = render_gnuplot(with_vsock(), "T");
+  const std::vector<std::string> data = lines(g.data);
+  ASSERT_GE(data.size(), 4u);
+  EXPECT_EQ(data[data.size() - 4], "# net_report vsock Gbit/s: group, then median min max for each config:");
+  EXPECT_EQ(data[data.size() - 3], "# host vsock-mirror");
+  EXPECT_EQ(data[data.size() - 2], "\"g2h\" 50.0000 40.0000 60.0000 12.5000 10.0000 15.0000");
+  EXPECT_EQ(data[data.size() - 1], "\"h2g\" 30.0000 30.0000 30.0000 12.0000 12.0000 12.0000");
+  EXPECT_NE(g.script.find("set multiplot layout 3,1 title 'T'\n"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("set title 'vsock: Gbit/s per direction"), std::string::npos) << g.script;
+  EXPECT_NE(g.script.find("median of n = 1-2 runs per bar"), std::string::npos) << g.script;
+  // Blocks with data before it: the iperf groups and the modes' counters.
+  EXPECT_NE(g.script.find("plot data index 2 using 2:3:4:xtic(1) title 'host', \\\n"
+                          "     '' index 2 using 5:6:7 title 'vsock-mirror (1 of 4 runs failed)'\n"),
+            std::string::npos)
+      << g.script;
+  EXPECT_LT(g.script.find("plot data index 2"), g.script.find("plot data index 1"));  // before the VMM work
+  // Its bars have error bars whatever panel came before it (the disk's
+  // counters leave the histograms clustered, which takes one column).
+  const size_t vsock_panel = g.script.find("# Panel: vsock.");
+  ASSERT_NE(vsock_panel, std::string::npos);
+  EXPECT_LT(g.script.find("set style histogram errorbars", vsock_panel), g.script.find("plot data index 2"));
+  // Without iperf runs, the vsock block is the first with data.
+  const GnuplotFiles only = render_gnuplot(aggregate(test::parse(test::kSampleVsock)), "T");
+  EXPECT_NE(only.script.find("plot data index 0 using 2:3:4:xtic(1) title 'host', \\\n"
+                             "     '' index 0 using 5:6:7 title 'vsock-mirror (1 of 4 runs failed)'\n"),
+            std::string::npos)
+      << only.script;
+  EXPECT_NE(only.script.find("no iperf runs in the raw data"), std::string::npos);
+  // The host alone: no panel, the same files as without vsock.
+  const std::string host_only = R"({"kind":"vsock","config":"host","dir":"g2h","rep":1,"bytes":1,"seconds":1,"bps":8})";
+  const GnuplotFiles h = render_gnuplot(aggregate(test::parse(std::string(test::kSampleRuns) + host_only)), "T");
+  const GnuplotFiles none = render_gnuplot(sample(), "T");
+  EXPECT_EQ(h.script, none.script);
+  EXPECT_EQ(h.data, none.data);
+  EXPECT_EQ(none.script.find("vsock"), std::string::npos);
+  EXPECT_EQ(none.data.find("vsock"), std::string::npos);
 }
 
 Report with_peer() {

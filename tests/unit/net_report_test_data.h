@@ -152,6 +152,28 @@ inline constexpr const char* kOutsideSix =
     R"(,"outside":{"kvm_exits":1,"kvm_mmio_exit_user":2,"kvm_mmio_exit_kernel":3,"kvm_halt_wakeup":4,)"
     R"("vmm_ctxt_switches":5,"guest_irqs":6})";
 
+// vsock runs (bench's AF_VSOCK stream test), for the tests that add them
+// to kSampleRuns:
+//   host g2h:         40, 60 Gbit/s (the host's vsock loopback) -> median 50
+//   vsock-mirror g2h: 10, 15 Gbit/s -> median 12.5, spread 40%, 0.25 x
+//                     host; over 6.25 GB received 125 vCPU exits and 12500
+//                     guest irqs: 20 and 2000 per GB; outside 1250 KVM
+//                     exits, 6250 halt wake-ups, 5 ctxt switches, 40 ms of
+//                     VMM CPU, 12500 guest irqs: per GB 200, 0, 0, 1000,
+//                     0.8, 6.4, 2000; 40 ms over 4 s: 1% of a core
+//   host h2g:         30 Gbit/s
+//   vsock-mirror h2g: 12 Gbit/s -> 0.4 x host (the h2g host's, not the
+//                     g2h one's); 600 guest irqs over 3 GB: 200 per GB;
+//                     and a failed run
+inline constexpr const char* kSampleVsock = R"({"kind":"vsock","config":"host","dir":"g2h","rep":1,"bytes":10000000000,"seconds":2,"bps":40000000000}
+{"kind":"vsock","config":"host","dir":"g2h","rep":2,"bytes":15000000000,"seconds":2,"bps":60000000000}
+{"kind":"vsock","config":"vsock-mirror","dir":"g2h","rep":1,"bytes":2500000000,"seconds":2,"bps":10000000000,"counters":{"vcpu_exits":125,"wakeups":0,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":5000},"outside":{"kvm_exits":625,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":0,"kvm_halt_wakeup":2500,"vmm_ctxt_switches":2,"vmm_cpu_ms":40,"guest_irqs":5000}}
+{"kind":"vsock","config":"vsock-mirror","dir":"g2h","rep":2,"bytes":3750000000,"seconds":2,"bps":15000000000,"counters":{"vcpu_exits":0,"wakeups":0,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":7500},"outside":{"kvm_exits":625,"kvm_mmio_exit_user":0,"kvm_mmio_exit_kernel":0,"kvm_halt_wakeup":3750,"vmm_ctxt_switches":3,"vmm_cpu_ms":0,"guest_irqs":7500}}
+{"kind":"vsock","config":"host","dir":"h2g","rep":1,"bytes":7500000000,"seconds":2,"bps":30000000000}
+{"kind":"vsock","config":"vsock-mirror","dir":"h2g","rep":1,"bytes":3000000000,"seconds":2,"bps":12000000000,"counters":{"vcpu_exits":0,"wakeups":0,"injected":0,"relayed":0,"trapped":0,"polled":0,"guest_irqs":600}}
+{"kind":"vsock","config":"vsock-mirror","dir":"h2g","rep":2,"failed":"vsock_stream_failed"}
+)";
+
 inline constexpr const char* kSampleMicroLine = R"({"kind":"micro","platform":"host-x86_64","file":"micro.json"})" "\n";
 
 // An iperf record of config at MTU 1500, g2h, 1 stream: `gbps` received

@@ -26,6 +26,12 @@
 #                            udp_pps with N-byte payloads (16-65507; this
 #                            guest sends); bench/net-compare.sh's
 #                            guest-to-guest cells
+#     /cgi-bin/vsock?DIR+SECONDS
+#                            vsock_stream: send, to the host (CID 2) port
+#                            5600 for SECONDS (1-60); recv, one stream on
+#                            port 5601 (the host sends), answering the
+#                            receiver's JSON; bench/net-compare.sh's vsock
+#                            cells
 #     /cgi-bin/fio?RW+BS+DEPTH+SECONDS
 #                            fio (from the tools disk, serial kvmmio-tools,
 #                            mounted at /tools) on the disk whose serial is
@@ -118,6 +124,21 @@ udp_pps) [ "$3" -ge 16 ] && [ "$3" -le 65507 ] || want "N payload bytes 16-65507
     udp_pps client "$2" --port 5400 --seconds "$4" --payload "$3" --json ;;
 *) want "TOOL iperf3, tcp_rr or udp_pps" ;;
 esac </dev/null 2>/tmp/client.err || echo "error: $1 failed: $(tail -n 1 /tmp/client.err)"
+CGI
+cat >"$www/cgi-bin/vsock" <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+# send: to the host (CID 2) port 5600 for SECONDS; recv: one stream on
+# port 5601, the receiver's JSON as the answer.
+dir=${QUERY_STRING%+*} secs=${QUERY_STRING##*+}
+case $secs in '' | *[!0-9]*) echo "error: want /cgi-bin/vsock?send+SECONDS or recv+SECONDS"; exit 0 ;; esac
+[ ${#secs} -le 2 ] && [ "$secs" -ge 1 ] && [ "$secs" -le 60 ] || { echo "error: SECONDS must be 1-60"; exit 0; }
+case $dir in
+send) vsock_stream client 2 --port 5600 --seconds "$secs" --timeout 30 --json ;;
+recv) vsock_stream server --port 5601 --timeout $((secs + 60)) --json ;;
+*) echo "error: want /cgi-bin/vsock?send+SECONDS or recv+SECONDS"; exit 0 ;;
+esac </dev/null 2>/tmp/vsock.err || echo "error: vsock_stream $dir failed: $(tail -n 1 /tmp/vsock.err)"
 CGI
 cat >"$www/cgi-bin/fio" <<'CGI'
 #!/bin/sh

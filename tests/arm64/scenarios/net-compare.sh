@@ -22,6 +22,9 @@
 #                         default all); "none": no fio cells. They need the
 #                         tools disk (run.sh --tools, KVMMIO_TOOLS_DEV)
 #   KVMMIO_BENCH_FIO_SECONDS  fio seconds per run, default 5
+#   KVMMIO_BENCH_VSOCK_CONFIGS  the vsock cells (net-compare.sh
+#                         --vsock-configs; default host,vsock-mirror); "none":
+#                         no vsock cells
 #   KVMMIO_BENCH_FIO_DEPTHS   fio iodepths, default 1,32
 #   KVMMIO_BENCH_GUEST_ARGS  more guest kernel command-line words, comma-
 #                         separated (net-compare.sh --guest-args, which takes
@@ -45,6 +48,7 @@ status=0
 micro=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro=--micro
 pin=''; [ "${KVMMIO_BENCH_PIN:-0}" = 1 ] && pin=--pin
 fio_configs=${KVMMIO_BENCH_FIO_CONFIGS:-host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror}
+vsock_configs=${KVMMIO_BENCH_VSOCK_CONFIGS:-host,vsock-mirror}
 # The tools disk: fio for the disk cells, QEMU for the peer's.
 fio=''
 case $fio_configs,$configs, in none,*qemu-*) ;; none,*) fio=none ;; esac
@@ -62,7 +66,7 @@ NET_COMPARE_PREFIX="KVMMIO-STEP: $KVMMIO_SCENARIO_TAG" net-compare.sh --out "$R"
     --repeats "${KVMMIO_BENCH_REPEATS:-3}" --order "${KVMMIO_BENCH_ORDER:-rounds}" --seconds "${KVMMIO_BENCH_SECONDS:-5}" \
     --pps-seconds "${KVMMIO_BENCH_PPS_SECONDS:-3}" --pps-flows "${KVMMIO_BENCH_PPS_FLOWS:-1}" \
     --cpus "${KVMMIO_BENCH_CPUS:-1}" \
-    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" \
+    --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" --vsock-configs "$vsock_configs" \
     --guest-args "$(echo "${KVMMIO_BENCH_GUEST_ARGS:-}" | tr ',' ' ')" $micro $pin $fio ||
     status=$?
 secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
@@ -83,7 +87,7 @@ micro_check=''; [ "${KVMMIO_BENCH_MICRO:-1}" = 1 ] && micro_check=--micro
 check_fio=$fio_configs; [ -z "${fail_early:-}" ] || check_fio=none
 # shellcheck disable=SC2086 # $micro_check: an option or nothing
 shortfalls=$(net-compare.sh --check modes --out "$R" --configs "$configs" --g2g-configs "$g2g_configs" \
-    --fio-configs "$check_fio" --fio-depths "${KVMMIO_BENCH_FIO_DEPTHS:-1,32}" \
+    --fio-configs "$check_fio" --fio-depths "${KVMMIO_BENCH_FIO_DEPTHS:-1,32}" --vsock-configs "$vsock_configs" \
     --streams "${KVMMIO_BENCH_STREAMS:-1,4}" --mtus "${KVMMIO_BENCH_MTUS:-1500,9000}" $micro_check) || true
 while IFS= read -r l; do
     [ -z "$l" ] || msg="${msg:+$msg; }$l"
