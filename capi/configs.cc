@@ -167,25 +167,58 @@ ConsoleOptions console_options(const kvmmio_console_config* config) {
   return {.output_fd = c.output_fd, .input_space = c.input_space, .input_opaque = c.input_opaque};
 }
 
+namespace {
+
+// A vhost-user device's backend socket (`field`, e.g.
+// "kvmmio_fs_config.socket_fd"): a connected unix stream socket,
+// duplicated for the device.
+UniqueFd backend_socket(int socket_fd, const std::string& field) {
+  const std::string fd = field + " " + std::to_string(socket_fd);
+  if (socket_fd < 0) throw ArgumentError(fd + ": give a unix stream socket connected to the backend");
+  int domain = 0, type = 0;
+  socklen_t len = sizeof domain;
+  if (::fcntl(socket_fd, F_GETFD) < 0) throw ArgumentError(fd + ": not an open fd");
+  if (::getsockopt(socket_fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX ||
+      (len = sizeof type, ::getsockopt(socket_fd, SOL_SOCKET, SO_TYPE, &type, &len)) != 0 || type != SOCK_STREAM)
+    throw ArgumentError(fd + ": not a unix stream socket");
+  UniqueFd dup(::fcntl(socket_fd, F_DUPFD_CLOEXEC, 0));
+  if (!dup) throw_errno(fd + ": duplicating it");
+  return dup;
+}
+
+// A vhost-user device's reply timeout (`field`); 0: the default.
+std::chrono::milliseconds reply_timeout(uint32_t ms, const char* field) {
+  return std::chrono::milliseconds(counted(ms, field, 1, vhost::VhostUserFrontend::kMaxReplyTimeout.count(),
+                                           "the default, 2000",
+                                           vhost::VhostUserFrontend::kDefaultReplyTimeout.count()));
+}
+
+}  // namespace
+
 FsConfig fs_config(const kvmmio_fs_config* config) {
   const auto c = widened(config, config ? config->size : 0, "kvmmio_fs_config.size", "kvmmio_fs_config", kFsConfigV1);
   if (!c.tag) throw ArgumentError("kvmmio_fs_config.tag is NULL");
   if (const std::string problem = fs::tag_problem(c.tag); !problem.empty())
     throw ArgumentError("kvmmio_fs_config.tag \"" + std::string(c.tag) + "\": " + problem);
-  const std::string fd = "kvmmio_fs_config.socket_fd " + std::to_string(c.socket_fd);
-  if (c.socket_fd < 0) throw ArgumentError(fd + ": give a unix stream socket connected to the backend");
-  int domain = 0, type = 0;
-  socklen_t len = sizeof domain;
-  if (::fcntl(c.socket_fd, F_GETFD) < 0) throw ArgumentError(fd + ": not an open fd");
-  if (::getsockopt(c.socket_fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX ||
-      (len = sizeof type, ::getsockopt(c.socket_fd, SOL_SOCKET, SO_TYPE, &type, &len)) != 0 || type != SOCK_STREAM)
-    throw ArgumentError(fd + ": not a unix stream socket");
-  UniqueFd dup(::fcntl(c.socket_fd, F_DUPFD_CLOEXEC, 0));
-  if (!dup) throw_errno(fd + ": duplicating it");
-  const uint64_t ms = counted(c.reply_timeout_ms, "kvmmio_fs_config.reply_timeout_ms", 1,
-                              vhost::VhostUserFrontend::kMaxReplyTimeout.count(),
-                              "the default, 2000", vhost::VhostUserFrontend::kDefaultReplyTimeout.count());
-  return {.tag = c.tag, .socket = std::move(dup), .reply_timeout = std::chrono::milliseconds(ms)};
+  UniqueFd socket = backend_socket(c.socket_fd, "kvmmio_fs_config.socket_fd");
+  return {.tag = c.tag,
+          .socket = std::move(socket),
+          .reply_timeout = reply_timeout(c.reply_timeout_ms, "kvmmio_fs_config.reply_timeout_ms")};
+}
+
+VhostUserNetConfig vhost_user_net_config(const kvmmio_vhost_user_net_config* config) {
+  const auto c = widened(config, config ? config->size : 0, "kvmmio_vhost_user_net_config.size",
+                         "kvmmio_vhost_user_net_config", kVhostUserNetConfigV1);
+  const std::array<uint8_t, 6> mac = std::to_array(c.mac);
+  if (mac == std::array<uint8_t, 6>{})
+    throw ArgumentError("kvmmio_vhost_user_net_config.mac is all zero: give the guest's unicast MAC");
+  if (mac[0] & 1)
+    throw ArgumentError("kvmmio_vhost_user_net_config.mac " + net::mac_text(mac) +
+                        ": a multicast address (the first byte is odd) cannot be a NIC's MAC");
+  UniqueFd socket = backend_socket(c.socket_fd, "kvmmio_vhost_user_net_config.socket_fd");
+  return {.socket = std::move(socket),
+          .mac = mac,
+          .reply_timeout = reply_timeout(c.reply_timeout_ms, "kvmmio_vhost_user_net_config.reply_timeout_ms")};
 }
 
 std::unique_ptr<block::VirtioBlock> make_block(const BlockOptions& options, const GuestMemory& memory,

@@ -7,6 +7,7 @@
 // check them without KVM (tests/unit/capi_config_test.cc).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -88,6 +89,17 @@ struct FsConfig {
 constexpr size_t kFsConfigV1 =
     offsetof(kvmmio_fs_config, reply_timeout_ms) + sizeof(kvmmio_fs_config::reply_timeout_ms);
 FsConfig fs_config(const kvmmio_fs_config* config);
+
+// What a vhost-user-net device is made of: a duplicate of the caller's
+// socket, the guest's MAC and the reply timeout.
+struct VhostUserNetConfig {
+  UniqueFd socket;
+  std::array<uint8_t, 6> mac{};
+  std::chrono::milliseconds reply_timeout;
+};
+constexpr size_t kVhostUserNetConfigV1 =
+    offsetof(kvmmio_vhost_user_net_config, reply_timeout_ms) + sizeof(kvmmio_vhost_user_net_config::reply_timeout_ms);
+VhostUserNetConfig vhost_user_net_config(const kvmmio_vhost_user_net_config* config);
 
 // The devices, on `memory` and `loop`. The disk's image is opened here: a
 // UserError (KVMMIO_ERR_USER) in the C API's words when it cannot be.

@@ -27,6 +27,7 @@
 #include "kvmmio/fs/virtio_fs.h"
 #include "kvmmio/kvm.h"
 #include "kvmmio/net/net_options.h"
+#include "kvmmio/net/vhost_user_net.h"
 #include "kvmmio/net/virtio_net.h"
 #include "kvmmio/vhost/vhost_user.h"
 #include "kvmmio/virtio/kvm_mmio_slot.h"
@@ -281,6 +282,27 @@ kvmmio_status kvmmio_fs_create(kvmmio_vm* vm, const kvmmio_fs_config* config, kv
           throw kvmmio::UserError(e.what());
         }
         d.name = "fs " + fs.tag;
+        d.device = std::move(device);
+      });
+}
+
+kvmmio_status kvmmio_vhost_user_net_create(kvmmio_vm* vm, const kvmmio_vhost_user_net_config* config,
+                                           kvmmio_device** device) {
+  kvmmio::capi::VhostUserNetConfig net;
+  return add_device(
+      __func__, vm, device, [&] { net = kvmmio::capi::vhost_user_net_config(config); },
+      [&](kvmmio_device& d) {
+        const std::string shown = "kvmmio_vhost_user_net_config.socket_fd " + std::to_string(config->socket_fd);
+        std::unique_ptr<kvmmio::net::VhostUserNet> device;
+        try {
+          device = std::make_unique<kvmmio::net::VhostUserNet>(
+              net.mac, kvmmio::vhost::VhostUserFrontend(std::move(net.socket), shown, net.reply_timeout),
+              vm->vm->memory(), *vm->loop);
+        } catch (const std::runtime_error& e) {
+          // The backend's doing (no answer, a missing feature): the set-up's.
+          throw kvmmio::UserError(e.what());
+        }
+        d.name = "net vhost-user " + kvmmio::net::mac_text(net.mac);
         d.device = std::move(device);
       });
 }

@@ -328,6 +328,32 @@ typedef struct kvmmio_fs_config {
 KVMMIO_EXPORT kvmmio_status kvmmio_fs_create(kvmmio_vm* vm, const kvmmio_fs_config* config,
                                              kvmmio_device** device);
 
+/* The virtio-net device of a user-space switch (DPDK's testpmd, OVS-DPDK)
+ * whose vhost-user port moves its packets, reading the queues and guest RAM
+ * itself (docs/vhost-user.md): no tap, no vhost-net. Guest RAM as for
+ * kvmmio_fs_create(). */
+typedef struct kvmmio_vhost_user_net_config {
+  size_t size; /* sizeof(kvmmio_vhost_user_net_config) */
+  /* Required: a unix stream socket your program connected to the switch's
+   * port (e.g. testpmd's --vdev 'net_vhost0,iface=PATH'). The device uses a
+   * duplicate of it; close yours when you like. -1 is refused. */
+  int socket_fd;
+  /* Required: the guest's unicast MAC, offered as VIRTIO_NET_F_MAC (all
+   * zero is refused: there is no tap's name to derive one from). */
+  uint8_t mac[6];
+  uint32_t reply_timeout_ms; /* the longest wait for one reply of the backend, 1 to 60000; 0: 2000 */
+} kvmmio_vhost_user_net_config;
+#define KVMMIO_VHOST_USER_NET_CONFIG_INIT \
+  {.size = sizeof(kvmmio_vhost_user_net_config), .socket_fd = -1, .mac = {0, 0, 0, 0, 0, 0}, .reply_timeout_ms = 0}
+
+/* The library's vhost-user-net device (device ID 1: a receive and a
+ * transmit queue, the backend's offloads and MRG_RXBUF offered). The
+ * backend is asked for its features here: KVMMIO_ERR_USER, naming what
+ * happened, when it does not answer in time or lacks a feature the
+ * transport needs. */
+KVMMIO_EXPORT kvmmio_status kvmmio_vhost_user_net_create(kvmmio_vm* vm, const kvmmio_vhost_user_net_config* config,
+                                                         kvmmio_device** device);
+
 /* From a thread of the device's own (not from a callback, which holds the
  * lock already): takes and releases the device's lock, under which its
  * queues may be used. */

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -294,6 +295,22 @@ TEST_F(CApiKvmTest, TheBlockAndConsoleDevicesGoBehindTransports) {
   (void)std::system(("rm -rf '" + std::string(dir) + "'").c_str());
 }
 
+// A vhost-user device's `create` on a backend that takes the handshake and
+// never answers: the set-up's error (KVMMIO_ERR_USER) within the 100 ms
+// the config gives.
+template <class Config, class Create>
+void expect_a_silent_backend_refused(kvmmio_vm* vm, Config config, Create create) {
+  vhost::test::TestBackend silent([](vhost::test::TestBackend&, vhost::test::Message&) { return true; });
+  const UniqueFd socket = silent.take_front();
+  config.socket_fd = socket.get();
+  config.reply_timeout_ms = 100;
+  kvmmio_device* device = nullptr;
+  EXPECT_EQ(create(vm, &config, &device), KVMMIO_ERR_USER);
+  EXPECT_NE(std::string(kvmmio_last_error()).find("nothing within 100 ms"), std::string::npos)
+      << kvmmio_last_error();
+  EXPECT_EQ(device, nullptr);
+}
+
 // virtio-fs from the C API, on a socket the embedder connected to a backend
 // of the test's own: the guest sees device 26 with its tag, and EVENT_IDX
 // only where the backend has it; a backend that never answers is the
@@ -330,14 +347,50 @@ TEST_F(CApiKvmTest, TheFsDeviceTakesTheEmbeddersSocketAndTheBackendsRingFeatures
   kvmmio_transport_destroy(window);
   EXPECT_EQ(kvmmio_device_destroy(device), KVMMIO_OK) << kvmmio_last_error();
 
-  // A backend that takes the handshake and never answers.
-  vhost::test::TestBackend silent([](vhost::test::TestBackend&, vhost::test::Message&) { return true; });
-  const UniqueFd silent_socket = silent.take_front();
-  fs.socket_fd = silent_socket.get();
-  fs.reply_timeout_ms = 100;
-  EXPECT_EQ(kvmmio_fs_create(vm, &fs, &device), KVMMIO_ERR_USER);
-  EXPECT_NE(std::string(kvmmio_last_error()).find("nothing within 100 ms"), std::string::npos)
+  expect_a_silent_backend_refused(vm, fs, kvmmio_fs_create);
+  EXPECT_EQ(kvmmio_vm_destroy(vm), KVMMIO_OK) << kvmmio_last_error();
+}
+
+// vhost-user-net from the C API, on a socket the embedder connected to a
+// backend of the test's own: the guest sees device 1 with the MAC the
+// config gave, offered as VIRTIO_NET_F_MAC beside the backend's offloads;
+// a backend that never answers is the set-up's error within the timeout.
+TEST_F(CApiKvmTest, TheVhostUserNetDeviceTakesTheEmbeddersSocketAndMac) {
+  kvmmio_vm* vm = nullptr;
+  ASSERT_EQ(kvmmio_vm_create(&vm), KVMMIO_OK) << kvmmio_last_error();
+  constexpr uint64_t kCsum = 1ull << 0, kMac = 1ull << 5, kMrgRxbuf = 1ull << 15;
+  vhost::test::TestBackend backend([](vhost::test::TestBackend& b, vhost::test::Message& m) {
+    // VERSION_1, INDIRECT_DESC, CSUM and MRG_RXBUF.
+    if (m.request() == vhost::user::Request::kGetFeatures)
+      b.reply_u64(m, (1ull << 32) | (1ull << 28) | kCsum | kMrgRxbuf);
+    return true;
+  });
+  const UniqueFd socket = backend.take_front();
+  kvmmio_vhost_user_net_config net = KVMMIO_VHOST_USER_NET_CONFIG_INIT;
+  net.socket_fd = socket.get();
+  const uint8_t mac[6] = {0x02, 0x6b, 0x76, 0x00, 0x00, 0x0a};
+  std::memcpy(net.mac, mac, sizeof mac);
+  kvmmio_device* device = nullptr;
+  ASSERT_EQ(kvmmio_vhost_user_net_create(vm, &net, &device), KVMMIO_OK) << kvmmio_last_error();
+  const kvmmio_transport_config trap = with_regs(KVMMIO_REGS_TRAP);
+  kvmmio_transport* window = nullptr;
+  ASSERT_EQ(kvmmio_transport_create(vm, device, 0x0a000000, kGsi, &trap, &window), KVMMIO_OK)
       << kvmmio_last_error();
+  {
+    CTransportWindow w(window);
+    MmioDriver driver(w);
+    ASSERT_TRUE(driver.probe());
+    EXPECT_EQ(driver.device_id(), 1u);
+    const uint64_t offered = driver.device_features();
+    EXPECT_EQ(offered & (kCsum | kMac | kMrgRxbuf), kCsum | kMac | kMrgRxbuf);
+    uint8_t seen[6];
+    for (uint32_t i = 0; i < 6; ++i) seen[i] = static_cast<uint8_t>(driver.read_config(i, 1));
+    EXPECT_EQ(std::memcmp(seen, mac, sizeof mac), 0) << "the config space's MAC";
+  }
+  kvmmio_transport_destroy(window);
+  EXPECT_EQ(kvmmio_device_destroy(device), KVMMIO_OK) << kvmmio_last_error();
+
+  expect_a_silent_backend_refused(vm, net, kvmmio_vhost_user_net_create);
   EXPECT_EQ(kvmmio_vm_destroy(vm), KVMMIO_OK) << kvmmio_last_error();
 }
 

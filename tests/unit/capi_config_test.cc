@@ -19,6 +19,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -71,6 +72,13 @@ kvmmio_fs_config fs_config_of(int socket_fd) {
   c.socket_fd = socket_fd;
   return c;
 }
+kvmmio_vhost_user_net_config vhost_user_net_config_of(int socket_fd) {
+  kvmmio_vhost_user_net_config c = KVMMIO_VHOST_USER_NET_CONFIG_INIT;
+  c.socket_fd = socket_fd;
+  const uint8_t mac[6] = {0x02, 0x6b, 0x76, 0, 0, 0x0a};
+  std::memcpy(c.mac, mac, sizeof mac);
+  return c;
+}
 kvmmio_console_config console_config(int output_fd) {
   kvmmio_console_config c = KVMMIO_CONSOLE_CONFIG_INIT;
   c.output_fd = output_fd;
@@ -82,6 +90,7 @@ void read(const kvmmio_net_config& c) { net_options(&c); }
 void read(const kvmmio_blk_config& c) { block_options(&c); }
 void read(const kvmmio_console_config& c) { console_options(&c); }
 void read(const kvmmio_fs_config& c) { fs_config(&c); }
+void read(const kvmmio_vhost_user_net_config& c) { vhost_user_net_config(&c); }
 
 // What reading `config` refuses with once `change` has changed it.
 template <typename Config, typename Change>
@@ -111,6 +120,7 @@ TEST(CApiConfigSize, EachConfigRefusesASizeBelowItsFirstVersionOrAboveThisLibrar
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
   const UniqueFd near(pair[0]), far(pair[1]);
   kvmmio_fs_config fs = fs_config_of(near.get());
+  kvmmio_vhost_user_net_config user_net = vhost_user_net_config_of(near.get());
   struct Case {
     const char* type;
     size_t& size;
@@ -124,6 +134,8 @@ TEST(CApiConfigSize, EachConfigRefusesASizeBelowItsFirstVersionOrAboveThisLibrar
       {"kvmmio_blk_config", blk.size, kBlkConfigV1, sizeof blk, [&] { read(blk); }},
       {"kvmmio_console_config", console.size, kConsoleConfigV1, sizeof console, [&] { read(console); }},
       {"kvmmio_fs_config", fs.size, kFsConfigV1, sizeof fs, [&] { read(fs); }},
+      {"kvmmio_vhost_user_net_config", user_net.size, kVhostUserNetConfigV1, sizeof user_net,
+       [&] { read(user_net); }},
   };
   for (const Case& c : cases) {
     const std::string size = std::string(c.type) + ".size";
@@ -300,6 +312,36 @@ TEST(CApiConfigFields, NumbersNamesAndFdsOutOfRangeAreRefusedNamingTheField) {
                                            ": open for reading only"));
 }
 
+TEST(CApiConfigFields, AVhostUserNetConfigNeedsAUnicastMacAndAConnectedUnixStreamSocket) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  const UniqueFd near(pair[0]), far(pair[1]);
+  kvmmio_vhost_user_net_config config = vhost_user_net_config_of(near.get());
+  config.reply_timeout_ms = 30000;
+  const VhostUserNetConfig good = vhost_user_net_config(&config);
+  EXPECT_EQ(good.mac, (std::array<uint8_t, 6>{0x02, 0x6b, 0x76, 0, 0, 0x0a}));
+  EXPECT_EQ(good.reply_timeout, std::chrono::milliseconds(30000));
+  EXPECT_TRUE(good.socket);
+  EXPECT_NE(good.socket.get(), near.get()) << "the device's own duplicate";
+  const kvmmio_vhost_user_net_config defaults = vhost_user_net_config_of(near.get());
+  EXPECT_EQ(vhost_user_net_config(&defaults).reply_timeout, std::chrono::milliseconds(2000));
+  const auto net = [&](auto change) { return refused(vhost_user_net_config_of(near.get()), change); };
+  EXPECT_TRUE(Names(net([](auto& c) { std::memset(c.mac, 0, sizeof c.mac); }),
+                    "kvmmio_vhost_user_net_config.mac is all zero: give the guest's unicast MAC"));
+  EXPECT_TRUE(Names(net([](auto& c) { c.mac[0] = 0x01; }),
+                    "kvmmio_vhost_user_net_config.mac 01:6b:76:00:00:0a: a multicast address"));
+  EXPECT_TRUE(Names(net([](auto& c) { c.reply_timeout_ms = 60001; }),
+                    "kvmmio_vhost_user_net_config.reply_timeout_ms: 60001: give 1 to 60000, or 0"));
+  EXPECT_TRUE(Names(net([](auto& c) { c.socket_fd = -1; }),
+                    "kvmmio_vhost_user_net_config.socket_fd -1: give a unix stream socket connected to the backend"));
+  int dgram[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, dgram), 0);
+  const UniqueFd d0(dgram[0]), d1(dgram[1]);
+  EXPECT_TRUE(Names(net([&](auto& c) { c.socket_fd = d0.get(); }),
+                    "kvmmio_vhost_user_net_config.socket_fd " + std::to_string(d0.get()) + ": not a unix stream socket"));
+  EXPECT_TRUE(Names(refusal([] { capi::vhost_user_net_config(nullptr); }), "kvmmio_vhost_user_net_config is NULL"));
+}
+
 TEST(CApiConfigFields, AnFsConfigNeedsATagTheGuestCanMountAndAConnectedUnixStreamSocket) {
   int pair[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
@@ -421,6 +463,11 @@ TEST(CApiConfigFields, ThePublicFunctionsCheckTheConfigBeforeTheHandles) {
   EXPECT_EQ(kvmmio_console_create(nullptr, &console, &device), KVMMIO_ERR_INVALID);
   EXPECT_TRUE(contains(kvmmio_last_error(), "kvmmio_console_create: kvmmio_console_config.output_fd -1"))
       << kvmmio_last_error();
+  const kvmmio_vhost_user_net_config user_net = KVMMIO_VHOST_USER_NET_CONFIG_INIT;
+  EXPECT_EQ(kvmmio_vhost_user_net_create(nullptr, &user_net, &device), KVMMIO_ERR_INVALID);
+  EXPECT_STREQ(kvmmio_last_error(),
+               "kvmmio_vhost_user_net_create: kvmmio_vhost_user_net_config.mac is all zero: give the guest's "
+               "unicast MAC");
   EXPECT_EQ(device, nullptr);
   size_t taken = 7;
   EXPECT_EQ(kvmmio_console_input(nullptr, "x", 1, &taken), KVMMIO_ERR_INVALID);
