@@ -1476,31 +1476,36 @@ fi
 # JSON is the record (bytes, seconds, bps), with the counter deltas
 # around it for a guest. The guest's ends run through its vsock CGI.
 VSOCK_GUEST_CID=3
+# The ends of a run (one_vsock's $_to, $_f, $base, $gip): the receiver
+# writes its JSON, the record, to $_f; the host's server listens on 5600,
+# the guest's on 5601 (its vsock CGI).
+vsock_recv_host() { timeout "$_to" vsock_stream server --port 5600 --timeout "$_to" --json >"$_f" 2>"$base.vsock.err"; }
+vsock_recv_guest() { timeout "$_to" wget -q -O "$_f" "http://$gip:8080/cgi-bin/vsock?recv+$seconds" 2>>"$base.ctl"; }
+vsock_send_host() {  # CID PORT
+    timeout "$_to" vsock_stream client "$1" --port "$2" --seconds "$seconds" --timeout 30 >/dev/null 2>>"$base.vsock.err"
+}
+vsock_send_guest() { timeout "$_to" wget -q -O "$base.vsock.guest" "http://$gip:8080/cgi-bin/vsock?send+$seconds" 2>>"$base.ctl"; }
+# vsock_transfer RECEIVER SENDER [ARG...]: RECEIVER in the background,
+# then SENDER ARG...; a sender that fails ends the receiver.
+vsock_transfer() {
+    "$1" &
+    _srv=$! _send=$2
+    shift 2
+    "$_send" "$@" || { kill "$_srv" 2>/dev/null; wait "$_srv" 2>/dev/null; return 1; }
+    wait "$_srv"
+}
 one_vsock() {
     _f=$base.vsock.json _before='' _after='' _obefore=''
     rm -f "$_f"
     _to=$((seconds + 60))
     if [ "$cfg" = host ]; then
-        timeout $_to vsock_stream server --port 5600 --timeout $_to --json >"$_f" 2>"$base.vsock.err" &
-        _srv=$!
-        timeout $_to vsock_stream client 1 --port 5600 --seconds "$seconds" --timeout 30 >/dev/null 2>>"$base.vsock.err" ||
-            { kill "$_srv" 2>/dev/null; wait "$_srv" 2>/dev/null; return 1; }
-        wait "$_srv" || return 1
+        vsock_transfer vsock_recv_host vsock_send_host 1 5600 || return 1
     else
         snap_before || return 1
-        if [ "$2" = g2h ]; then
-            timeout $_to vsock_stream server --port 5600 --timeout $_to --json >"$_f" 2>"$base.vsock.err" &
-            _srv=$!
-            timeout $_to wget -q -O "$base.vsock.guest" "http://$gip:8080/cgi-bin/vsock?send+$seconds" 2>>"$base.ctl" ||
-                { kill "$_srv" 2>/dev/null; wait "$_srv" 2>/dev/null; return 1; }
-            wait "$_srv" || return 1
-        else
-            timeout $_to wget -q -O "$_f" "http://$gip:8080/cgi-bin/vsock?recv+$seconds" 2>>"$base.ctl" &
-            _srv=$!
-            timeout $_to vsock_stream client "$VSOCK_GUEST_CID" --port 5601 --seconds "$seconds" --timeout 30 \
-                >/dev/null 2>>"$base.vsock.err" || { kill "$_srv" 2>/dev/null; wait "$_srv" 2>/dev/null; return 1; }
-            wait "$_srv" || return 1
-        fi
+        case $2 in
+        g2h) vsock_transfer vsock_recv_host vsock_send_guest || return 1 ;;
+        *) vsock_transfer vsock_recv_guest vsock_send_host "$VSOCK_GUEST_CID" 5601 || return 1 ;;
+        esac
         snap_after || return 1
     fi
     counted || return 1

@@ -6,6 +6,7 @@
 #include "kvmmio/kvmmio.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -150,6 +151,20 @@ kvmmio_status add_embedders_ram(const char* function, kvmmio_vm* vm, const kvmmi
   });
 }
 
+// A vhost-user device on the embedder's socket (`shown` names it): `make`
+// builds it on the front end; a backend that fails the first exchanges (no
+// answer, a missing feature) is the set-up's error, not the caller's.
+template <class Make>
+std::unique_ptr<kvmmio::virtio::VirtioDevice> on_vhost_user_backend(kvmmio::UniqueFd socket, const std::string& shown,
+                                                                    std::chrono::milliseconds reply_timeout,
+                                                                    Make make) {
+  try {
+    return make(kvmmio::vhost::VhostUserFrontend(std::move(socket), shown, reply_timeout));
+  } catch (const std::runtime_error& e) {
+    throw kvmmio::UserError(e.what());
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -271,18 +286,11 @@ kvmmio_status kvmmio_fs_create(kvmmio_vm* vm, const kvmmio_fs_config* config, kv
       __func__, vm, device, [&] { fs = kvmmio::capi::fs_config(config); },
       [&](kvmmio_device& d) {
         const std::string shown = "kvmmio_fs_config.socket_fd " + std::to_string(config->socket_fd);
-        std::unique_ptr<kvmmio::fs::VirtioFs> device;
-        try {
-          device = std::make_unique<kvmmio::fs::VirtioFs>(
-              kvmmio::fs::FsOptions{fs.tag, shown},
-              kvmmio::vhost::VhostUserFrontend(std::move(fs.socket), shown, fs.reply_timeout), vm->vm->memory(),
-              *vm->loop);
-        } catch (const std::runtime_error& e) {
-          // The backend's doing (no answer, a missing feature): the set-up's.
-          throw kvmmio::UserError(e.what());
-        }
+        d.device = on_vhost_user_backend(std::move(fs.socket), shown, fs.reply_timeout, [&](auto frontend) {
+          return std::make_unique<kvmmio::fs::VirtioFs>(kvmmio::fs::FsOptions{fs.tag, shown}, std::move(frontend),
+                                                        vm->vm->memory(), *vm->loop);
+        });
         d.name = "fs " + fs.tag;
-        d.device = std::move(device);
       });
 }
 
@@ -293,17 +301,11 @@ kvmmio_status kvmmio_vhost_user_net_create(kvmmio_vm* vm, const kvmmio_vhost_use
       __func__, vm, device, [&] { net = kvmmio::capi::vhost_user_net_config(config); },
       [&](kvmmio_device& d) {
         const std::string shown = "kvmmio_vhost_user_net_config.socket_fd " + std::to_string(config->socket_fd);
-        std::unique_ptr<kvmmio::net::VhostUserNet> device;
-        try {
-          device = std::make_unique<kvmmio::net::VhostUserNet>(
-              net.mac, kvmmio::vhost::VhostUserFrontend(std::move(net.socket), shown, net.reply_timeout),
-              vm->vm->memory(), *vm->loop);
-        } catch (const std::runtime_error& e) {
-          // The backend's doing (no answer, a missing feature): the set-up's.
-          throw kvmmio::UserError(e.what());
-        }
+        d.device = on_vhost_user_backend(std::move(net.socket), shown, net.reply_timeout, [&](auto frontend) {
+          return std::make_unique<kvmmio::net::VhostUserNet>(net.mac, std::move(frontend), vm->vm->memory(),
+                                                             *vm->loop);
+        });
         d.name = "net vhost-user " + kvmmio::net::mac_text(net.mac);
-        d.device = std::move(device);
       });
 }
 

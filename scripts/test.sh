@@ -428,6 +428,8 @@ if [ $main = 1 ]; then
     # kvmmio's, with the counters read from outside it.
     missing=()
     for f in report.txt report.json throughput.png; do [ -s "$main_report/$f" ] || missing+=("$f"); done
+    # report_has JQ: the report has a cell JQ selects (one jq run).
+    report_has() { jq -e "[$1] | length > 0" "$main_report/report.json" >/dev/null; }
     if [ $main_status -ne 0 ] || [ ${#missing[@]} -ne 0 ]; then
       main_line="main job: FAILED (status $main_status: $(grep '^main.sh: ' "$main_log" | tail -n 1 || true);"
       main_line+=" missing in $main_report: ${missing[*]:-none}; $main_log)"
@@ -436,20 +438,16 @@ if [ $main = 1 ]; then
       main_line="main job: FAILED ($main_report/throughput.png is not a PNG)"; main_status=1
     elif ! grep -q '"schema_version"' "$main_report/report.json"; then
       main_line="main job: FAILED ($main_report/report.json has no schema_version)"; main_status=1
-    elif ! jq -e '[.iperf[], .pps[] | select(.config == "qemu-pci" and .runs_ok > 0 and (.outside_per_gb // .outside_per_mpkt) != null)] | length > 0' \
-        "$main_report/report.json" >/dev/null; then
+    elif ! report_has '.iperf[], .pps[] | select(.config == "qemu-pci" and .runs_ok > 0 and (.outside_per_gb // .outside_per_mpkt) != null)'; then
       main_line="main job: FAILED (no qemu-pci cell with outside counters in $main_report/report.json)"; main_status=1
-    elif ! jq -e '[.fio[] | select(.config == "blk-io_uring-mirror" and .runs_ok > 0 and .vmm_cpu_core_pct != null)] | length > 0' \
-        "$main_report/report.json" >/dev/null; then
+    elif ! report_has '.fio[] | select(.config == "blk-io_uring-mirror" and .runs_ok > 0 and .vmm_cpu_core_pct != null)'; then
       # The disk's half of a storage target (MB/s at a share of one core):
       # the VMM's CPU time read from outside it, io_uring's workers included.
       main_line="main job: FAILED (no blk-io_uring-mirror fio cell with vmm_cpu_core_pct in $main_report/report.json)"; main_status=1
-    elif ! jq -e '[.vsock[]? | select(.config == "vsock-mirror" and .runs_ok > 0 and .ratio_to_host != null)] | length > 0' \
-        "$main_report/report.json" >/dev/null; then
+    elif ! report_has '.vsock[]? | select(.config == "vsock-mirror" and .runs_ok > 0 and .ratio_to_host != null)'; then
       # Host and guest over AF_VSOCK through vhost-vsock, beside the host's own.
       main_line="main job: FAILED (no vsock-mirror cell with a ratio to the host's in $main_report/report.json)"; main_status=1
-    elif ! jq -e '[.fio[] | select(.config == "fs-mirror" and .runs_ok > 0 and .ratio_to_host != null)] | length > 0' \
-        "$main_report/report.json" >/dev/null; then
+    elif ! report_has '.fio[] | select(.config == "fs-mirror" and .runs_ok > 0 and .ratio_to_host != null)'; then
       # The shared folder beside the host's file: virtiofsd's cells.
       main_line="main job: FAILED (no fs-mirror fio cell with a ratio to the host's in $main_report/report.json)"; main_status=1
     else
