@@ -47,7 +47,9 @@
 #           KVMMIO-L2-VSOCK-CID: L2's own CID (read from the device's
 #           configuration space by the driver), then a listener
 #           on 5001 (KVMMIO-L2-VSOCK-LISTENING), whose transfer L1 starts
-#           (vsock_probe: BYTES each way), then a connection to the host
+#           (vsock_probe: BYTES each way; L2 prints nothing until L1
+#           connects to its port 5003 after reading the counters around
+#           it), then a connection to the host
 #           (CID 2) port 5000, BYTES each way; each vsock_probe's line as
 #           KVMMIO-L2-VSOCK-IN / -OUT; then the driver reloaded
 #           (rmmod, insmod vmw_vsock_virtio_transport), the CID read again
@@ -57,7 +59,9 @@
 #   fs      virtio-fs (vmm-boot.sh's fs case is the L1 side, which put a
 #           1 MiB file from-l1 in the shared directory): the tag share
 #           mounted, from-l1's md5 as KVMMIO-L2-FS-READ, 1 MiB of random
-#           bytes written as from-l2 and synced, its md5 as
+#           bytes written as from-l2 and synced (silently, between L1's
+#           files window-open and window-closed in the share, L2's
+#           window-done after the sync: L1's data window), its md5 as
 #           KVMMIO-L2-FS-WROTE; then unmounted, the driver unbound from
 #           the device and bound again (sysfs: virtiofs is a module on
 #           6.1, built in on 6.12), mounted again and from-l1 read again
@@ -426,6 +430,9 @@ vsock)
     sleep 0.5
     echo "KVMMIO-L2-VSOCK-LISTENING"
     wait "$in_pid"
+    # Silent until L1 has read its counters after the transfer (its data
+    # window: a console line would fall inside it) and says so on 5003.
+    vsock_probe listen 5003 0 60 >/dev/null 2>&1
     echo "KVMMIO-L2-VSOCK-IN: $(cat /tmp/vsock-in)"
     echo "KVMMIO-L2-VSOCK-OUT: $(vsock_probe connect 2 5000 "$bytes" 60 2>&1)"
     # A driver reload: the device is reset (vhost stopped, the CID kept)
@@ -446,9 +453,17 @@ fs)
     # The tag of kvmmio's --fs (virtiofs, with fuse, loaded at boot).
     mkdir -p /mnt/share
     if mount -t virtiofs share /mnt/share; then
-        echo "KVMMIO-L2-FS-READ: $(md5sum </mnt/share/from-l1 | cut -d' ' -f1)"
         dd if=/dev/urandom of=/tmp/from-l2 bs=64k count=16 2>/dev/null
-        cp /tmp/from-l2 /mnt/share/from-l2 && sync
+        echo "KVMMIO-L2-FS-READ: $(md5sum </mnt/share/from-l1 | cut -d' ' -f1)"
+        # The write is L1's data window, read from outside kvmmio: silent
+        # from L1's window-open file to L1's window-closed file (a
+        # console line would fall inside it); window-done says the data
+        # is written and synced.
+        i=0
+        while [ ! -e /mnt/share/window-open ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+        cp /tmp/from-l2 /mnt/share/from-l2 && sync && : >/mnt/share/window-done && sync
+        i=0
+        while [ ! -e /mnt/share/window-closed ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
         echo "KVMMIO-L2-FS-WROTE: $(md5sum </tmp/from-l2 | cut -d' ' -f1)"
         umount /mnt/share
         # The driver unbound and bound again (a module on 6.1, built in on

@@ -56,7 +56,11 @@
 #   vsock         --vsock cid=3 (--name vsock-a, --rng off, 1 vCPU): L2 reads
 #                 its CID (3); L1 (the host, CID 2) connects to L2's port
 #                 5001 and L2 to L1's port 5000, each connection moving
-#                 1 MiB of a checked pattern each way through vhost-vsock;
+#                 1 MiB of a checked pattern each way through vhost-vsock
+#                 (L1's connection is a data window read from outside
+#                 kvmmio, bench/outside-counters.sh, while L2 is silent:
+#                 KVM exits, but not one MMIO exit to userspace and not
+#                 one context switch of kvmmio's own threads);
 #                 meanwhile a second kvmmio asking for CID 3 is refused
 #                 (exit 2) naming vsock-a. L2 then reloads its driver (a
 #                 reset and a second activation: activations 2), reads CID
@@ -84,7 +88,11 @@
 #                 used the ioeventfds and the irqfd), no register read
 #                 exited (the mirror), the backend failed and hung up 0
 #                 times, and the event loop woke fewer than 64 times in the
-#                 whole run (2 MiB of FUSE reads and writes)
+#                 whole run (2 MiB of FUSE reads and writes); and L2's
+#                 write and sync, a data window L1 reads from outside
+#                 kvmmio while L2 is silent (files in the share open and
+#                 close it): KVM exits, but not one MMIO exit to
+#                 userspace and not one context switch of kvmmio's threads
 #   vhost-user-net  DPDK's testpmd (from the tools disk) forwards between
 #                 two vhost-user ports, each the --net vhost-user of a kvmmio
 #                 (--rng off, 1 vCPU, MACs given); L2a reaches L2b (ping)
@@ -695,11 +703,45 @@ bypass_counters() {
     acts=$(device_counter "$1" "$2" activations || true) wakeups=$(stats_value "$1" event_loop_wakeups || true)
 }
 
+# The data window read from outside the VMM (bench/outside-counters.sh,
+# as the main job's cells are): L1 reads kvmmio's VM's KVM counters and
+# its own threads' context switches right before and right after a
+# transfer it drives itself, while L2 prints nothing (a console line is
+# an exit to userspace and a wake-up of the VMM, which would fall inside
+# the window). window_open PID, then window_close PID: sets window_msg to
+# what the window shows against the bypass ('' when it holds) and
+# window_line to its figures.
+window_open() {
+    [ -e /sys/kernel/debug/kvm/exits ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+    window_before=$(outside-counters.sh "$1" 2>/dev/null || echo '{}')
+}
+window_close() {
+    window_after=$(outside-counters.sh "$1" 2>/dev/null || echo '{}')
+    # "EXITS TO_USER IN_KERNEL SWITCHES", each delta or "null" (unreadable
+    # at either end: never taken for 0).
+    window_d=$(jq -rn --argjson a "$window_before" --argjson b "$window_after" '
+        [("kvm_exits", "kvm_mmio_exit_user", "kvm_mmio_exit_kernel", "vmm_ctxt_switches") as $k |
+         if ($a[$k] | type) == "number" and ($b[$k] | type) == "number" then $b[$k] - $a[$k] else "null" end] |
+        map(tostring) | join(" ")' 2>/dev/null) || window_d='null null null null'
+    # shellcheck disable=SC2086 # four words
+    set -- $window_d
+    window_line="KVM exits $1, MMIO exits to userspace $2, in the kernel $3, VMM context switches $4"
+    window_msg=''
+    if [ "$1" = null ] || [ "$2" = null ] || [ "$4" = null ]; then
+        window_msg="the outside counters are unreadable in the data window ($window_line): cannot show 0 (KVM's debugfs in L1, /proc/PID/task)"
+    elif [ "$1" -le 0 ]; then
+        window_msg="no KVM exit in the data window ($window_line): the counters did not follow the guest"
+    elif [ "$2" != 0 ] || [ "$4" != 0 ]; then
+        window_msg="the VMM took part in the data window: $window_line; not 0 exits to userspace and 0 VMM context switches"
+    fi
+}
+
 # vsock: host (L1) and guest (L2) over AF_VSOCK, both ways, the data moved
-# by L1's vhost-vsock; the VMM's share is counted from --stats.
+# by L1's vhost-vsock; the VMM's share is counted from --stats, and
+# L1's transfer to L2's port 5001 is a data window read from outside.
 run_vsock() {
     step "kvmmio --vsock: L1 and L2 move 1 MiB each way on two AF_VSOCK connections through vhost-vsock"
-    bytes=1048576
+    bytes=1048576 window_msg='' window_line=''
     t0=$(uptime_s)
     mkdir -p /run  # named VMs keep their directories in /run/kvmmio
     # L2 connects to the host's port 5000 once L1 has been to its 5001,
@@ -714,7 +756,12 @@ run_vsock() {
         # A second VM wanting the same CID: refused at start, naming vsock-a.
         in_use=$(expect_setup_error vsock-in-use "CID 3 is in use by the VM vsock-a" --mem 64M --vsock cid=3) || true
         fds0=$(ls "/proc/$pid/fd" | wc -l)
+        # The window: L2 waits on its listener, silent, until L1 has
+        # read the counters after it and connected to port 5003.
+        window_open "$pid"
         out=$(vsock_probe connect 3 5001 "$bytes" 120 2>&1)
+        window_close "$pid"
+        vsock_probe connect 3 5003 0 30 >/dev/null 2>&1 || true
         # After the reload and the transfer that follows: the same fds
         # (a reset leaks none), read while L2 waits to power off.
         wait_for "$R/vsock.console" KVMMIO-L2-VSOCK-DONE 120 || true
@@ -739,6 +786,7 @@ run_vsock() {
         "interrupts_injected ${injected:-?} interrupts_relayed ${relayed:-?} activations ${acts:-?}" \
         "vhost_errors ${verrs:-?} register reads that exited ${exited:-?} (regs_mirror ${mirror:-?});" \
         "event_loop_wakeups ${wakeups:-?} in the whole run"
+    echo "vsock: L1's 1 MiB each way to L2's port 5001, from outside kvmmio: ${window_line:-not reached}"
     if [ -n "$msg" ]; then :
     elif [ "$status" != 0 ]; then msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/vsock.stderr" | tr '\n"' ' _'))"
     elif grep -q KVMMIO-L2-ERROR "$c"; then msg="L2: $(grep KVMMIO-L2-ERROR "$c" | head -n 2 | tr '\r\n' '  ')"
@@ -766,6 +814,7 @@ run_vsock() {
     elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of vsock0 exited on the mirror"
     elif [ "${wakeups:-999}" -ge 64 ]; then
         msg="the event loop woke ${wakeups:-?} times in a run that moved 6 MiB over vsock: the VMM is in its data path"
+    elif [ -n "${window_msg:-}" ]; then msg="L1's transfer to port 5001: $window_msg"
     fi
     record vsock "$t" "$msg"
 }
@@ -791,6 +840,21 @@ run_fs() {
     i=0
     while [ ! -S "$sock" ] && kill -0 "$backend" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
     EXTRA="--fs tag=share,socket=$sock,reply_timeout_ms=$TCG_REPLY_MS --rng off" boot fs 1 fs
+    # The data window: L2 writes and syncs its file between L1's
+    # window-open and its own window-done, silent until window-closed.
+    window_msg='' window_line=''
+    if wait_for "$R/fs.console" KVMMIO-L2-FS-READ 180; then
+        window_open "$pid"
+        : >"$share/window-open"
+        i=0
+        while [ ! -e "$share/window-done" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+        if [ -e "$share/window-done" ]; then
+            window_close "$pid"
+        else
+            window_msg="L2 never wrote window-done in the share (its write did not finish)"
+        fi
+        : >"$share/window-closed"
+    fi
     finish 240
     # virtiofsd serves one connection and ends with it.
     i=0
@@ -808,6 +872,7 @@ run_fs() {
         "interrupts_relayed ${relayed:-?} activations ${acts:-?} backend_failures ${fails:-?}" \
         "backend_hangups ${hangups:-?} register reads that exited ${exited:-?} (regs_mirror ${mirror:-?});" \
         "event_loop_wakeups ${wakeups:-?} in the whole run"
+    echo "fs: L2's 1 MiB write and sync, from outside kvmmio: ${window_line:-not reached}"
     if [ -n "$missing" ]; then msg=$missing
     elif [ "$status" != 0 ]; then
         msg="kvmmio exit status $status, not 0 ($(tail -n 3 "$R/fs.stderr" | tr '\n"' ' _'); virtiofsd: $(tail -n 2 "$R/fs.virtiofsd" | tr '\n"' ' _'))"
@@ -827,6 +892,8 @@ run_fs() {
     elif [ "$mirror" = 1 ] && [ "$exited" != 0 ]; then msg="$exited register reads of fs0 exited on the mirror"
     elif [ "${wakeups:-999}" -ge 64 ]; then
         msg="the event loop woke ${wakeups:-?} times in a run that moved 3 MiB over virtio-fs: the VMM is in its data path"
+    elif [ -n "$window_msg" ]; then msg="L2's write to the share: $window_msg"
+    elif [ -z "$window_line" ]; then msg="L2's write to the share: no data window read (L2 never printed KVMMIO-L2-FS-READ)"
     fi
     rm -rf "$share"
     record fs "$t" "$msg"
