@@ -29,7 +29,10 @@
 #   switch  two L2s on a user-space switch (vmm-boot's vhost-user-net
 #           case): address kvmmio.ip=, the other's kvmmio.host=; a ping
 #           through the switch (KVMMIO-L2-SWITCH-PING), then 1 MiB over TCP
-#           from the client to the server (kvmmio.secs=client|server):
+#           from the client to the server (kvmmio.secs=client|server),
+#           both silent from KVMMIO-L2-SWITCH-READY until L1 ends its
+#           data window (vsock: L1's go on port 5010, the server's
+#           "got it" to the host's 5011, L1's end on 5012):
 #           KVMMIO-L2-SWITCH-SENT and -GOT, md5 and size
 #   net-resets  multiqueue traffic, driver reload and link cycles, a tap
 #           outage (net-resets.sh is the L1 side, which it meets at TCP
@@ -182,22 +185,35 @@ switch_test() {
         i=$((i + 1)); [ $i -lt 90 ] || { echo "KVMMIO-L2-SWITCH-PING: failed"; return; }
     done
     echo "KVMMIO-L2-SWITCH-PING: ok"
+    # The transfer is L1's data window, read from outside both VMMs: both
+    # guests silent from L1's go (a connection to their vsock port 5010)
+    # to L1's end (port 5012); the server tells L1 it has everything by
+    # connecting to the host's port 5011. vhost-vsock carries the three,
+    # with the VMMs out of its path too.
     if [ "$secs" = server ]; then
         # busybox nc ends at its stdin's end: a stdin that never ends, and
         # the file read once all of it is there (or after 90 s).
         (sleep 600 | nc -l -p 5003 >/tmp/from-peer) &
+        echo "KVMMIO-L2-SWITCH-READY"
+        vsock_probe listen 5010 0 120 >/dev/null 2>&1
         i=0
         while [ "$(wc -c </tmp/from-peer 2>/dev/null || echo 0)" -lt 1048576 ] && [ $i -lt 180 ]; do
             sleep 0.5; i=$((i + 1))
         done
+        vsock_probe connect 2 5011 0 60 >/dev/null 2>&1
+        vsock_probe listen 5012 0 60 >/dev/null 2>&1
         echo "KVMMIO-L2-SWITCH-GOT: $(md5sum </tmp/from-peer | cut -d' ' -f1) $(wc -c </tmp/from-peer)"
     else
         dd if=/dev/urandom of=/tmp/to-peer bs=64k count=16 2>/dev/null
-        i=0
+        echo "KVMMIO-L2-SWITCH-READY"
+        vsock_probe listen 5010 0 120 >/dev/null 2>&1
+        i=0 sent=1
         until nc "$host" 5003 </tmp/to-peer 2>/dev/null; do
-            i=$((i + 1)); [ $i -lt 60 ] || { echo "KVMMIO-L2-ERROR: the other guest never listened on port 5003"; return; }
+            i=$((i + 1)); [ $i -lt 60 ] || { sent=0; break; }
             sleep 1
         done
+        vsock_probe listen 5012 0 60 >/dev/null 2>&1
+        [ $sent = 1 ] || { echo "KVMMIO-L2-ERROR: the other guest never listened on port 5003"; return; }
         echo "KVMMIO-L2-SWITCH-SENT: $(md5sum </tmp/to-peer | cut -d' ' -f1) $(wc -c </tmp/to-peer)"
     fi
 }

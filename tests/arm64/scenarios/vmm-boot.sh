@@ -103,7 +103,13 @@
 #                 injected or relayed no interrupt (testpmd used the
 #                 ioeventfds and the irqfds), no register read exited (the
 #                 mirror), one activation and no backend failure, and each
-#                 event loop woke fewer than 64 times in the whole run
+#                 event loop woke fewer than 64 times in the whole run;
+#                 and the transfer is a data window L1 reads from outside
+#                 both kvmmios while both L2s are silent (each VM has a
+#                 --vsock too, over which L1 says go and end and L2b says
+#                 it has everything): KVM exits in each, but not one MMIO
+#                 exit to userspace and not one context switch of either
+#                 kvmmio's threads
 #   disk-kill     L2 writes 1 MiB with fsync, says so, and kvmmio is then
 #                 killed with SIGKILL: the image holds the MiB (a FLUSH is
 #                 answered only after the data is in the file); a second
@@ -708,15 +714,18 @@ bypass_counters() {
 # its own threads' context switches right before and right after a
 # transfer it drives itself, while L2 prints nothing (a console line is
 # an exit to userspace and a wake-up of the VMM, which would fall inside
-# the window). window_open PID, then window_close PID: sets window_msg to
-# what the window shows against the bypass ('' when it holds) and
-# window_line to its figures.
+# the window). window_open NAME PID, then window_close NAME PID (NAME: a
+# word, one per VMM in the window): sets window_msg to what the window
+# shows against the bypass ('' when it holds) and window_line to its
+# figures.
 window_open() {
     [ -e /sys/kernel/debug/kvm/exits ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
-    window_before=$(outside-counters.sh "$1" 2>/dev/null || echo '{}')
+    eval "window_before_$1=\$(outside-counters.sh \"\$2\" 2>/dev/null || echo '{}')"
 }
 window_close() {
-    window_after=$(outside-counters.sh "$1" 2>/dev/null || echo '{}')
+    window_after=$(outside-counters.sh "$2" 2>/dev/null || echo '{}')
+    window_before='{}'
+    eval "window_before=\${window_before_$1:-'{}'}"
     # "EXITS TO_USER IN_KERNEL SWITCHES", each delta or "null" (unreadable
     # at either end: never taken for 0).
     window_d=$(jq -rn --argjson a "$window_before" --argjson b "$window_after" '
@@ -758,9 +767,9 @@ run_vsock() {
         fds0=$(ls "/proc/$pid/fd" | wc -l)
         # The window: L2 waits on its listener, silent, until L1 has
         # read the counters after it and connected to port 5003.
-        window_open "$pid"
+        window_open vsock "$pid"
         out=$(vsock_probe connect 3 5001 "$bytes" 120 2>&1)
-        window_close "$pid"
+        window_close vsock "$pid"
         vsock_probe connect 3 5003 0 30 >/dev/null 2>&1 || true
         # After the reload and the transfer that follows: the same fds
         # (a reset leaks none), read while L2 waits to power off.
@@ -844,12 +853,12 @@ run_fs() {
     # window-open and its own window-done, silent until window-closed.
     window_msg='' window_line=''
     if wait_for "$R/fs.console" KVMMIO-L2-FS-READ 180; then
-        window_open "$pid"
+        window_open fs "$pid"
         : >"$share/window-open"
         i=0
         while [ ! -e "$share/window-done" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
         if [ -e "$share/window-done" ]; then
-            window_close "$pid"
+            window_close fs "$pid"
         else
             window_msg="L2 never wrote window-done in the share (its write did not finish)"
         fi
@@ -925,12 +934,31 @@ run_vhost_user_net() {
     i=0
     while { [ ! -S /tmp/kvmmio-sw0.sock ] || [ ! -S /tmp/kvmmio-sw1.sock ]; } && kill -0 "$switch" 2>/dev/null &&
         [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
-    EXTRA="--rng off --net vhost-user=/tmp/kvmmio-sw1.sock,mac=02:6b:76:00:00:0b,reply_timeout_ms=$TCG_REPLY_MS" \
+    # Each with a vsock device too: L1 opens and closes the data window
+    # through it (vhost-vsock, with the VMMs out of its path as well).
+    EXTRA="--rng off --vsock cid=6 --net vhost-user=/tmp/kvmmio-sw1.sock,mac=02:6b:76:00:00:0b,reply_timeout_ms=$TCG_REPLY_MS" \
         boot vun-b 1 "switch kvmmio.ip=10.0.9.2 kvmmio.host=10.0.9.1 kvmmio.secs=server"
     pid_b=$pid
-    EXTRA="--rng off --net vhost-user=/tmp/kvmmio-sw0.sock,mac=02:6b:76:00:00:0a,reply_timeout_ms=$TCG_REPLY_MS" \
+    EXTRA="--rng off --vsock cid=5 --net vhost-user=/tmp/kvmmio-sw0.sock,mac=02:6b:76:00:00:0a,reply_timeout_ms=$TCG_REPLY_MS" \
         boot vun-a 1 "switch kvmmio.ip=10.0.9.1 kvmmio.host=10.0.9.2 kvmmio.secs=client"
     pid_a=$pid
+    # The data window: both guests silent from READY; L1 reads both
+    # VMMs' counters, says go, waits for the server's "got it", reads
+    # them again, and says the window is over.
+    line_a='' line_b='' window_a='' window_b=''
+    if wait_for "$R/vun-b.console" KVMMIO-L2-SWITCH-READY 240 && wait_for "$R/vun-a.console" KVMMIO-L2-SWITCH-READY 240; then
+        window_open a "$pid_a"
+        window_open b "$pid_b"
+        vsock_probe connect 6 5010 0 30 >/dev/null 2>&1 && vsock_probe connect 5 5010 0 30 >/dev/null 2>&1 &&
+            got_all=$(vsock_probe listen 5011 0 180 2>&1) || got_all=''
+        window_close a "$pid_a"
+        line_a=$window_line window_a=$window_msg
+        window_close b "$pid_b"
+        line_b=$window_line window_b=$window_msg
+        [ -n "$got_all" ] || window_a="L1 never heard from L2b that the 1 MiB arrived (vsock port 5011)"
+        vsock_probe connect 5 5012 0 30 >/dev/null 2>&1 || true
+        vsock_probe connect 6 5012 0 30 >/dev/null 2>&1 || true
+    fi
     finish 240
     status_a=$status
     pid=$pid_b booted=vun-b
@@ -943,6 +971,7 @@ run_vhost_user_net() {
     sent=$(l2_marker "$ca" SWITCH-SENT) got=$(l2_marker "$cb" SWITCH-GOT)
     echo "vhost-user-net: L2a ping '$(l2_marker "$ca" SWITCH-PING)', sent '$sent'; L2b ping '$(l2_marker "$cb" SWITCH-PING)'," \
         "got '$got'; kvmmio exits $status_a and $status_b"
+    echo "vhost-user-net: the 1 MiB from outside L2a's kvmmio: ${line_a:-not reached}; L2b's: ${line_b:-not reached}"
     for side in a b; do
         bypass_counters "$R/vun-$side.json" net0
         fails=$(device_counter "$R/vun-$side.json" net0 backend_failures || true)
@@ -970,6 +999,9 @@ run_vhost_user_net() {
     if [ -n "$missing" ]; then msg=$missing
     elif [ -z "$msg" ] && { [ -z "$sent" ] || [ "$sent" != "$got" ]; }; then
         msg="L2a sent '${sent:-nothing}', L2b got '${got:-nothing}' through the switch"
+    elif [ -z "$msg" ] && [ -z "$line_a" ]; then msg="no data window read (a guest never printed KVMMIO-L2-SWITCH-READY)"
+    elif [ -z "$msg" ] && [ -n "$window_a" ]; then msg="L2a's VMM in the transfer: $window_a"
+    elif [ -z "$msg" ] && [ -n "$window_b" ]; then msg="L2b's VMM in the transfer: $window_b"
     fi
     record vhost-user-net "$t" "$msg"
 }
