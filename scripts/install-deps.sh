@@ -73,9 +73,13 @@ case $arch in
     # kmod and binutils build the guest's initramfs; wget talks to the
     # guests' control server (bench/net-compare.sh; minbase has no wget, the
     # board rehearsal found); squashfs-tools makes the tools disk (fio for
-    # the disk cells). No QEMU, no cross build.
+    # the disk cells); virtiofsd serves the shared-folder cells (fs-mirror):
+    # Debian 13's standalone package, Debian 12's in qemu-system-common
+    # (/usr/lib/qemu/virtiofsd). No QEMU, no cross build.
     cross=()
-    platform=(cpio kmod binutils iperf3 iproute2 wget squashfs-tools) ;;
+    virtiofsd=virtiofsd
+    [ "$release" != bookworm ] || virtiofsd=qemu-system-common
+    platform=(cpio kmod binutils iperf3 iproute2 wget squashfs-tools "$virtiofsd") ;;
   *)
     # The arm64 cross build, and the nested arm64 platform: QEMU runs L1;
     # cpio and kmod (depmod) build its initramfs. iperf3 and iproute2 run
