@@ -450,9 +450,11 @@ if want root; then
     # package lists stay in the root (--skip=cleanup/apt/lists):
     # fetch-packages.sh resolves versions with them on the offline board.
     # The root's log, each line with the seconds since the start, is
-    # DIR/root.log.
+    # DIR/root.log. systemd: a board's init, under which the boot runs the
+    # package's kvmmio@.service last; Debian 13's apt brings it along,
+    # Debian 12's minbase has none (its board then had no unit to check).
     debian_root_make "$dir" "$root" "$release" board-rehearsal virtio_pci,virtio_mmio,virtio_blk,ext4 \
-        "$(IFS=,; echo "${deps[*]},linux-image-arm64")" "$dir/root.log" --skip=cleanup/apt/lists
+        "$(IFS=,; echo "${deps[*]},linux-image-arm64,systemd")" "$dir/root.log" --skip=cleanup/apt/lists
     echo board >"$root/etc/hostname"
     say "root: $(du -sh "$root" | cut -f1)"
     phase_done root

@@ -234,16 +234,19 @@ autogroup_nice() {
 # one-vCPU boot and power-off (each of its main job's guests is one); the
 # board runs what its Debian 13 userland takes part in (SIGTERM, the
 # privilege drop, console input from a pipe, set-up errors), ~80 s less of
-# the board's boot. Its main.sh runs one
-# disk cell, the mirror's with io_uring (its userland's io_uring and glibc;
-# the host's fio cell measures the board, not kvmmio), and no
-# guest-to-guest cell (make check's net-compare runs the mirror's; on the
+# the board's boot. Its main.sh runs two
+# disk cells, the mirror's with io_uring (its userland's io_uring and glibc;
+# the host's fio cell measures the board, not kvmmio) and the shared
+# folder's, and no guest-to-guest cell (the main job runs the mirror's; on the
 # board it added ~100 s), and no vsock cell (the main job's and make
 # check's run them nested; on the board they would add about a minute).
+# The shared-folder cells (fs-mirror) are the only run of kvmmio against
+# Debian 13's virtiofsd (the Rust one; the nested platform's is Debian
+# 12's C one): about a minute of the board's boot.
 # By hand, without --vmm-boot-skip, --fio-configs, --g2g-configs and
 # --vsock-configs, every case and --quick's disk, guest-to-guest and vsock
 # cells run.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror --g2g-configs none --vsock-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror,fs-mirror --g2g-configs none --vsock-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 # The guest phase (make-guest.sh in the board's root) joins them where
 # step 9 boots its guest; the board's image then carries it for README's
