@@ -12,7 +12,7 @@
 //
 // Raw KVM ioctls: /dev/kvm, a VM, guest RAM (a memfd mapped shared, with
 // MADV_HUGEPAGE, as kvmmio's), one vCPU, the vGIC, the kernel and the
-// initrd read into RAM where kvmmio puts them (vmm/boot_layout.h), the
+// initrd read into RAM where kvmmio puts them (vmm/boot/boot_layout.h), the
 // boot registers, then vCPU 0's first KVM_RUN. Its time is taken just
 // before the call, as kvmmio's first_run is.
 //
@@ -24,7 +24,7 @@
 // With --run CMDLINE (and --json FILE: stdout is the guest's console) the
 // floor boots the same kernel for real, so that a benchmark can compare
 // the time from exec to the guest kernel's clock of kvmmio, QEMU and the
-// floor. The guest gets kvmmio's own device tree (vmm/device_tree.h,
+// floor. The guest gets kvmmio's own device tree (vmm/boot/device_tree.h,
 // without virtio devices; CMDLINE as bootargs), built in a phase of its
 // own, "device_tree", before image_load, as kvmmio builds it. The first
 // KVM_RUN enters the guest; the JSON is written when it first returns (all
@@ -36,7 +36,7 @@
 // SYSTEM_OFF or SYSTEM_RESET, SIGTERM and SIGINT end it with status 0; any
 // other exit is an error (status 1).
 //
-// Of kvmmio's code only its start-up timeline (vmm/startup_timeline.h),
+// Of kvmmio's code only its start-up timeline (vmm/stats/startup_timeline.h),
 // so both are timed by one rule, and its boot placement and device tree,
 // so both boot the guest alike. The JSON object: exec_to_main (from
 // /proc/self/stat, clock-tick steps), the phases (setup, vm, vcpus, vgic,
@@ -65,10 +65,10 @@
 #include "kvmmio/amba/primecell.h"
 #include "kvmmio/base/unique_fd.h"
 #include "kvmmio/console/pl011.h"
-#include "vmm/boot_layout.h"
-#include "vmm/device_tree.h"
-#include "vmm/memory_map_arm64.h"
-#include "vmm/startup_timeline.h"
+#include "vmm/boot/boot_layout.h"
+#include "vmm/boot/device_tree.h"
+#include "vmm/boot/memory_map_arm64.h"
+#include "vmm/stats/startup_timeline.h"
 
 namespace {
 
@@ -125,7 +125,7 @@ namespace layout = kvmmio::vmm::layout;
 using kvmmio::UniqueFd;
 
 // One JSON object: kvmmio's --stats "startup_ms" shape, from the same
-// timeline kvmmio keeps (vmm/startup_timeline.h), so both are timed alike.
+// timeline kvmmio keeps (vmm/stats/startup_timeline.h), so both are timed alike.
 std::string json(const kvmmio::vmm::StartupStats& st) {
   std::string s = "{\"startup_ms\":{";
   char buf[128];
@@ -310,7 +310,7 @@ int run(const Options& o, kvmmio::vmm::StartupTimeline& t) {
   gic_attr(vgic.get(), KVM_DEV_ARM_VGIC_GRP_CTRL, KVM_DEV_ARM_VGIC_CTRL_INIT, nullptr);
   t.end_phase("vgic");
 
-  // kvmmio's placement (vmm/boot_layout.h): the kernel at the start of RAM
+  // kvmmio's placement (vmm/boot/boot_layout.h): the kernel at the start of RAM
   // plus its text_offset, the device tree in the last whole 2 MiB block,
   // the initrd right below it. The plan needs the kernel's header and the
   // initrd's size (kvmmio reads them in its setup; here they open the
@@ -336,7 +336,7 @@ int run(const Options& o, kvmmio::vmm::StartupTimeline& t) {
   const kvmmio::vmm::BootLayout boot = kvmmio::vmm::plan_boot(layout::kRamBase, ram_size, header, initrd_size);
 
   // --run: kvmmio's device tree for this machine, as kvmmio's load_guest()
-  // makes it (vmm/machine_arm64.cc), with no virtio device.
+  // makes it (vmm/machine/machine_arm64.cc), with no virtio device.
   std::vector<uint8_t> dtb;
   if (o.run) {
     kvmmio::vmm::DeviceTreeSpec spec;

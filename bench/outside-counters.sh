@@ -53,7 +53,7 @@
 # KVMMIO_KVM_DEBUGFS (default /sys/kernel/debug/kvm).
 
 # oc_role NAME: what a thread named NAME is, into $oc_r: "vcpu" (kvmmio's
-# "vcpuN", vmm/vcpu_runner_arm64.cc; QEMU's "CPU N/KVM"), "vhost"
+# "vcpuN", vmm/machine/vcpu_runner_arm64.cc; QEMU's "CPU N/KVM"), "vhost"
 # (vhost-net's worker "vhost-PID": a kernel thread of its own before Linux
 # 6.4, a thread of the VMM's process after) or "vmm" (the VMM's own work).
 # The one place these names are known: bench/net-compare.sh's --pin

@@ -443,7 +443,7 @@ kvmmio_status kvmmio_transport_counters(const kvmmio_transport* transport, kvmmi
     const kvmmio::virtio::VirtioDevice& device = *transport->device->device;
     const kvmmio::virtio::TransportCounters& counters = slot.transport().counters();
     // As the kvmmio program reports a device: guest_errors counts the
-    // device's own too (vmm/device_stats.cc).
+    // device's own too (vmm/stats/device_stats.cc).
     counters.each([&](const char* name, uint64_t value) {
       if (name == std::string_view("guest_errors")) value += device.guest_errors();
       fn(opaque, name, value);

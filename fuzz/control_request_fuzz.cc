@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // libFuzzer target: a hostile control-socket client against the request
-// parser and dispatcher (vmm/control_protocol.h), behind a fake machine
+// parser and dispatcher (vmm/control/control_protocol.h), behind a fake machine
 // (FakeVmControl). The input is split into lines as the server splits
 // them, each cut at the server's line limit (a longer one never reaches
 // the parser). The checks, besides ASan and UBSan:
@@ -18,8 +18,8 @@
 
 #include "../tests/vmm/fake_vm_control.h"
 #include "kvmmio/base/log.h"
-#include "vmm/control_protocol.h"
-#include "vmm/control_server.h"
+#include "vmm/control/control_protocol.h"
+#include "vmm/control/control_server.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 # the embedding example. A separate build with gcc's --coverage; gcovr (from
 # Debian) reads the counts. Fails when line coverage falls below the floor.
 #
-# The arm64 code (kvm/arch/arm64_*, vmm/machine_arm64.cc, ...) runs only on
+# The arm64 code (kvm/arch/arm64_*, vmm/machine/machine_arm64.cc, ...) runs only on
 # the nested arm64 platform, which this build does not reach, so it counts as
 # uncovered here: the floor is the host's figure, not the project's.
 #

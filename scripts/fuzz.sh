@@ -58,8 +58,8 @@ sources_of() {
               "$src"/hw/block/*.cc ;;
     # The fake machine's stats may read the footprint and press a power key.
     control_request) echo "$src/fuzz/control_request_fuzz.cc" "$src"/base/*.cc \
-              "$src/vmm/control_protocol.cc" "$src/vmm/stats.cc" "$src/vmm/footprint.cc" \
-              "$src/vmm/power_key.cc" "$src/hw/gpio/pl061.cc" ;;
+              "$src/vmm/control/control_protocol.cc" "$src/vmm/stats/stats.cc" "$src/vmm/stats/footprint.cc" \
+              "$src/vmm/machine/power_key.cc" "$src/hw/gpio/pl061.cc" ;;
     vhost_user) echo "$src/fuzz/vhost_user_fuzz.cc" "$src"/base/*.cc "$src/kvm/guest_memory.cc" \
               "$src"/hw/vhost/*.cc ;;
   esac

@@ -14,7 +14,19 @@
 #              include/kvmmio/vhost/, include/kvmmio/vsock/, include/kvmmio/fs/
 #   5 capi     capi/, include/kvmmio/kvmmio.h (the C API)
 #   6 vmm      vmm/
-# tests/, bench/ and fuzz/ sit outside the layers and may include anything.
+# tests/, bench/ and fuzz/ (the lab) sit outside the layers and may
+# include anything; nothing of the product (library or program) includes
+# the lab.
+# Inside the program, its rooms (one folder a job) are layered the same way,
+# bottom up; a room sees its own files and lower rooms', never a room of its
+# own level or above, and every file of vmm/ sits in a room (vmm/ itself
+# holds only the systemd unit):
+#   1 process          usage errors, exit statuses, privileges, seccomp,
+#                      signals, output files, unix sockets, the terminal
+#   2 boot console stats   images and device tree; the guest console; --stats
+#   3 control          the control socket, named VMs
+#   4 machine network  the VM and its devices' slots; NAT networks
+#   5 cli              the command line and its commands
 # One seam inside a layer pair: devices use the device interface
 # (kvmmio/virtio/virtio_device.h and the rings), never the transport
 # (kvmmio/virtio/mmio_transport.h, hw/virtio/): what a device may use comes
@@ -48,6 +60,29 @@ layer_of() {
     esac
 }
 
+# room_of PATH: "LEVEL NAME" of a file of the program, "0 -" outside vmm/,
+# "9 none" for a file of vmm/ in no room.
+room_of() {
+    case $1 in
+    vmm/process/*) echo "1 process" ;;
+    vmm/boot/*) echo "2 boot" ;;
+    vmm/console/*) echo "2 console" ;;
+    vmm/stats/*) echo "2 stats" ;;
+    vmm/control/*) echo "3 control" ;;
+    vmm/machine/*) echo "4 machine" ;;
+    vmm/network/*) echo "4 network" ;;
+    vmm/cli/*) echo "5 cli" ;;
+    vmm/*) echo "9 none" ;;
+    *) echo "0 -" ;;
+    esac
+}
+
+# lab PATH: the benchmarks, the tests and the fuzzers.
+lab() {
+    case $1 in bench/* | tests/* | fuzz/*) return 0 ;; esac
+    return 1
+}
+
 # transport_only PATH: the transport's own files, hidden from devices.
 transport_only() {
     case $1 in include/kvmmio/virtio/mmio_transport.h | hw/virtio/*) return 0 ;; esac
@@ -63,7 +98,7 @@ register_file() {
 resolve() {
     case $2 in
     kvmmio/*) echo "include/$2" ;;
-    vmm/* | hw/* | base/* | kvm/* | capi/*) echo "$2" ;;
+    vmm/* | hw/* | base/* | kvm/* | capi/* | bench/* | tests/* | fuzz/*) echo "$2" ;;
     *) echo "${1%/*}/$2" ;;  # a private header next to the file
     esac
 }
@@ -76,13 +111,24 @@ check_tree() {
         for f in $(find base kvm hw capi vmm include/kvmmio -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | LC_ALL=C sort); do
             from=$(layer_of "$f")
             [ "$from" != 0 ] || continue
+            set -- $(room_of "$f")
+            from_level=$1 from_room=$2
+            [ "$from_room" != none ] ||
+                echo "$f: outside the program's rooms: put it in the folder of its job (vmm/process, boot, console, stats, control, machine, network or cli)"
             grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | while IFS= read -r hit; do
                 line=${hit%%:*}
                 name=$(echo "$hit" | sed 's/^[^"]*"\([^"]*\)".*/\1/')
                 path=$(resolve "$f" "$name")
                 to=$(layer_of "$path")
-                if [ "$to" -gt "$from" ]; then
+                set -- $(room_of "$path")
+                to_level=$1 to_room=$2
+                if lab "$path"; then
+                    echo "$f:$line: includes \"$name\": the product never includes the lab (bench/, tests/, fuzz/)"
+                elif [ "$to" -gt "$from" ]; then
                     echo "$f:$line: includes \"$name\": $(layer_name "$from") may not include $(layer_name "$to")"
+                elif [ "$from_level" != 0 ] && [ "$to_level" != 0 ] && [ "$to_room" != "$from_room" ] &&
+                    [ "$to_level" -ge "$from_level" ]; then
+                    echo "$f:$line: includes \"$name\": the program's room $from_room may not include $to_room"
                 elif [ "$from" = 4 ] && transport_only "$path"; then
                     echo "$f:$line: includes \"$name\": devices see their activation, not the transport"
                 elif [ "$from" = 4 ] && register_file "$path"; then
@@ -106,21 +152,31 @@ mkdir -p "$scratch/hw/net"
 printf '#include "kvmmio/virtio/mmio_transport.h"\n' >"$scratch/hw/net/bad.cc"
 mkdir -p "$scratch/hw/console"
 printf '#include "kvmmio/virtio/virtio_spec.h"\n#include "kvmmio/virtio/mmio_regs.h"\n' >"$scratch/hw/console/bad.cc"
+mkdir -p "$scratch/vmm/cli" "$scratch/vmm/process" "$scratch/vmm/boot"
+printf '#include "vmm/process/usage_error.h"\n' >"$scratch/vmm/cli/ok.cc"
+printf '#include "vmm/boot/device_tree.h"\n#include "vmm/cli/options.h"\n' >"$scratch/vmm/process/bad.cc"
+printf '#include "vmm/console/console.h"\n#include "bench/pps/pps_core.h"\n' >"$scratch/vmm/boot/bad.cc"
+printf '\n' >"$scratch/vmm/loose.cc"
 if planted=$(check_tree "$scratch"); then
-    echo "check-layers.sh: FAIL: the planted includes in base/bad.cc, hw/console/bad.cc and hw/net/bad.cc went unnoticed"
+    echo "check-layers.sh: FAIL: the planted includes in base/bad.cc, hw/console/bad.cc, hw/net/bad.cc and vmm/ went unnoticed"
     exit 1
 fi
 case $planted in
 "base/bad.cc:2: includes \"kvmmio/vm.h\": base may not include kvm
 hw/console/bad.cc:2: includes \"kvmmio/virtio/mmio_regs.h\": devices take virtio constants from kvmmio/virtio/virtio_spec.h, not the MMIO register file
-hw/net/bad.cc:1: includes \"kvmmio/virtio/mmio_transport.h\": devices see their activation, not the transport") ;;
+hw/net/bad.cc:1: includes \"kvmmio/virtio/mmio_transport.h\": devices see their activation, not the transport
+vmm/boot/bad.cc:1: includes \"vmm/console/console.h\": the program's room boot may not include console
+vmm/boot/bad.cc:2: includes \"bench/pps/pps_core.h\": the product never includes the lab (bench/, tests/, fuzz/)
+vmm/loose.cc: outside the program's rooms: put it in the folder of its job (vmm/process, boot, console, stats, control, machine, network or cli)
+vmm/process/bad.cc:1: includes \"vmm/boot/device_tree.h\": the program's room process may not include boot
+vmm/process/bad.cc:2: includes \"vmm/cli/options.h\": the program's room process may not include cli") ;;
 *) echo "check-layers.sh: FAIL: the planted upward include was reported as: $planted"; exit 1 ;;
 esac
 
 # 2. The tree.
 if ! found=$(check_tree "$src"); then
     echo "$found"
-    echo "check-layers.sh: FAIL: includes that cross a layer upward or a device's seam (docs/architecture.md, \"Layers\")"
+    echo "check-layers.sh: FAIL: includes that cross a layer upward, a device's seam or the program's rooms (docs/architecture.md, \"Layers\" and \"The program's rooms\")"
     exit 1
 fi
-echo "check-layers.sh: every #include in base, kvm, virtio, devices, capi and vmm stays in its layer or below"
+echo "check-layers.sh: every #include in base, kvm, virtio, devices, capi and vmm stays in its layer or below, and in the program in its room or a lower one"

@@ -86,7 +86,7 @@
 #include <thread>
 #include <vector>
 
-#include "vmm/memory_map_arm64.h"
+#include "vmm/boot/memory_map_arm64.h"
 
 namespace {
 

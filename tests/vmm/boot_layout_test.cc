@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Placement of kernel, initrd and DTB (booting.rst): alignment, no
 // overlaps, the 32 GiB window, and a "--mem" advice that really fits.
-#include "vmm/boot_layout.h"
+#include "vmm/boot/boot_layout.h"
 
 #include <gtest/gtest.h>
 
 #include "test_files.h"
-#include "vmm/memory_map_arm64.h"
+#include "vmm/boot/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// `kvmmio run --config FILE` (vmm/config_file.h): the file's lines, and
+// `kvmmio run --config FILE` (vmm/cli/config_file.h): the file's lines, and
 // their options parsed where --config stands, mistakes named by line.
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "test_files.h"
-#include "vmm/config_file.h"
-#include "vmm/options.h"
+#include "vmm/cli/config_file.h"
+#include "vmm/cli/options.h"
 
 namespace kvmmio::vmm {
 namespace {

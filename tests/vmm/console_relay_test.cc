@@ -23,9 +23,9 @@
 #include "kvmmio/base/log.h"
 #include "kvmmio/base/unique_fd.h"
 #include "test_files.h"
-#include "vmm/console_relay.h"
-#include "vmm/console_setup.h"
-#include "vmm/unix_socket.h"
+#include "vmm/console/console_relay.h"
+#include "vmm/console/console_setup.h"
+#include "vmm/process/unix_socket.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -2,7 +2,7 @@
 // Console plumbing: bytes from an input fd reach the UART's RX FIFO in
 // order and none are dropped when the guest reads slowly; Ctrl-A escapes;
 // end of input; a regular file as input; output to an fd.
-#include "vmm/console.h"
+#include "vmm/console/console.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -21,10 +21,10 @@
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/event_loop.h"
 #include "test_files.h"
-#include "vmm/control_client.h"
-#include "vmm/control_server.h"
-#include "vmm/options.h"
-#include "vmm/unix_socket.h"
+#include "vmm/control/control_client.h"
+#include "vmm/control/control_server.h"
+#include "vmm/cli/options.h"
+#include "vmm/process/unix_socket.h"
 
 namespace kvmmio::vmm {
 namespace {

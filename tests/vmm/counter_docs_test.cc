@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// docs/usage.md's counter table (vmm/counter_docs.h) has a row for every
+// docs/usage.md's counter table (vmm/cli/counter_docs.h) has a row for every
 // key each device type's --stats counters carry, so no counter goes
 // undocumented when a new table joins a device's stats but not the docs.
-#include "vmm/counter_docs.h"
+#include "vmm/cli/counter_docs.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "kvmmio/fs/virtio_fs.h"
 #include "kvmmio/vhost/vhost_user.h"
 #include "tests/vhost/test_backend.h"
-#include "vmm/device_stats.h"
+#include "vmm/stats/device_stats.h"
 
 namespace kvmmio::vmm {
 namespace {

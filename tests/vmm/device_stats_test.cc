@@ -2,7 +2,7 @@
 // Each device's --stats counters: the keys, in the order the JSON has
 // always had them (scripts and the report parser read them), and values
 // taken from the right places.
-#include "vmm/device_stats.h"
+#include "vmm/stats/device_stats.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // vCPUs, GICv3/v2, 0/1/3 virtio-mmio devices, with and without an initrd;
 // `dtc -I dtb -O dts` must decompile every one without a warning, and two
 // configurations are compared with their full expected decompilation.
-#include "vmm/device_tree.h"
+#include "vmm/boot/device_tree.h"
 
 #include <gtest/gtest.h>
 #include <libfdt.h>
@@ -16,7 +16,7 @@
 #include <tuple>
 
 #include "test_files.h"
-#include "vmm/memory_map_arm64.h"
+#include "vmm/boot/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

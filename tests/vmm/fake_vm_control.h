@@ -7,9 +7,9 @@
 
 #include <atomic>
 
-#include "vmm/control_protocol.h"
-#include "vmm/footprint.h"
-#include "vmm/power_key.h"
+#include "vmm/control/control_protocol.h"
+#include "vmm/stats/footprint.h"
+#include "vmm/machine/power_key.h"
 
 namespace kvmmio::vmm::test {
 

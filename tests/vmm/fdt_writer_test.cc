@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // FdtWriter: what it writes reads back through libfdt; nodes end with their
 // guards; the buffer grows; misuse is an FdtError naming what failed.
-#include "vmm/fdt_writer.h"
+#include "vmm/boot/fdt_writer.h"
 
 #include <gtest/gtest.h>
 #include <libfdt.h>

@@ -4,7 +4,7 @@
 // guest RAM would be) and count everything else (a big anonymous mapping,
 // another shared mapping, which is not private); the thread count is this
 // process's; the formulas on crafted status text.
-#include "vmm/footprint.h"
+#include "vmm/stats/footprint.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

@@ -12,8 +12,8 @@
 
 #include "kvmmio/guest_memory.h"
 #include "test_files.h"
-#include "vmm/boot_layout.h"
-#include "vmm/image_loader.h"
+#include "vmm/boot/boot_layout.h"
+#include "vmm/boot/image_loader.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The host page sizes the memory map serves (4, 16, 64 KiB) and the clear
 // refusal of any other, whatever this test host's own page size is.
-#include "vmm/host_page.h"
+#include "vmm/boot/host_page.h"
 
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include "kvmmio/base/error.h"
-#include "vmm/memory_map_arm64.h"
+#include "vmm/boot/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -3,7 +3,7 @@
 // corrupted ones and other kinds of kernel files are refused with a message
 // that says what the file is and what to give instead. Boot files load
 // into guest memory through the checked accessor.
-#include "vmm/image_loader.h"
+#include "vmm/boot/image_loader.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

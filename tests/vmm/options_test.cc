@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // kvmmio's command line: every option in both forms, defaults, and one
 // clear UsageError (exit status 2) per kind of mistake, naming the fix.
-#include "vmm/devices.h"
-#include "vmm/options.h"
+#include "vmm/cli/devices.h"
+#include "vmm/cli/options.h"
 
 #include <gtest/gtest.h>
 
-#include "vmm/memory_map_arm64.h"
+#include "vmm/boot/memory_map_arm64.h"
 
 namespace kvmmio::vmm {
 namespace {

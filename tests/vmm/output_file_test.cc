@@ -4,7 +4,7 @@
 // and removed again when kvmmio created it but never wrote it; by the rule
 // of kvmmio/base/user_path.h, never through another user's link or into
 // another user's file where others can write.
-#include "vmm/output_file.h"
+#include "vmm/process/output_file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/unique_fd.h"
-#include "vmm/privileges.h"
+#include "vmm/process/privileges.h"
 #include "tests/vmm/test_files.h"
 
 namespace kvmmio::vmm {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The bound on reboots in place: a guest in a reboot loop stops kvmmio.
-#include "vmm/reboot_limit.h"
+#include "vmm/machine/reboot_limit.h"
 
 #include <gtest/gtest.h>
 

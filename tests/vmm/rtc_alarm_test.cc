@@ -3,7 +3,7 @@
 // second already passed fires at once, a disarmed timer never does, and
 // the PL031 wired to it as the machine wires it latches its match and
 // raises its line.
-#include "vmm/rtc_alarm.h"
+#include "vmm/machine/rtc_alarm.h"
 
 #include <gtest/gtest.h>
 

@@ -3,15 +3,15 @@
 // with these options would get; bad inputs are UserErrors (exit status 2)
 // that leave no output file behind; on hosts other than arm64, running is
 // refused with a message that says where it works.
-#include "vmm/run_command.h"
+#include "vmm/cli/run_command.h"
 
 #include <gtest/gtest.h>
 #include <libfdt.h>
 #include <sys/stat.h>
 
 #include "test_files.h"
-#include "vmm/device_tree.h"
-#include "vmm/devices.h"
+#include "vmm/boot/device_tree.h"
+#include "vmm/cli/devices.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -4,7 +4,7 @@
 // killed by SIGSYS with a message naming the thread class and the call;
 // in log mode the call is made and named; the privilege drop leaves no
 // capability and no way back; the process is not dumpable.
-#include "vmm/seccomp.h"
+#include "vmm/process/seccomp.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -43,12 +43,12 @@
 #include "kvmmio/net/tap_monitor.h"
 #include "kvmmio/rng/virtio_rng.h"
 #include "kvmmio/virtio/mmio_transport.h"
-#include "vmm/console_relay.h"
-#include "vmm/control_server.h"
-#include "vmm/unix_socket.h"
-#include "vmm/options.h"
-#include "vmm/output_file.h"
-#include "vmm/privileges.h"
+#include "vmm/console/console_relay.h"
+#include "vmm/control/control_server.h"
+#include "vmm/process/unix_socket.h"
+#include "vmm/cli/options.h"
+#include "vmm/process/output_file.h"
+#include "vmm/process/privileges.h"
 #include "test_files.h"
 
 namespace kvmmio::vmm {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // SignalFd: the signals kvmmio acts on arrive as events, SIGUSR1 (the
 // --stats snapshot) among them, instead of running default handlers.
-#include "vmm/signals.h"
+#include "vmm/process/signals.h"
 
 #include <pthread.h>
 #include <signal.h>

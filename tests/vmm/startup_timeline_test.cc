@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // StartupTimeline: phases in order, the exec read from /proc, nothing
 // after the first KVM_RUN.
-#include "vmm/startup_timeline.h"
+#include "vmm/stats/startup_timeline.h"
 
 #include <gtest/gtest.h>
 #include <time.h>

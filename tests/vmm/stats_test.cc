@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The --stats JSON: the documented keys, per-vCPU exits by reason, device
 // counters, string escaping, and well-formed nesting.
-#include "vmm/stats.h"
+#include "vmm/stats/stats.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "vmm/device_stats.h"
+#include "vmm/stats/device_stats.h"
 
 namespace kvmmio::vmm {
 namespace {

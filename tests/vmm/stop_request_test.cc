@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // StopRequest: a stop is decided once; a reboot in place is taken by the
 // main thread, and a stop asked for meanwhile wins over it.
-#include "vmm/stop_request.h"
+#include "vmm/process/stop_request.h"
 
 #include <gtest/gtest.h>
 

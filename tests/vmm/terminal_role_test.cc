@@ -19,7 +19,7 @@
 #include <string>
 
 #include "kvmmio/base/unique_fd.h"
-#include "vmm/raw_terminal.h"
+#include "vmm/process/raw_terminal.h"
 
 namespace kvmmio::vmm {
 namespace {

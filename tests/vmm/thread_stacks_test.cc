@@ -2,7 +2,7 @@
 // kvmmio's threads get the stack thread_stacks.h sets, std::thread too;
 // with the arena limit set, many threads allocating at once share at most
 // that many arenas (so glibc never has to ask for the CPU count).
-#include "vmm/thread_stacks.h"
+#include "vmm/process/thread_stacks.h"
 
 #include <gtest/gtest.h>
 #include <malloc.h>

@@ -26,9 +26,9 @@
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/event_loop.h"
 #include "test_files.h"
-#include "vmm/console_relay.h"
-#include "vmm/control_server.h"
-#include "vmm/unix_socket.h"
+#include "vmm/console/console_relay.h"
+#include "vmm/control/control_server.h"
+#include "vmm/process/unix_socket.h"
 
 namespace kvmmio::vmm {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "kvmmio/base/error.h"
 #include "tests/vmm/test_files.h"
-#include "vmm/console_setup.h"
-#include "vmm/image_loader.h"
+#include "vmm/console/console_setup.h"
+#include "vmm/boot/image_loader.h"
 
 namespace kvmmio::vmm {
 namespace {

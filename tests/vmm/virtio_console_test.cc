@@ -26,7 +26,7 @@
 #include "../virtio/mmio_driver.h"
 #include "kvmmio/base/unique_fd.h"
 #include "kvmmio/virtio/mmio_regs.h"
-#include "vmm/console.h"
+#include "vmm/console/console.h"
 
 namespace kvmmio::console {
 namespace {

@@ -23,11 +23,11 @@
 #include "fake_vm_control.h"
 #include "kvmmio/base/event_loop.h"
 #include "test_files.h"
-#include "vmm/control_client.h"
-#include "vmm/control_server.h"
-#include "vmm/options.h"
-#include "vmm/vm_commands.h"
-#include "vmm/vm_directory.h"
+#include "vmm/control/control_client.h"
+#include "vmm/control/control_server.h"
+#include "vmm/cli/options.h"
+#include "vmm/cli/vm_commands.h"
+#include "vmm/control/vm_directory.h"
 
 namespace kvmmio::vmm {
 namespace {

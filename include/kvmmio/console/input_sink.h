@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // ConsoleInputSink: a guest-facing device that takes host console input
 // (the PL011's RX FIFO, virtio-console's receiveq). The VMM's console input
-// (vmm/console.h) feeds whichever device is the guest's console through it,
+// (vmm/console/console.h) feeds whichever device is the guest's console through it,
 // so Ctrl-A escapes, raw mode and end-of-input handling exist once.
 //
 // Contract: receive() takes what fits now and returns that count; the
