@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "kvmmio/base/log.h"
 #include "kvmmio/base/user_path.h"
@@ -100,11 +101,11 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
     trust_path_owner(id.uid);
   }
   if (options.group) run_as_gid = resolve_group(*options.group);
-  const KernelImage kernel(options.kernel);
-  std::optional<BootFile> initrd;
-  if (options.initrd) initrd.emplace(*options.initrd, "--initrd");
+  auto kernel = std::make_unique<const KernelImage>(options.kernel);
+  std::unique_ptr<const BootFile> initrd;
+  if (options.initrd) initrd = std::make_unique<const BootFile>(*options.initrd, "--initrd");
   const BootLayout boot =
-      plan_boot(layout::kRamBase, options.mem, kernel.header(),
+      plan_boot(layout::kRamBase, options.mem, kernel->header(),
                 initrd ? std::optional<uint64_t>(initrd->size()) : std::nullopt);
 
   // --dump-dtb needs no console: open nothing (no pty, no socket file).
@@ -137,32 +138,32 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   // A closed stdout must not kill kvmmio: ConsoleOutput sees EPIPE instead.
   ::signal(SIGPIPE, SIG_IGN);
 
+  if (run_as_uid || run_as_gid) {
+    const uid_t uid = run_as_uid.value_or(static_cast<uid_t>(-1));
+    const gid_t gid = run_as_gid.value_or(static_cast<gid_t>(-1));
+    console.give_to(uid, gid);
+    if (api) api->give_to(uid, gid);
+    if (vm_dir) vm_dir->give_to(uid, gid);
+  }
+  // Raw only while the guest owns the terminal (below).
+  const bool console_on_terminal = console.stdio;
+
   MachineConfig config;
   config.mem = options.mem;
   config.cpus = options.cpus;
   config.gic = options.gic;
   config.bootargs = options.kernel_cmdline();
-  config.kernel = &kernel;
-  config.initrd = initrd ? &*initrd : nullptr;
+  config.kernel = std::move(kernel);
+  config.initrd = std::move(initrd);
   config.boot = boot;
-  config.console_in = console.in;
-  config.console_out = console.out;
-  config.console_escapes = console.escapes;
-  config.console_relay = console.relay.get();
+  config.console = std::move(console);
   config.console_destination = options.console_to.to_string();
-  config.api = api.get();
+  config.api = std::move(api);
   config.seccomp = options.seccomp;
   config.on_reboot = options.on_reboot;
   config.startup = startup;
   config.uid = run_as_uid;
   config.gid = run_as_gid;
-  if (config.uid || config.gid) {
-    const uid_t uid = config.uid.value_or(static_cast<uid_t>(-1));
-    const gid_t gid = config.gid.value_or(static_cast<gid_t>(-1));
-    console.give_to(uid, gid);
-    if (api) api->give_to(uid, gid);
-    if (vm_dir) vm_dir->give_to(uid, gid);
-  }
   if (stats_file) {
     // kill -USR1: the counters so far, e.g. before and after a benchmark run.
     config.on_stats_request = [&stats_file](const MachineStats& stats) {
@@ -177,7 +178,7 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
   // Before anything holds guest memory: no core dumps, no ptrace by peers.
   harden_process();
   if (startup) startup->end_phase("setup");  // options, plans, files opened
-  Machine machine(config);
+  Machine machine(std::move(config));
   // In plan order, so the slots match the device tree --dump-dtb shows.
   for (const VirtioDevicePlan& d : plan) machine.add_virtio_mmio(d.name, d.type, d.make);
   if (startup) startup->end_phase("devices");
@@ -187,7 +188,7 @@ int run_command(const RunOptions& options, StartupTimeline* startup) {
     // to a normal terminal, and the mode is restored before the messages
     // below.
     std::optional<RawTerminal> raw;
-    if (console.stdio) raw.emplace(STDIN_FILENO);
+    if (console_on_terminal) raw.emplace(STDIN_FILENO);
     result = machine.run();
   }
   report_stop(result);

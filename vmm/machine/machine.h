@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Machine: one arm64 VM assembled from the memory map (vmm/boot/memory_map_arm64.h):
-// RAM, vCPUs each on a thread of its own, the in-kernel vGIC, the PL011
-// (the console, unless a virtio-console device takes the console input),
-// virtio-mmio devices in their slots, the event-loop thread
-// for userspace backends, and the orderly stop.
+// RAM; the vCPUs, each on a thread of its own, with the in-kernel vGIC
+// (VcpuSet, vcpu_set_arm64.h); the PL011, PL061 and PL031 (PlatformDevices,
+// platform_devices.h: the console, unless a virtio-console device takes
+// the console input, the power key and the clock); virtio-mmio devices in
+// their slots; the event-loop thread for userspace backends; and the
+// orderly stop. The Machine owns what it is given (MachineConfig).
 //
 // Confinement: once everything is set up and before the first guest
 // instruction, the machine drops to --user/--group and each thread installs
@@ -20,7 +22,7 @@
 // (docs/security.md, "Budgets and bounds").
 //
 // Life cycle (one Machine per process):
-//   Machine m(config);           // everything set up, no guest code run;
+//   Machine m(std::move(config)); // everything set up, no guest code run;
 //                                // every vCPU ioctl happens on that vCPU's
 //                                // own thread (KVM_ARM_VCPU_INIT included)
 //   m.add_virtio_mmio(...);      // devices, in slot order
@@ -56,7 +58,7 @@
 #include "kvmmio/mmio_bus.h"
 #include "kvmmio/vm.h"
 #include "vmm/boot/boot_layout.h"
-#include "vmm/console/console_relay.h"
+#include "vmm/console/console_setup.h"
 #include "vmm/control/control_server.h"
 #include "vmm/boot/image_loader.h"
 #include "vmm/boot/memory_map_arm64.h"
@@ -71,32 +73,32 @@ enum class GicChoice { kAuto, kV3, kV2 };
 // --on-reboot: what the guest's reboot (PSCI SYSTEM_RESET) does.
 enum class OnReboot { kRestart, kExit };
 
+// What the machine is made of, handed over whole: the Machine owns the
+// boot files, the console's ends and the control socket for its life, so
+// nothing it uses can go before it does.
 struct MachineConfig {
   uint64_t mem = 0;
   int cpus = 1;
   GicChoice gic = GicChoice::kAuto;
   std::string bootargs;
-  const KernelImage* kernel = nullptr;  // must outlive the Machine
-  const BootFile* initrd = nullptr;     // optional; must outlive the Machine
-  BootLayout boot;                      // plan_boot() for kernel, initrd, mem
-  int console_in = 0;                   // stdin; -1: no console input
-  int console_out = 1;                  // stdout
-  bool console_escapes = false;         // Ctrl-A x etc. (stdin is a terminal)
-  // --console ...,pty or socket=PATH: started on the control thread before
-  // the guest runs, stopped with it; its counters go to --stats. Optional;
-  // must outlive the Machine.
-  ConsoleRelay* console_relay = nullptr;
+  std::unique_ptr<const KernelImage> kernel;  // required
+  std::unique_ptr<const BootFile> initrd;     // optional
+  BootLayout boot;                            // plan_boot() for kernel, initrd, mem
+  // The console (console_setup.h): the PL011 writes to console.out, the
+  // input is read from console.in (-1: none), and with --console ...,pty
+  // or socket=PATH its relay, started on the control thread before the
+  // guest runs and stopped with it; its counters go to --stats.
+  ConsoleEnds console;
   std::string console_destination = "stdio";  // for --stats
-  // --api-socket PATH: served on the control thread while the guest runs
-  // (pause, resume, the power key, quit, stats). Optional; must outlive
-  // the Machine.
-  ControlServer* api = nullptr;
+  // --api-socket PATH or a named VM's: served on the control thread while
+  // the guest runs (pause, resume, the power key, quit, stats). Optional.
+  std::unique_ptr<ControlServer> api;
   // SIGUSR1 while the guest runs: called on the control thread with the
   // statistics so far (run_command writes them to --stats). Empty: ignored.
   std::function<void(const MachineStats&)> on_stats_request;
   // Start-up phases (vm, vcpus, vgic, device_tree, image_load, confine,
-  // first_run) are ended on it, and --stats reports it. Optional; must
-  // outlive the Machine.
+  // first_run) are ended on it, and --stats reports it. Optional: main()'s
+  // own, made at exec, which outlives every machine.
   StartupTimeline* startup = nullptr;
   // Once set up, before the guest runs: become this user and group
   // (drop_privileges()), then confine every thread (Seccomp).
@@ -144,7 +146,7 @@ struct RunResult {
 
 class Machine {
  public:
-  explicit Machine(const MachineConfig& config);
+  explicit Machine(MachineConfig config);
   ~Machine();
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;

@@ -10,7 +10,7 @@ namespace kvmmio::vmm {
 
 class Machine::Impl {};
 
-Machine::Machine(const MachineConfig&) {
+Machine::Machine(MachineConfig) {
   struct utsname u {};
   ::uname(&u);
   throw UserError(std::string("kvmmio run boots arm64 guests with KVM on arm64 hosts only, and "

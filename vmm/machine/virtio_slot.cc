@@ -3,6 +3,7 @@
 #include "vmm/machine/virtio_slot.h"
 
 #include <chrono>
+#include <stdexcept>
 
 #include "kvmmio/base/log.h"
 #include "kvmmio/block/virtio_blk.h"
@@ -110,7 +111,10 @@ DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned i
         device.on_io_thread_start = ctx.confine_block_io;
         device.on_uring_thread_start = ctx.confine_block_uring;
         device.engine = options.engine;
-        device.queues = options.queues.value_or(1);
+        // Decided once, by the command line (options.cc: one per vCPU
+        // unless queues= says otherwise); a disk without it is a bug there.
+        if (!options.queues) throw std::logic_error("disk" + std::to_string(index) + ": its queue count was not decided");
+        device.queues = *options.queues;
         auto disk = std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop,
                                                          block::DiskImage::open(options), std::move(device));
         // A reset leaves the requests already running to end off the lock;

@@ -32,6 +32,12 @@ std::optional<int> SignalFd::take() {
   return static_cast<int>(info.ssi_signo);
 }
 
+void SignalFd::watch(EventLoop& loop, std::function<void(int)> on_signal) {
+  watch_ = loop.watch(fd_.get(), [this, on_signal = std::move(on_signal)] {
+    while (const std::optional<int> sig = take()) on_signal(*sig);
+  });
+}
+
 void hold_snapshot_requests() {
   sigset_t set;
   sigemptyset(&set);

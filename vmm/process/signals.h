@@ -15,8 +15,10 @@
 #pragma once
 
 #include <initializer_list>
+#include <functional>
 #include <optional>
 
+#include "kvmmio/base/event_loop.h"
 #include "kvmmio/base/unique_fd.h"
 
 namespace kvmmio::vmm {
@@ -27,9 +29,14 @@ class SignalFd {
   int fd() const { return fd_.get(); }
   // The next pending signal's number, or nullopt.
   std::optional<int> take();
+  // Calls `on_signal` on `loop`'s thread with each signal as it comes,
+  // until unwatch() (or this object's end).
+  void watch(EventLoop& loop, std::function<void(int)> on_signal);
+  void unwatch() { watch_ = {}; }
 
  private:
   UniqueFd fd_;
+  EventLoop::Registration watch_;  // after fd_: dropped first
 };
 
 // Blocks SIGUSR1 in the calling thread, first thing in kvmmio's main(): a
