@@ -74,6 +74,9 @@ set -eu
 # repository and in the platform's L1 alike).
 # shellcheck source=bench/net-modes.sh
 . "$(dirname "$0")/net-modes.sh"
+# The matrix's defaults, each declared once (beside this script too).
+# shellcheck source=bench/matrix.sh
+. "$(dirname "$0")/matrix.sh"
 
 usage() {
     cat <<EOF
@@ -88,7 +91,7 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     $NET_COMPARE_EXTRA_PEER_CONFIGS
   --qemu PROGRAM    the peer's qemu-system-aarch64 (default: the tools
                     disk's /qemu-system-aarch64 with --tools, else PATH's)
-  --repeats N       runs per cell (default 3)
+  --repeats N       runs per cell (default $MATRIX_REPEATS)
   --order ORDER     rounds (default): each round boots every config in
                     turn, the first a different one each round, and runs
                     one repeat of each of its cells, so that drift on the
@@ -109,20 +112,20 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     needs are readable (not null) in every guest run;
                     modes: that, and each mode's counters fit it (what
                     make check's net-compare scenario wants)
-  --seconds S       iperf3 duration per run (default 5)
-  --rr-seconds S    tcp_rr duration per run (default 3)
-  --pps-seconds S   udp_pps duration per run (default 3)
-  --pps-flows N     UDP flows per packet-rate run, 1-64 (default 1): the
+  --seconds S       iperf3 duration per run (default $MATRIX_SECONDS)
+  --rr-seconds S    tcp_rr duration per run (default $MATRIX_RR_SECONDS)
+  --pps-seconds S   udp_pps duration per run (default $MATRIX_PPS_SECONDS)
+  --pps-flows N     UDP flows per packet-rate run, 1-64 (default $MATRIX_PPS_FLOWS): the
                     sender spreads its datagrams over N source ports, so
                     a multiqueue tap or device can spread them over its
                     queues (the -mq configs with --cpus 2); guest to
                     guest stays one flow; recorded in raw.jsonl's meta
-  --pps-payloads LIST  UDP payload bytes, comma-separated (default 64,1472;
+  --pps-payloads LIST  UDP payload bytes, comma-separated (default $MATRIX_PPS_PAYLOADS;
                     each 16 to the first MTU - 28, one datagram a packet)
-  --streams LIST    parallel streams, comma-separated (default 1,4)
-  --mtus LIST       MTUs, comma-separated (default 1500,9000)
+  --streams LIST    parallel streams, comma-separated (default $MATRIX_STREAMS)
+  --mtus LIST       MTUs, comma-separated (default $MATRIX_MTUS)
   --dirs LIST       g2h,h2g (default both)
-  --cpus N          guest vCPUs (default 1)
+  --cpus N          guest vCPUs (default $MATRIX_GUEST_CPUS)
   --pin             while a guest is up, its vCPU threads run on the
                     CPUs this script may use but the highest, and
                     everything else (the VMM's other threads, vhost's
@@ -130,7 +133,7 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     highest: a guest core of its own, as on a tuned
                     board; needs 2 or more CPUs and taskset; recorded in
                     raw.jsonl's meta
-  --mem SIZE        guest RAM (default 512M)
+  --mem SIZE        guest RAM (default $MATRIX_GUEST_MEM)
   --guest-args ARGS more guest kernel command-line words, for every guest
                     of every VMM (e.g. "virtio_net.napi_tx=0": the guest's
                     transmit completions without interrupts); recorded in
@@ -143,15 +146,15 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     /fio); with it, the fio cells after the network's
   --fio-configs LIST  host, blk-ENGINE-REGS (ENGINE io_uring or threads,
                     REGS mirror or trap) and fs-mirror (a shared folder),
-                    default $FIO_CONFIGS;
+                    default $MATRIX_FIO_CONFIGS;
                     none: no fio cells (the tools disk for QEMU only)
-  --fio-seconds S   fio run time per run (default 5)
-  --fio-depths LIST iodepths, comma-separated, 1-256 (default 1,32)
+  --fio-seconds S   fio run time per run (default $MATRIX_FIO_SECONDS)
+  --fio-depths LIST iodepths, comma-separated, 1-256 (default $MATRIX_FIO_DEPTHS)
   --fio-file FILE   the backing file (default /tmp/kvmmio-fio.img; must not
                     exist: created, filled with zeros, removed at the end)
   --fio-mib N       its size in MiB (default 128)
   --vsock-configs LIST  host and vsock-mirror (AF_VSOCK streams, host to
-                    itself and host to guest), default $VSOCK_CONFIGS; none:
+                    itself and host to guest), default $MATRIX_VSOCK_CONFIGS; none:
                     no vsock cells
 Progress goes to stdout, prefixed with \$NET_COMPARE_PREFIX (default
 "net-compare: "). Exit status 0 when every run completed, 1 when some
@@ -162,21 +165,21 @@ counts as failed only when its last attempt failed.
 EOF
 }
 
-FIO_CONFIGS=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror
-VSOCK_CONFIGS=host,vsock-mirror
 die() { echo "net-compare.sh: $*" >&2; exit 2; }
 say() { echo "${NET_COMPARE_PREFIX-net-compare: }$*"; }
 NL='
 '
 
 out='' kernel='' initrd='' configs=$NET_COMPARE_CONFIGS
-repeats=3 seconds=5 rr_seconds=3 pps_seconds=3 pps_flows=1 pps_payloads=64,1472 streams=1,4 mtus=1500,9000 dirs=g2h,h2g cpus=1 mem=512M
-tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' order=rounds show_plan=0 check=''
+repeats=$MATRIX_REPEATS seconds=$MATRIX_SECONDS rr_seconds=$MATRIX_RR_SECONDS pps_seconds=$MATRIX_PPS_SECONDS
+pps_flows=$MATRIX_PPS_FLOWS pps_payloads=$MATRIX_PPS_PAYLOADS streams=$MATRIX_STREAMS mtus=$MATRIX_MTUS
+dirs=$MATRIX_DIRS cpus=$MATRIX_GUEST_CPUS mem=$MATRIX_GUEST_MEM order=$MATRIX_ORDER
+tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' show_plan=0 check=''
 # The fio jobs of each disk cell, RW:BS each: measure_fio runs them, --check
 # expects them.
 FIO_JOBS='read:1048576 write:1048576 randread:4096 randwrite:4096'
-vsock_configs=$VSOCK_CONFIGS
-tools='' fio_configs=$FIO_CONFIGS fio_seconds=5 fio_depths=1,32 fio_file=/tmp/kvmmio-fio.img fio_mib=128
+vsock_configs=$MATRIX_VSOCK_CONFIGS
+tools='' fio_configs=$MATRIX_FIO_CONFIGS fio_seconds=$MATRIX_FIO_SECONDS fio_depths=$MATRIX_FIO_DEPTHS fio_file=/tmp/kvmmio-fio.img fio_mib=128
 while [ $# -gt 0 ]; do
     case $1 in
     --out) out=${2:?--out needs DIR}; shift 2 ;;
@@ -249,7 +252,7 @@ case $check in '' | cells | modes) ;; *) die "--check: '$check' is not cells or 
 [ "$fio_configs" != none ] || fio_configs=''
 for c in $(list "$fio_configs"); do
     case $c in host | blk-io_uring-mirror | blk-io_uring-trap | blk-threads-mirror | blk-threads-trap | fs-mirror) ;;
-    *) die "--fio-configs: unknown '$c' ($(echo "$FIO_CONFIGS" | sed 's/,/, /g'))" ;;
+    *) die "--fio-configs: unknown '$c' ($(echo "$MATRIX_FIO_CONFIGS" | sed 's/,/, /g'))" ;;
     esac
 done
 for q in $(list "$fio_depths"); do
@@ -257,7 +260,7 @@ for q in $(list "$fio_depths"); do
 done
 [ "$vsock_configs" != none ] || vsock_configs=''
 for c in $(list "$vsock_configs"); do
-    case $c in host | vsock-mirror) ;; *) die "--vsock-configs: unknown '$c' ($(echo "$VSOCK_CONFIGS" | sed 's/,/, /g'))" ;; esac
+    case $c in host | vsock-mirror) ;; *) die "--vsock-configs: unknown '$c' ($(echo "$MATRIX_VSOCK_CONFIGS" | sed 's/,/, /g'))" ;; esac
 done
 [ "$fio_seconds" -le 60 ] || die "--fio-seconds: '$fio_seconds' is more than 60"
 [ "$fio_mib" -ge 16 ] && [ "$fio_mib" -le 65536 ] || die "--fio-mib: '$fio_mib' is not 16-65536"

@@ -26,16 +26,22 @@
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 
+# The configs and their --net specs; the matrix's defaults: each one place.
+# shellcheck source=bench/net-modes.sh
+. "$src/bench/net-modes.sh"
+# shellcheck source=bench/matrix.sh
+. "$src/bench/matrix.sh"
+
 usage() {
     cat <<EOF
 Usage: scripts/main.sh [options]
-  --repeats N      runs per measurement (default 3; median and spread)
-  --seconds S      iperf3 seconds per run (default 5)
-  --pps-seconds S  udp_pps seconds per packet-rate run (default 3)
-  --pps-flows N    UDP flows per packet-rate run, 1-64 (default 1): for
+  --repeats N      runs per measurement (default $MATRIX_REPEATS; median and spread)
+  --seconds S      iperf3 seconds per run (default $MATRIX_SECONDS)
+  --pps-seconds S  udp_pps seconds per packet-rate run (default $MATRIX_PPS_SECONDS)
+  --pps-flows N    UDP flows per packet-rate run, 1-64 (default $MATRIX_PPS_FLOWS): for
                    the multiqueue configs (-mq), whose tap spreads flows
                    over its queues
-  --guest-cpus N   vCPUs of every guest, kvmmio's and QEMU's (default 1)
+  --guest-cpus N   vCPUs of every guest, kvmmio's and QEMU's (default $MATRIX_GUEST_CPUS)
   --pin            while a guest is up, its vCPUs run on the CPUs but the
                    highest, everything else (the VMM's other threads,
                    vhost's workers, the host's tools) on the highest
@@ -54,19 +60,18 @@ Usage: scripts/main.sh [options]
                    under its own kvmmio, taps on one bridge; at the first
                    MTU), or none (default: kvmmio's guest modes of
                    --configs)
-  --streams LIST   parallel iperf3 streams (default 1,4)
-  --mtus LIST      MTUs (default 1500,9000)
-  --fio-configs LIST  the disk cells: a subset of host,blk-io_uring-mirror,
-                   blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,
-                   fs-mirror (the shared folder: virtio-fs on virtiofsd)
-                   (default all), or none
-  --vsock-configs LIST  the vsock cells: a subset of host,vsock-mirror
+  --streams LIST   parallel iperf3 streams (default $MATRIX_STREAMS)
+  --mtus LIST      MTUs (default $MATRIX_MTUS)
+  --fio-configs LIST  the disk cells: a subset of $MATRIX_FIO_CONFIGS
+                   (fs-mirror: the shared folder, virtio-fs on virtiofsd;
+                   default all), or none
+  --vsock-configs LIST  the vsock cells: a subset of $MATRIX_VSOCK_CONFIGS
                    (AF_VSOCK streams, the host to itself and host to guest
                    through vhost-vsock; default both), or none
-  --fio-seconds S  fio seconds per run (default 5)
-  --fio-depths LIST  fio iodepths (default 1,32)
+  --fio-seconds S  fio seconds per run (default $MATRIX_FIO_SECONDS)
+  --fio-depths LIST  fio iodepths (default $MATRIX_FIO_DEPTHS)
   --startup-repeats N  repeats of the start-up benchmark (kvmmio against
-                   QEMU and a bare KVM program, bench/startup.sh; default 5)
+                   QEMU and a bare KVM program, bench/startup.sh; default $MATRIX_STARTUP_REPEATS)
   --guest-args ARGS  more guest kernel command-line words for every guest
                    of every VMM, space-separated, each of letters, digits
                    and _.=:/- (e.g. "virtio_net.napi_tx=0"); the report's
@@ -86,13 +91,13 @@ Usage: scripts/main.sh [options]
                    docs/benchmarks.md, "Instruction-counted time"); the
                    start-up and microbenchmark boot is always icount
   --out DIR        results directory (default results/YYYYmmdd-HHMMSS)
-  --quick          the smallest matrix: every configuration once, 1 repeat
-                   of 2 s, 1 stream, MTU 1500, packet-rate runs of 2 s,
-                   guest to guest only vhost-irqfd-mirror (when in
-                   --configs), fio
-                   runs of 1 s at iodepth 32 on host,blk-io_uring-mirror,
-                   blk-io_uring-trap, 3 start-up repeats (a check that it
-                   all works, not a measurement; what CI runs)
+  --quick          the smallest matrix (bench/matrix.sh): every
+                   configuration once, $MATRIX_QUICK_REPEATS repeat of $MATRIX_QUICK_SECONDS s, $MATRIX_QUICK_STREAMS stream, MTU $MATRIX_QUICK_MTUS,
+                   packet-rate runs of $MATRIX_QUICK_PPS_SECONDS s, guest to guest only
+                   vhost-irqfd-mirror (when in --configs), fio runs of $MATRIX_QUICK_FIO_SECONDS s
+                   at iodepth $MATRIX_QUICK_FIO_DEPTHS on $MATRIX_QUICK_FIO_CONFIGS,
+                   $MATRIX_QUICK_STARTUP_REPEATS start-up repeats (a check that it all works, not a
+                   measurement; what CI runs)
   --build-only     install what it needs and build, then stop (what
                    scripts/board-rehearsal.sh carries into its board)
   --check-only     build and measure nothing: judge the results already in
@@ -115,12 +120,11 @@ build's (e.g. /usr/bin/kvmmio, the package's).
 EOF
 }
 
-# shellcheck source=bench/net-modes.sh
-. "$src/bench/net-modes.sh"  # the configs and their --net specs, one place
-repeats=3 seconds=5 pps_seconds=3 pps_flows=1 guest_cpus=1 configs='' startup_repeats=5
-streams=1,4 mtus=1500,9000 out='' build_only=0 g2g_configs='' quick=0
-fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,blk-threads-mirror,blk-threads-trap,fs-mirror fio_seconds=5
-fio_depths=1,32 vsock_configs=host,vsock-mirror guest_args='' order=rounds pin=0 check_only=0 clock=wall
+repeats=$MATRIX_REPEATS seconds=$MATRIX_SECONDS pps_seconds=$MATRIX_PPS_SECONDS pps_flows=$MATRIX_PPS_FLOWS
+guest_cpus=$MATRIX_GUEST_CPUS streams=$MATRIX_STREAMS mtus=$MATRIX_MTUS order=$MATRIX_ORDER
+fio_configs=$MATRIX_FIO_CONFIGS fio_seconds=$MATRIX_FIO_SECONDS fio_depths=$MATRIX_FIO_DEPTHS
+vsock_configs=$MATRIX_VSOCK_CONFIGS startup_repeats=$MATRIX_STARTUP_REPEATS
+configs='' out='' build_only=0 g2g_configs='' quick=0 guest_args='' pin=0 check_only=0 clock=wall
 while (($#)); do
     case $1 in
     --repeats) repeats=${2:?--repeats needs N}; shift 2 ;;
@@ -142,8 +146,9 @@ while (($#)); do
     --order) order=${2:?--order needs rounds or blocks}; shift 2 ;;
     --clock) clock=${2:?--clock needs wall or icount}; shift 2 ;;
     --out) out=${2:?--out needs a DIR}; shift 2 ;;
-    --quick) repeats=1 seconds=2 pps_seconds=2 streams=1 mtus=1500 startup_repeats=3 quick=1
-        fio_configs=host,blk-io_uring-mirror,blk-io_uring-trap,fs-mirror fio_seconds=1 fio_depths=32; shift ;;
+    --quick) repeats=$MATRIX_QUICK_REPEATS seconds=$MATRIX_QUICK_SECONDS pps_seconds=$MATRIX_QUICK_PPS_SECONDS
+        streams=$MATRIX_QUICK_STREAMS mtus=$MATRIX_QUICK_MTUS startup_repeats=$MATRIX_QUICK_STARTUP_REPEATS quick=1
+        fio_configs=$MATRIX_QUICK_FIO_CONFIGS fio_seconds=$MATRIX_QUICK_FIO_SECONDS fio_depths=$MATRIX_QUICK_FIO_DEPTHS; shift ;;
     --build-only) build_only=1; shift ;;
     --check-only) check_only=1; shift ;;
     -h | --help) usage; exit 0 ;;

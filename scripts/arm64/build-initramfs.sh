@@ -320,6 +320,7 @@ add_program "$l1" "$ROOT/usr/sbin/nft" usr/sbin
 add_program "$l1" "$ROOT/usr/sbin/dnsmasq" usr/sbin
 install -D -m 644 "$REPO/tests/arm64/lib.sh" "$l1/kvmmio/lib.sh"
 install -D -m 644 "$REPO/bench/net-modes.sh" "$l1/kvmmio/bin/net-modes.sh"
+install -D -m 644 "$REPO/bench/matrix.sh" "$l1/kvmmio/bin/matrix.sh"
 mkdir -p "$l1/scenarios"
 install -m 755 "$REPO"/tests/arm64/scenarios/*.sh "$l1/scenarios/"
 for f in "${bins[@]}"; do add_program "$l1" "$f" kvmmio/bin; done

@@ -72,6 +72,7 @@ ln -sfn "$ROOT/boot/vmlinuz-$kver" "$out/l2/Image"
 mkdir -p "$out/kvmmio/bin"
 ln -sfn "$src/tests/arm64/lib.sh" "$out/kvmmio/lib.sh"
 ln -sfn "$src/bench/net-modes.sh" "$out/kvmmio/bin/net-modes.sh"
+ln -sfn "$src/bench/matrix.sh" "$out/kvmmio/bin/matrix.sh"
 
 # L1's userland: every busybox applet but ip (L1 has iproute2's ip, which
 # the host has too).

@@ -6,7 +6,7 @@
 # initramfs, 128 MiB, 1 vCPU, one vhost-net device for kvmmio and QEMU). A
 # benchmark, not a test: its tables are docs/benchmarks.md's "Start-up";
 # scripts/main.sh runs it after net-compare.
-#   KVMMIO_STARTUP_REPEATS  interleaved repeats (default 5)
+#   KVMMIO_STARTUP_REPEATS  interleaved repeats (default: bench/matrix.sh's)
 #   KVMMIO_STARTUP_RNG=1    also kvmmio with its virtio-rng device
 #                           (startup.sh --rng-too): the entropy device's
 #                           cost to the boot
@@ -20,6 +20,8 @@
 #         --env KVMMIO_STARTUP_VMMS=before=kvmmio,after=kvmmio-after ...
 # shellcheck source=tests/arm64/lib.sh
 . "${KVMMIO_DIR:-/kvmmio}/lib.sh"
+# shellcheck source=bench/matrix.sh
+. "$KVMMIO_DIR/bin/matrix.sh"
 require_dev /dev/kvm /dev/vhost-net
 vmms=''
 if [ -n "${KVMMIO_STARTUP_VMMS:-}" ]; then
@@ -39,9 +41,9 @@ rng_too=''
 [ "${KVMMIO_STARTUP_RNG:-0}" != 1 ] || rng_too=--rng-too
 # QEMU from the tools disk (run.sh attaches it; L1 mounts it at /tools).
 [ -x /tools/qemu-system-aarch64 ] || fail "no /tools/qemu-system-aarch64: the start-up table needs the tools disk (run.sh --tools; prepare.sh makes tools.img)"
-step "start-up: kvmmio against QEMU and boot_floor, to the guest's init, ${KVMMIO_STARTUP_REPEATS:-5} repeats, vGICv$KVMMIO_L1_GIC"
+step "start-up: kvmmio against QEMU and boot_floor, to the guest's init, ${KVMMIO_STARTUP_REPEATS:-$MATRIX_STARTUP_REPEATS} repeats, vGICv$KVMMIO_L1_GIC"
 # shellcheck disable=SC2086 # $vmms: options, words without spaces
 startup.sh --kernel "$KVMMIO_L2/Image" --initrd "$KVMMIO_L2/initramfs" --out "$KVMMIO_RESULTS" \
-    --repeats "${KVMMIO_STARTUP_REPEATS:-5}" --gic "$KVMMIO_L1_GIC" --tap kvmstart0 \
+    --repeats "${KVMMIO_STARTUP_REPEATS:-$MATRIX_STARTUP_REPEATS}" --gic "$KVMMIO_L1_GIC" --tap kvmstart0 \
     --qemu /tools/qemu-system-aarch64 $vmms $rng_too ||
     fail "startup.sh failed (status $?)"
