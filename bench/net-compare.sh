@@ -951,13 +951,25 @@ max_mtu() { list "$mtus" | tr ' ' '\n' | sort -n | tail -n 1; }
 
 # The running guest: its kvmmio's pid, its files' prefix and --stats file,
 # its address, its tap, and the bridge that tap is on ('': none, the host's
-# address is on the tap). A guest-to-guest config has two, kept in turn
-# under the names of guest_save and guest_load.
+# address is on the tap). A guest-to-guest config has two, a and b: the
+# one in hand is in the plain names, guest_save A|B keeps it under its
+# own, guest_load A|B takes one in hand.
 gip=$GUEST g_tap=$tap g_bridge=''
-guest_save() { eval "pid_$1=\$pid base_$1=\$base stats_$1=\$stats gip_$1=\$gip g_tap_$1=\$g_tap"; }
-guest_load() { eval "pid=\$pid_$1 base=\$base_$1 stats=\$stats_$1 gip=\$gip_$1 g_tap=\$g_tap_$1"; }
-# shellcheck disable=SC2034 # read through guest_load's eval
 pid_a='' base_a='' stats_a='' gip_a='' g_tap_a='' pid_b='' base_b='' stats_b='' gip_b='' g_tap_b=''
+guest_save() {
+    case $1 in
+    a) pid_a=$pid base_a=$base stats_a=$stats gip_a=$gip g_tap_a=$g_tap ;;
+    b) pid_b=$pid base_b=$base stats_b=$stats gip_b=$gip g_tap_b=$g_tap ;;
+    *) die "guest_save: no guest '$1'" ;;
+    esac
+}
+guest_load() {
+    case $1 in
+    a) pid=$pid_a base=$base_a stats=$stats_a gip=$gip_a g_tap=$g_tap_a ;;
+    b) pid=$pid_b base=$base_b stats=$stats_b gip=$gip_b g_tap=$g_tap_b ;;
+    *) die "guest_load: no guest '$1'" ;;
+    esac
+}
 
 # guest_ctl PATH: GET http://GUEST:8080/cgi-bin/PATH, the answer on stdout.
 # wget's complaints go to the boot's .ctl file. (timeout, not wget -T:
@@ -1308,7 +1320,7 @@ g2g_snapshot() {
 # streams or payload bytes (the serve hook's client CGI); the tool's JSON
 # into FILE. Guest A is loaded again after.
 g2g_client() {
-    _to='' && eval "_to=\$gip_$3"
+    case $3 in a) _to=$gip_a ;; b) _to=$gip_b ;; *) die "g2g_client: no guest '$3'" ;; esac
     guest_load "$1"
     timeout $(($5 + 60)) wget -q -O "$6" "http://$gip:8080/cgi-bin/client?$2+$_to+$4+$5" 2>>"$base.ctl" &&
         _st=0 || _st=$?
