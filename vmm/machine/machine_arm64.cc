@@ -6,32 +6,26 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <optional>
 #include <thread>
 #include <utility>
 
-#include "kvmmio/console/pl011.h"
-#include "kvmmio/gpio/pl061.h"
-#include "kvmmio/rtc/pl031.h"
 #include "kvmmio/arch/arm64.h"
-#include "kvmmio/kvm.h"
 #include "kvmmio/base/log.h"
-#include "vmm/console/console.h"
-#include "vmm/stats/device_stats.h"
+#include "kvmmio/kvm.h"
 #include "vmm/boot/device_tree.h"
-#include "vmm/stats/footprint.h"
 #include "vmm/boot/host_page.h"
-#include "vmm/machine/power_key.h"
 #include "vmm/machine/machine.h"
-#include "vmm/process/privileges.h"
+#include "vmm/machine/platform_devices.h"
 #include "vmm/machine/reboot_limit.h"
-#include "vmm/machine/rtc_alarm.h"
+#include "vmm/machine/vcpu_set_arm64.h"
+#include "vmm/process/privileges.h"
 #include "vmm/process/signals.h"
 #include "vmm/process/stop_request.h"
-#include "vmm/machine/platform_devices.h"
-#include "vmm/machine/vcpu_set_arm64.h"
+#include "vmm/stats/device_stats.h"
+#include "vmm/stats/footprint.h"
 
 namespace kvmmio::vmm {
 namespace {
