@@ -98,7 +98,10 @@ class Machine::Impl final : public VmControl {
   void end_phase(const char* name);  // of config_.startup, if any
 
   MachineConfig config_;
-  SignalFd signals_;  // first: blocks the stop signals before any thread exists
+  // First: blocks the stop signals before any thread exists. Its watch is
+  // on control_, which goes before it: shutdown() (run by the destructor
+  // too) drops the watch.
+  SignalFd signals_;
   StopRequest stop_;
   Kvm kvm_;
   std::unique_ptr<Vm> vm_;

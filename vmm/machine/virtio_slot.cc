@@ -113,7 +113,8 @@ DeviceFactory virtio_block_factory(const block::DiskOptions& options, unsigned i
         device.engine = options.engine;
         // Decided once, by the command line (options.cc: one per vCPU
         // unless queues= says otherwise); a disk without it is a bug there.
-        if (!options.queues) throw std::logic_error("disk" + std::to_string(index) + ": its queue count was not decided");
+        if (!options.queues)
+          throw std::logic_error("disk" + std::to_string(index) + ": its queue count was not decided");
         device.queues = *options.queues;
         auto disk = std::make_unique<block::VirtioBlock>(ctx.vm.memory(), ctx.loop,
                                                          block::DiskImage::open(options), std::move(device));
