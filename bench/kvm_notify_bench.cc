@@ -41,7 +41,7 @@
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/event_fd.h"
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 #include "kvmmio/base/thread_name.h"
 #include "kvmmio/ioeventfd.h"
 #include "kvmmio/irqfd.h"

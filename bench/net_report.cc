@@ -17,7 +17,7 @@
 
 #include "bench/report/input_error.h"
 #include "kvmmio/base/error.h"
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 #include "bench/report/read_runs.h"
 #include "bench/report/render_gnuplot.h"
 #include "bench/report/render_json.h"

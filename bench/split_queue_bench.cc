@@ -25,7 +25,7 @@
 
 #include "../tests/virtio/driver_ring.h"
 #include "kvmmio/base/error.h"
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 #include "kvmmio/guest_memory.h"
 #include "kvmmio/virtio/split_queue.h"
 

@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvmmio/base/error.h"
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 #include "kvmmio/base/unique_fd.h"
 
 using kvmmio::UniqueFd;

@@ -132,7 +132,10 @@ struct Machine {
     gpio = std::make_unique<gpio::Pl061>([this](bool level) { gpio_rises += level && !gpio_line; gpio_line = level; });
     bus.claim(kGpio, gpio::Pl061::kSize, *gpio, "gpio");
 
-    net::NetOptions o = net::NetOptions::parse("tap=fuzz,vhost=off,queues=2");
+    net::NetOptions o;
+    o.tap = "fuzz";
+    o.vhost = net::VhostMode::kOff;
+    o.queue_pairs = 2;
     o.transport.version = setup & 1 ? virtio::kVersionLegacy : virtio::kVersionModern;
     o.transport.notify = virtio::NotifyMode::kTrap;
     o.mtu = setup & 4 ? 1500 : 0;

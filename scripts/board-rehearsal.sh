@@ -78,7 +78,7 @@
 #         MODULES=list (virtio, ext4): Debian's MODULES=most took 15-20 min
 #         per initramfs under qemu-user. A later carry pulls this checkout's
 #         HEAD into the clone and builds on (a board user's git pull).
-#         Then the board release's arm64 packages (kvmmio, libkvmmio2,
+#         Then the board release's arm64 packages (kvmmio, libkvmmio3,
 #         libkvmmio-dev), cross-built with dpkg-buildpackage in the same
 #         namespace (scripts/build-debs.sh --arch arm64 --check: lintian
 #         without errors) into the root's /root/kvmmio/build/debs.

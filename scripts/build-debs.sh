@@ -19,7 +19,7 @@
 #              only (installcheck runs programs, which a cross build's
 #              host cannot)
 # The packages (debian/control): kvmmio (program, manual page, the
-# kvmmio@.service template), libkvmmio2 (the shared library, named after
+# kvmmio@.service template), libkvmmio3 (the shared library, named after
 # its soname) and libkvmmio-dev (headers, pkg-config files, static
 # library), for this host's architecture unless --arch names another. The build runs with
 # DEB_BUILD_OPTIONS=nocheck: the test suite runs from the checkout (make

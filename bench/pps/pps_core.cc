@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvmmio/base/error.h"
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 
 namespace kvmmio::pps {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kvmmio/base/error.h"
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 
 namespace kvmmio::pps {
 namespace {

@@ -32,15 +32,6 @@ testing::AssertionResult Says(const std::string& message, const std::string& par
   return testing::AssertionFailure() << "\"" << message << "\" does not say \"" << part << "\"";
 }
 
-std::string parse_error(const std::string& spec) {
-  try {
-    DiskOptions::parse(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(accepted)";
-}
-
 std::string open_error(const DiskOptions& o) {
   try {
     DiskImage::open(o);
@@ -48,47 +39,6 @@ std::string open_error(const DiskOptions& o) {
     return e.what();
   }
   return "(opened)";
-}
-
-TEST(DiskOptionsTest, ParsesPathAndKeys) {
-  const DiskOptions a = DiskOptions::parse("/images/debian.img");
-  EXPECT_EQ(a.path, "/images/debian.img");
-  EXPECT_FALSE(a.read_only);
-  EXPECT_EQ(a.cache, CacheMode::kWriteback);
-  EXPECT_EQ(a.engine, EngineChoice::kDefault);
-  EXPECT_EQ(DiskOptions::parse("d.img,engine=io_uring").engine, EngineChoice::kIoUring);
-  EXPECT_EQ(DiskOptions::parse("d.img,engine=threads").engine, EngineChoice::kThreads);
-  EXPECT_FALSE(a.queues) << "no queues= leaves the number to the VMM";
-  EXPECT_EQ(DiskOptions::parse("d.img,queues=1").queues, 1u);
-  EXPECT_EQ(DiskOptions::parse("d.img,queues=16").queues, kMaxDiskQueues);
-  const DiskOptions b = DiskOptions::parse("d.img,ro=on,serial=abc,cache=none,version=1,notify=trap");
-  EXPECT_EQ(b.path, "d.img");
-  EXPECT_TRUE(b.read_only);
-  EXPECT_EQ(b.serial, "abc");
-  EXPECT_EQ(b.cache, CacheMode::kNone);
-  EXPECT_EQ(b.transport.version, 1u);
-  EXPECT_EQ(b.transport.notify, virtio::NotifyMode::kTrap);
-  EXPECT_FALSE(a.block_device) << "a block device only when asked for";
-  EXPECT_TRUE(DiskOptions::parse("/dev/vdb,device=on").block_device);
-}
-
-TEST(DiskOptionsTest, RefusalsNameTheFix) {
-  EXPECT_TRUE(Says(parse_error(""), "the image comes first"));
-  EXPECT_TRUE(Says(parse_error(",ro=on"), "the image comes first"));
-  EXPECT_TRUE(Says(parse_error("ro=on,d.img"), "path comes first"));
-  EXPECT_TRUE(Says(parse_error("d.img,"), "missing after the comma"));
-  EXPECT_TRUE(Says(parse_error("d.img,ro=yes"), "choose on or off"));
-  EXPECT_TRUE(Says(parse_error("d.img,cache=unsafe"), "choose writeback"));
-  EXPECT_TRUE(Says(parse_error("d.img,engine=aio"), "choose io_uring"));
-  EXPECT_TRUE(Says(parse_error("d.img,serial=123456789012345678901"), "1 to 20 bytes"));
-  for (const char* bad : {"d.img,queues=0", "d.img,queues=17", "d.img,queues=two", "d.img,queues=",
-                          "d.img,queues=-1"}) {
-    const std::string why = parse_error(bad);
-    EXPECT_TRUE(Says(why, "from 1 to 16") && Says(why, "leave queues= out for one per vCPU")) << bad << ": " << why;
-  }
-  EXPECT_TRUE(Says(parse_error("d.img,colour=red"), "ro, serial, cache, engine and queues, and device"));
-  EXPECT_TRUE(Says(parse_error("d.img,device=yes"), "choose on or off"));
-  EXPECT_TRUE(Says(parse_error("d.img,ro=on,ro=off"), "ro"));
 }
 
 class DiskImageTest : public testing::Test {

@@ -44,48 +44,6 @@ using vhost::test::Message;
 using vhost::test::TestBackend;
 using vhost::user::Request;
 
-std::string parse_error(const std::string& spec) {
-  try {
-    FsOptions::parse(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(FsOptions, TakesATagAndASocket) {
-  const FsOptions o = FsOptions::parse("tag=share,socket=/run/vfs.sock");
-  EXPECT_EQ(o.tag, "share");
-  EXPECT_EQ(o.socket, "/run/vfs.sock");
-  EXPECT_EQ(FsOptions::parse("socket=s,tag=" + std::string(36, 'x')).tag, std::string(36, 'x'));
-  EXPECT_EQ(o.reply_timeout, vhost::VhostUserFrontend::kDefaultReplyTimeout);
-}
-
-// reply_timeout_ms: the bound on each of the backend's replies, 1 ms to 60 s.
-TEST(FsOptions, TakesABoundedReplyTimeout) {
-  EXPECT_EQ(FsOptions::parse("tag=a,socket=s,reply_timeout_ms=30000").reply_timeout, 30000ms);
-  EXPECT_EQ(FsOptions::parse("tag=a,socket=s,reply_timeout_ms=1").reply_timeout, 1ms);
-  for (const char* bad : {"0", "60001", "-1", "2s"}) {
-    const std::string msg = parse_error(std::string("tag=a,socket=s,reply_timeout_ms=") + bad);
-    EXPECT_EQ(msg.rfind(std::string("--fs reply_timeout_ms=") + bad, 0), 0u) << msg;
-  }
-}
-
-TEST(FsOptions, RefusesWhatTheGuestCouldNotMountNamingTheFix) {
-  const std::string long_tag = parse_error("tag=" + std::string(37, 'x') + ",socket=s");
-  EXPECT_NE(long_tag.find("1 to 36 bytes"), std::string::npos) << long_tag;
-  EXPECT_NE(parse_error("tag=a b,socket=s").find("printable ASCII"), std::string::npos);
-  EXPECT_NE(parse_error("tag=caf\xc3\xa9,socket=s").find("printable ASCII"), std::string::npos);
-  EXPECT_NE(parse_error("socket=s").find("no tag"), std::string::npos);
-  EXPECT_NE(parse_error("tag=a").find("no socket"), std::string::npos);
-  EXPECT_NE(parse_error("tag=a,socket=").find("socket= is empty"), std::string::npos);
-  const std::string unknown = parse_error("tag=a,socket=s,cache=always");
-  EXPECT_NE(unknown.find("unknown key 'cache'"), std::string::npos) << unknown;
-  EXPECT_EQ(unknown.rfind("--fs tag=a,socket=s,cache=always", 0), 0u) << "names what was typed: " << unknown;
-  for (const char* spec : {"", "tag", "tag=a,tag=b,socket=s", "tag=,socket=s"})
-    EXPECT_NE(parse_error(spec), "") << "'" << spec << "' accepted";
-}
-
 TEST(VirtioFsConfig, TagIsNulPaddedAndOneRequestQueueFollows) {
   std::array<uint8_t, spec::kConfigSize> all{};
   VirtioFs::read_config_of("share", 0, all);

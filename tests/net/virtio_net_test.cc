@@ -60,7 +60,9 @@ const char* name(Mode m) {
 struct NetMachine {
   NetMachine(Mode mode, const std::string& tap, uint16_t pairs = 1) : mode(mode) {
     memory.add_ram(kRam, 8 << 20);
-    NetOptions o = NetOptions::parse("tap=" + tap + ",queues=" + std::to_string(pairs));
+    NetOptions o;
+    o.tap = tap;
+    o.queue_pairs = pairs;
     o.vhost = mode == Mode::kVhost ? VhostMode::kOn : VhostMode::kOff;
     o.transport.notify = mode == Mode::kUserTrap ? virtio::NotifyMode::kTrap : virtio::NotifyMode::kIoEventFd;
     device = std::make_unique<VirtioNet>(o, memory, loop);
@@ -635,42 +637,6 @@ INSTANTIATE_TEST_SUITE_P(Backends, VirtioNetTest,
 
 INSTANTIATE_TEST_SUITE_P(Backends, UserspaceNetTest, ::testing::Values(Mode::kUserTrap, Mode::kUserPolled),
                          [](const auto& info) { return name(info.param); });
-
-TEST(NetOptions, ParsesEveryKey) {
-  NetOptions o = NetOptions::parse("tap=t0,vhost=off,irq=relay,notify=trap,version=1,"
-                                   "mac=02:00:00:00:00:07,queues=2,mtu=9000");
-  EXPECT_EQ(o.tap, "t0");
-  EXPECT_EQ(o.vhost, VhostMode::kOff);
-  EXPECT_EQ(o.transport.irq, virtio::IrqMode::kRelay);
-  EXPECT_EQ(o.transport.notify, virtio::NotifyMode::kTrap);
-  EXPECT_EQ(o.transport.version, virtio::kVersionLegacy);
-  ASSERT_TRUE(o.mac);
-  EXPECT_EQ((*o.mac)[5], 7);
-  EXPECT_EQ(o.queue_pairs, 2);
-  EXPECT_EQ(o.mtu, 9000);
-  EXPECT_EQ(NetOptions::parse("tap=x").vhost, VhostMode::kAuto);
-}
-
-TEST(NetOptions, RejectsBadSpecsNamingTheFix) {
-  auto message = [](const char* spec) {
-    try {
-      NetOptions::parse(spec);
-    } catch (const UserError& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
-  EXPECT_NE(message("vhost=on").find("needs tap=NAME"), std::string::npos);
-  EXPECT_NE(message("tap=a,vhost=maybe").find("on, off or auto"), std::string::npos);
-  EXPECT_NE(message("tap=a,queues=0").find("1 to 16"), std::string::npos);
-  EXPECT_NE(message("tap=a,mtu=20").find("68 to 65535"), std::string::npos);
-  EXPECT_NE(message("tap=a,mac=01:00:00:00:00:01").find("multicast"), std::string::npos);
-  EXPECT_NE(message("tap=a,mac=zz").find("six hex bytes"), std::string::npos);
-  EXPECT_NE(message("tap=a,color=blue").find("unknown"), std::string::npos);
-  EXPECT_NE(message("tap=a,color=blue").find("tap, vhost-user, vhost, mac, queues, mtu"), std::string::npos);
-  EXPECT_NE(message("tap=a,irq=msi").find("irq"), std::string::npos);
-  EXPECT_NE(message("tap").find("KEY=VALUE"), std::string::npos);
-}
 
 }  // namespace
 }  // namespace kvmmio::net

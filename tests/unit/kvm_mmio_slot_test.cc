@@ -17,15 +17,6 @@ TEST(TransportOptions, RegsMirrorIsTheDefault) {
   EXPECT_EQ(KvmMmioSlotConfig{}.options.regs, RegsMode::kMirror);
 }
 
-TEST(TransportOptions, RegsTakesMirrorAndTrap) {
-  TransportOptions o;
-  o.set("regs", "trap");
-  EXPECT_EQ(o.regs, RegsMode::kTrap);
-  o.set("regs", "mirror");
-  EXPECT_EQ(o.regs, RegsMode::kMirror);
-  EXPECT_THROW(o.set("regs", "maybe"), UserError);
-}
-
 TEST(KvmMmioSlot, MirrorNeedsReadOnlySlotsAndFallsBackToTrap) {
   EXPECT_EQ(usable_regs_mode(RegsMode::kMirror, /*readonly_slots=*/true), RegsMode::kMirror);
   EXPECT_EQ(usable_regs_mode(RegsMode::kMirror, /*readonly_slots=*/false), RegsMode::kTrap);

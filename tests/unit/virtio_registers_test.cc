@@ -221,25 +221,5 @@ TEST(ModernRegisters, SharedMemoryRegionsDoNotExist) {
   EXPECT_EQ(h.counters().guest_errors.load(), 0u);
 }
 
-TEST(TransportOptions, ParsesTheDeviceOptionWords) {
-  TransportOptions o;
-  o.set("version", "1");
-  o.set("notify", "trap");
-  o.set("irq", "relay");
-  EXPECT_EQ(o.version, kVersionLegacy);
-  EXPECT_EQ(o.notify, NotifyMode::kTrap);
-  EXPECT_EQ(o.irq, IrqMode::kRelay);
-  EXPECT_THROW(o.set("version", "3"), UserError);
-  EXPECT_THROW(o.set("notify", "poll"), UserError);
-  EXPECT_THROW(o.set("irq", "msi"), UserError);
-  EXPECT_THROW(o.set("queues", "2"), UserError);
-  EXPECT_TRUE(o.event_idx);
-  o.set("event_idx", "off");
-  EXPECT_FALSE(o.event_idx);
-  o.set("event_idx", "on");
-  EXPECT_TRUE(o.event_idx);
-  EXPECT_THROW(o.set("event_idx", "1"), UserError);
-}
-
 }  // namespace
 }  // namespace kvmmio::virtio

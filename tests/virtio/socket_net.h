@@ -53,7 +53,10 @@ struct SocketNet {
 
   explicit SocketNet(Config c) : config(c) {
     memory.add_ram(kRam, kRamSize);
-    net::NetOptions o = net::NetOptions::parse("tap=sockpair,vhost=off,queues=" + std::to_string(c.pairs));
+    net::NetOptions o;
+    o.tap = "sockpair";
+    o.vhost = net::VhostMode::kOff;
+    o.queue_pairs = c.pairs;
     o.transport.version = c.version;
     o.transport.notify = c.polled ? NotifyMode::kIoEventFd : NotifyMode::kTrap;
     device = std::make_unique<net::VirtioNet>(o, memory, loop,

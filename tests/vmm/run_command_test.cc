@@ -11,6 +11,7 @@
 
 #include "test_files.h"
 #include "vmm/boot/device_tree.h"
+#include "vmm/cli/device_specs.h"
 #include "vmm/cli/devices.h"
 
 namespace kvmmio::vmm {
@@ -120,7 +121,7 @@ TEST_F(RunCommand, DumpDtbWithTheVirtioConsole) {
   EXPECT_GE(fdt_path_offset(blob.data(), kUartPath), 0);
 
   // After a --net device: slot 1 (the net's slot does not move).
-  o.nets.push_back(net::NetOptions::parse("tap=kvmtap9"));
+  o.nets.push_back(parse_net_spec("tap=kvmtap9"));
   EXPECT_EQ(run_command(o), 0);
   EXPECT_EQ(virtio_nodes(), (std::vector<std::string>{"virtio@a000000", "virtio@a010000"}));
   EXPECT_EQ(plan_virtio_devices(o, STDOUT_FILENO).back().type, "virtio-console");
@@ -141,9 +142,9 @@ TEST_F(RunCommand, DumpDtbHasTheEntropyDeviceLast) {
   EXPECT_EQ(virtio_nodes(), std::vector<std::string>{"virtio@a000000"});
   EXPECT_EQ(plan_virtio_devices(o, STDOUT_FILENO).back().type, "virtio-rng");
 
-  o.nets.push_back(net::NetOptions::parse("tap=kvmtap9"));
+  o.nets.push_back(parse_net_spec("tap=kvmtap9"));
   o.console = ConsoleKind::kVirtio;
-  o.disks.push_back(block::DiskOptions::parse("vda.img"));
+  o.disks.push_back(parse_disk_spec("vda.img"));
   const auto plan = [&o] {
     std::vector<std::string> slots;
     for (const VirtioDevicePlan& p : plan_virtio_devices(o, STDOUT_FILENO)) slots.push_back(p.name + " " + p.type);

@@ -9,8 +9,9 @@
 #include <optional>
 
 #include "config.h"
-#include "kvmmio/base/parse.h"
 #include "vmm/cli/config_file.h"
+#include "vmm/cli/device_specs.h"
+#include "vmm/process/parse.h"
 #include "vmm/boot/memory_map_arm64.h"
 #include "vmm/process/unix_socket.h"
 #include "vmm/control/vm_directory.h"
@@ -60,8 +61,8 @@ GicChoice parse_gic(const std::string& value) {
 // serial|virtio[,DEST][,KEY=VALUE...]: DEST is one item naming where the
 // console goes (console_destination.h); the keys are the virtio-mmio
 // transport's (version=, notify=, irq=, ...), as --net takes them; each is
-// handed to TransportOptions::set(), so a new transport key needs no change
-// here.
+// handed to set_transport_key() (device_specs.h), so a new transport key
+// needs no change here.
 void parse_console(RunOptions& o, const std::string& value) {
   const std::string shown = "--console " + value;
   const size_t comma = value.find(',');
@@ -106,7 +107,7 @@ void parse_console(RunOptions& o, const std::string& value) {
                      "transport keys are virtio's, e.g. --console virtio,version=1");
   for (const auto& [key, val] : parse_key_values(transport_keys, shown)) {
     try {
-      o.console_transport.set(key, val);
+      set_transport_key(o.console_transport, key, val);
     } catch (const UserError& e) {
       throw UsageError("--console virtio," + std::string(key) + "=" + std::string(val) + ": " +
                        e.what());
@@ -185,7 +186,7 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
        }},
       {"--net", "a network device, e.g. --net tap=kvmtap0 or --net vhost-user=/run/sw0.sock",
        [&o](const std::string& v) {
-         net::NetOptions n = net::NetOptions::parse(v);
+         net::NetOptions n = parse_net_spec(v);
          for (const net::NetOptions& other : o.nets) {
            if (!n.tap.empty() && other.tap == n.tap)
              throw UsageError("--net " + v + ": tap " + n.tap +
@@ -201,7 +202,7 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
        /*repeatable=*/true},
       {"--disk", "a raw disk image, e.g. --disk debian.img or --disk base.img,ro=on",
        [&o](const std::string& v) {
-         block::DiskOptions d = block::DiskOptions::parse(v);
+         block::DiskOptions d = parse_disk_spec(v);
          for (const block::DiskOptions& other : o.disks)
            if (other.path == d.path)
              throw UsageError("--disk " + v + ": " + d.path +
@@ -212,10 +213,10 @@ std::vector<CliOption> run_options(RunOptions& o, bool& help) {
       {"--rng", "on or off", [&o](const std::string& v) { o.rng = parse_rng(v); }},
       // Not repeatable: a guest has one CID (parse_cli refuses a second --vsock).
       {"--vsock", "the guest's context ID, e.g. --vsock cid=3",
-       [&o](const std::string& v) { o.vsock = vsock::VsockOptions::parse(v); }},
+       [&o](const std::string& v) { o.vsock = parse_vsock_spec(v); }},
       {"--fs", "a shared folder, e.g. --fs tag=share,socket=/run/virtiofsd.sock",
        [&o](const std::string& v) {
-         fs::FsOptions f = fs::FsOptions::parse(v);
+         fs::FsOptions f = parse_fs_spec(v);
          for (const fs::FsOptions& other : o.shares) {
            if (other.tag == f.tag)
              throw UsageError("--fs " + v + ": tag " + f.tag +

@@ -24,7 +24,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 #include "kvmmio/base/unique_fd.h"
 #include "kvmmio/net/net_options.h"
 #include "vmm/process/usage_error.h"

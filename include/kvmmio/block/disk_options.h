@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// DiskOptions: one `--disk` specification, parsed.
+// DiskOptions: one disk's configuration (the kvmmio program's --disk, the
+// C API's kvmmio_blk_config).
 //
-//   PATH[,ro=on|off][,serial=ID][,cache=writeback|none][,engine=io_uring|threads][,queues=N]
-//       [,device=on|off][,TRANSPORT KEYS]
-//
-// PATH is a raw image: a regular file, or with device=on a block device
+// path is a raw image: a regular file, or with block_device a block device
 // (giving the guest a host disk is said out loud, never reached through a
-// link that once led to a file). ro, serial, cache, engine, queues and
-// device are the device's keys; any other key is handed to
-// TransportOptions::set() (version, notify, irq, regs), as --net does.
-// Nothing here touches the file: DiskImage::open() checks it.
+// link that once led to a file). Nothing here touches the file:
+// DiskImage::open() checks it.
 #pragma once
 
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "kvmmio/base/error.h"
 #include "kvmmio/base/export.h"
@@ -51,13 +46,9 @@ struct KVMMIO_EXPORT DiskOptions {
   bool block_device = false;  // device=on: PATH may be a block device
   virtio::TransportOptions transport;
   // How messages about the disk (DiskImage::open(), lock_image(),
-  // VirtioBlock) name it and the settings that fix a problem: parse()'s
-  // --disk words, or kvmmio_blk_config's fields for the C API.
+  // VirtioBlock) name it and the settings that fix a problem: the
+  // program's --disk words, or kvmmio_blk_config's fields for the C API.
   Wording wording = Wording::kCommandLine;
-
-  // Throws UserError whose message starts with "--disk" and names the key
-  // and the accepted values.
-  static DiskOptions parse(std::string_view spec);
 };
 
 }  // namespace kvmmio::block

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// FsOptions: what --fs tag=NAME,socket=PATH asks for, parsed and checked
-// without touching the host (the socket is connected when the device is
-// made, by the path rules of every user-given path: the program's).
+// FsOptions: a shared folder's tag and its virtiofsd's socket (the kvmmio
+// program's --fs tag=NAME,socket=PATH; the socket is connected when the
+// device is made, by the path rules of every user-given path: the
+// program's).
 #pragma once
 
 #include <chrono>
@@ -24,10 +25,6 @@ struct KVMMIO_EXPORT FsOptions {
   // The longest wait for one of the backend's replies (reply_timeout_ms=,
   // 1 to 60000; VhostUserFrontend's default).
   std::chrono::milliseconds reply_timeout = vhost::VhostUserFrontend::kDefaultReplyTimeout;
-
-  // "tag=NAME,socket=PATH[,reply_timeout_ms=N]". A UserError names the
-  // option, what is wrong and the fix.
-  static FsOptions parse(std::string_view spec);
 };
 
 // Why `tag` cannot be a tag, in words that follow the caller's name for it

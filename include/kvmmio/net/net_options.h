@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// NetOptions: one `--net` specification, parsed.
-//
-//   tap=NAME[,vhost=on|off|auto][,irq=irqfd|relay][,notify=ioeventfd|trap]
-//          [,version=1|2][,mac=XX:XX:XX:XX:XX:XX][,queues=N][,mtu=N]
-//          [,bridge=NAME][,poll_us=N]
-//   vhost-user=PATH[,mac=XX:XX:XX:XX:XX:XX][,reply_timeout_ms=N][,irq=...][,notify=...][,version=...]
-//
-// tap, vhost-user, vhost, mac, queues, mtu, bridge and poll_us are the device's keys; any other key is
-// handed to TransportOptions::set() (irq, notify, version: the virtio-mmio
-// transport's), so a transport key needs no change here.
+// NetOptions: one network device's configuration (the kvmmio program's
+// --net, the C API's kvmmio_net_config): a tap, or a vhost-user backend's
+// socket, and how the device and its transport use it.
 #pragma once
 
 #include <array>
@@ -50,15 +43,9 @@ struct KVMMIO_EXPORT NetOptions {
   // kernel's default). Not for the userspace backend.
   uint32_t poll_us = 0;
   static constexpr uint32_t kMaxPollUs = 10000;
-  // How the device's messages (bridge=) name its settings: parse()'s --net
-  // words, or kvmmio_net_config's fields for the C API.
+  // How the device's messages (bridge=) name its settings: the program's
+  // --net words, or kvmmio_net_config's fields for the C API.
   Wording wording = Wording::kCommandLine;
-
-  // Checks everything that can be checked without touching the system:
-  // each key once, tap names (check_interface_name), MACs, numbers
-  // (kvmmio/base/parse.h). Throws UserError whose message starts with
-  // "--net" and names the key and the accepted values.
-  static NetOptions parse(std::string_view spec);
 
   // mac, or default_mac() of the tap's name (of the socket's path for
   // vhost-user).

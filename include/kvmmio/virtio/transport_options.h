@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // TransportOptions: how one virtio-mmio transport presents its device and
-// moves notifies and interrupts: the option words version=, notify=, irq=,
-// regs= and event_idx= of the VMM's --net and --console virtio
-// (docs/usage.md).
+// moves notifies and interrupts (the kvmmio program's version=, notify=,
+// irq=, regs= and event_idx= keys of --net, --disk and --console virtio:
+// docs/usage.md).
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "kvmmio/base/export.h"
 #include "kvmmio/virtio/mmio_regs.h"
@@ -34,11 +33,6 @@ struct KVMMIO_EXPORT TransportOptions {
   // which it wants its next interrupt or notify. Off, suppression is by the
   // rings' flags alone; a lever for measuring small packets (event_idx=off).
   bool event_idx = true;
-
-  // Applies one option: version=1|2, notify=ioeventfd|trap, irq=irqfd|relay,
-  // regs=mirror|trap, event_idx=on|off.
-  // Throws UserError naming the accepted values.
-  void set(std::string_view key, std::string_view value);
 };
 
 }  // namespace kvmmio::virtio

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// VsockOptions: what --vsock cid=N asks for, parsed and checked without
-// touching the host (whether the CID is free is the kernel's answer, at
+// VsockOptions: the guest's AF_VSOCK address (the kvmmio program's
+// --vsock cid=N; whether the CID is free is the kernel's answer, at
 // start-up: VhostVsock).
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "kvmmio/base/export.h"
 
@@ -19,10 +18,6 @@ struct KVMMIO_EXPORT VsockOptions {
 
   static constexpr uint32_t kMinCid = 3;
   static constexpr uint32_t kMaxCid = 0xfffffffe;
-
-  // "cid=N" (N decimal or 0x hex). A UserError names the option, what is
-  // wrong and the fix.
-  static VsockOptions parse(std::string_view spec);
 };
 
 }  // namespace kvmmio::vsock

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The strict parsers every kvmmio program shares (kvmmio/base/parse.h):
+// The strict parsers every kvmmio program shares (vmm/process/parse.h):
 // what they accept, and that every refusal names what the user typed.
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 
 #include <gtest/gtest.h>
 

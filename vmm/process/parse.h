@@ -2,7 +2,9 @@
 // Strict parsing of what users type: whole numbers, decimals, sizes,
 // KEY=VALUE lists and command-line options. One set of rules for every
 // kvmmio program (kvmmio, the benchmarks, net_report) and for the option
-// words of the library's devices (--net, --console):
+// words of the devices (--net, --disk, --fs, --vsock, --console: the
+// program's device specifications, vmm/cli/device_specs.h). The
+// program's, not the library's: the library takes typed configurations.
 //
 //  - numbers are decimal digits only, read with std::from_chars: no sign,
 //    no space, no base prefix, no suffix unless the parser takes one, and
@@ -24,30 +26,29 @@
 #include <utility>
 #include <vector>
 
-#include "kvmmio/base/export.h"
 
 namespace kvmmio {
 
 // A whole decimal number in [min, max].
-KVMMIO_EXPORT uint64_t parse_uint(std::string_view text, std::string_view shown, uint64_t min, uint64_t max);
+uint64_t parse_uint(std::string_view text, std::string_view shown, uint64_t min, uint64_t max);
 
 // A decimal number with an optional fraction ("5", "0.5"), in (0, max]:
 // digits and at most one '.', nothing else (no sign, exponent, inf or nan).
-KVMMIO_EXPORT double parse_positive_decimal(std::string_view text, std::string_view shown, double max);
+double parse_positive_decimal(std::string_view text, std::string_view shown, double max);
 
 // A size: a whole number with an optional binary suffix K, M, G or T
 // (either case). A plain number counts units of 2^`plain_shift` bytes
 // (0: bytes; 20: MiB, as --mem takes it). Overflow is refused.
-KVMMIO_EXPORT uint64_t parse_size(std::string_view text, std::string_view shown, unsigned plain_shift);
+uint64_t parse_size(std::string_view text, std::string_view shown, unsigned plain_shift);
 
 // "k1=v1,k2=v2": the items in order. Throws for an empty list, an empty
 // item, an item without '=', an empty key, or a key given twice. Values
 // may be empty ("cmdline="): the caller decides.
 using KeyValue = std::pair<std::string_view, std::string_view>;
-KVMMIO_EXPORT std::vector<KeyValue> parse_key_values(std::string_view text, std::string_view shown);
+std::vector<KeyValue> parse_key_values(std::string_view text, std::string_view shown);
 
 // A command-line option of a program.
-struct KVMMIO_EXPORT CliOption {
+struct CliOption {
   std::string name;   // "--stores"
   std::string value;  // what the value is, for messages: "a number, e.g. --stores 20000"; empty: a flag
   std::function<void(const std::string& value)> set;  // a flag gets ""
@@ -61,7 +62,7 @@ struct KVMMIO_EXPORT CliOption {
 // given twice that is not repeatable, or too many other arguments. "--"
 // ends the options. A value that starts with "--" can be given as
 // --name=VALUE.
-KVMMIO_EXPORT std::vector<std::string> parse_cli(const std::vector<CliOption>& options,
+std::vector<std::string> parse_cli(const std::vector<CliOption>& options,
                                    const std::vector<std::string>& args, size_t max_positional);
 
 }  // namespace kvmmio

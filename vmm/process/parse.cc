@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Strict parsers for numbers, sizes, KEY=VALUE lists and options (parse.h).
-#include "kvmmio/base/parse.h"
+#include "vmm/process/parse.h"
 
 #include <charconv>
 #include <map>

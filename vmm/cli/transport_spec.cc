@@ -1,34 +1,37 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// TransportOptions::set: the per-device option words of the VMM.
-#include "kvmmio/virtio/transport_options.h"
-
+// The virtio-mmio transport's keys of --net, --disk and --console virtio.
 #include <string>
 
 #include "kvmmio/base/error.h"
+#include "vmm/cli/device_specs.h"
 
-namespace kvmmio::virtio {
+namespace kvmmio::vmm {
 
-void TransportOptions::set(std::string_view key, std::string_view value) {
+using virtio::IrqMode;
+using virtio::NotifyMode;
+using virtio::RegsMode;
+
+void set_transport_key(virtio::TransportOptions& t, std::string_view key, std::string_view value) {
   const std::string k(key), v(value);
   if (key == "version") {
-    if (value == "1") version = kVersionLegacy;
-    else if (value == "2") version = kVersionModern;
+    if (value == "1") t.version = virtio::kVersionLegacy;
+    else if (value == "2") t.version = virtio::kVersionModern;
     else throw UserError("virtio-mmio option version=" + v + ": use version=1 (legacy) or version=2");
   } else if (key == "notify") {
-    if (value == "ioeventfd") notify = NotifyMode::kIoEventFd;
-    else if (value == "trap") notify = NotifyMode::kTrap;
+    if (value == "ioeventfd") t.notify = NotifyMode::kIoEventFd;
+    else if (value == "trap") t.notify = NotifyMode::kTrap;
     else throw UserError("virtio-mmio option notify=" + v + ": use notify=ioeventfd or notify=trap");
   } else if (key == "irq") {
-    if (value == "irqfd") irq = IrqMode::kIrqFd;
-    else if (value == "relay") irq = IrqMode::kRelay;
+    if (value == "irqfd") t.irq = IrqMode::kIrqFd;
+    else if (value == "relay") t.irq = IrqMode::kRelay;
     else throw UserError("virtio-mmio option irq=" + v + ": use irq=irqfd or irq=relay");
   } else if (key == "regs") {
-    if (value == "mirror") regs = RegsMode::kMirror;
-    else if (value == "trap") regs = RegsMode::kTrap;
+    if (value == "mirror") t.regs = RegsMode::kMirror;
+    else if (value == "trap") t.regs = RegsMode::kTrap;
     else throw UserError("virtio-mmio option regs=" + v + ": use regs=mirror or regs=trap");
   } else if (key == "event_idx") {
-    if (value == "on") event_idx = true;
-    else if (value == "off") event_idx = false;
+    if (value == "on") t.event_idx = true;
+    else if (value == "off") t.event_idx = false;
     else throw UserError("virtio-mmio option event_idx=" + v + ": use event_idx=on or event_idx=off");
   } else {
     throw UserError("unknown virtio-mmio option " + k + ": the options are version=1|2, "
@@ -36,4 +39,4 @@ void TransportOptions::set(std::string_view key, std::string_view value) {
   }
 }
 
-}  // namespace kvmmio::virtio
+}  // namespace kvmmio::vmm

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// --vsock parsing (see the header).
-#include "kvmmio/vsock/vsock_options.h"
-
+// --vsock specifications (whether the CID is free is the kernel's answer,
+// at start-up: VhostVsock).
 #include <cstdint>
 #include <string>
 
 #include "kvmmio/base/error.h"
-#include "kvmmio/base/parse.h"
+#include "vmm/cli/device_specs.h"
+#include "vmm/process/parse.h"
 
-namespace kvmmio::vsock {
+namespace kvmmio::vmm {
 
-VsockOptions VsockOptions::parse(std::string_view spec) {
+using vsock::VsockOptions;
+
+VsockOptions parse_vsock_spec(std::string_view spec) {
   const std::string shown = "--vsock " + std::string(spec);
   // parse_key_values refuses an empty list, an item without '=' and a key
   // given twice, each naming what was typed.
@@ -22,7 +24,7 @@ VsockOptions VsockOptions::parse(std::string_view spec) {
                       "': --vsock takes cid=N, the guest's context ID, e.g. --vsock cid=3");
     // Any whole number first, so a reserved one gets the message below.
     const uint64_t cid = parse_uint(value, shown, 0, UINT64_MAX);
-    if (cid < kMinCid || cid > kMaxCid)
+    if (cid < VsockOptions::kMinCid || cid > VsockOptions::kMaxCid)
       throw UserError(shown + ": CID " + std::to_string(cid) +
                       (cid > 0xffffffffu ? " does not fit in 32 bits"
                                          : " is reserved (0: the hypervisor, 1: local, 2: the host, "
@@ -35,4 +37,4 @@ VsockOptions VsockOptions::parse(std::string_view spec) {
   return o;
 }
 
-}  // namespace kvmmio::vsock
+}  // namespace kvmmio::vmm
