@@ -40,7 +40,7 @@ void refuse_owner(const std::string& shown, uid_t uid, const std::string& dir,
                   const std::string& untrusted_at) {
   throw UserError(shown + ": owned by uid " + std::to_string(uid) + ", " +
                   untrusted_place(dir, untrusted_at) +
-                  "; kvmmio uses files there only when root or the --user it runs as owns them: "
+                  "; kvmmio uses files there only when root or the user it runs as owns them: "
                   "give a file of yours, or move it to a directory only you can write");
 }
 

@@ -14,7 +14,7 @@ namespace kvmmio::vsock {
 CidInUse::CidInUse(uint32_t cid)
     : UserError("vsock: CID " + std::to_string(cid) +
                 " is in use: another VM on this host holds it (or it is this host's own CID); "
-                "give this VM another, e.g. --vsock cid=" + std::to_string(cid == 0xfffffffeu ? 3 : cid + 1)),
+                "give this VM another CID, e.g. " + std::to_string(cid == 0xfffffffeu ? 3 : cid + 1)),
       cid_(cid) {}
 
 VhostVsock::VhostVsock(uint32_t cid, const char* path)

@@ -52,7 +52,7 @@ Vgic::Vgic(Vm& vm, GicVersion version, const GicLayout& layout, uint32_t nr_irqs
                       " is not available on this host: KVM_CREATE_DEVICE failed with " +
                       std::strerror(err) + " (the host's interrupt controller cannot present a "
                       "virtual " + gic_name(version) + "; use " + gic_name(other) +
-                      " instead, or let kvmmio choose with --gic auto)");
+                      " instead)");
     }
     errno = err;
     throw_errno(std::string("KVM_CREATE_DEVICE ") + gic_name(version));

@@ -91,7 +91,7 @@ TEST_P(SharedDir, TrustStartsAnewAtAMountOnlyRootWrites) {
 TEST_P(SharedDir, AnotherUsersFileIsRefusedNamingItsOwner) {
   const std::string why = refusal(traps_->foreign);
   EXPECT_TRUE(Says(why, "--test " + traps_->foreign + ": owned by uid 65534, in " + traps_->dir));
-  EXPECT_TRUE(Says(why, "only when root or the --user it runs as owns them"));
+  EXPECT_TRUE(Says(why, "only when root or the user it runs as owns them"));
   EXPECT_TRUE(traps_->untouched());
 }
 

@@ -142,7 +142,8 @@ DeviceFactory virtio_vsock_factory(const vsock::VsockOptions& options, const std
                                  // The kernel does not say who holds it; a
                                  // named kvmmio says so in its info.
                                  const std::optional<std::string> holder = vm_holding_cid(options.cid, vm_name);
-                                 if (!holder) throw;
+                                 if (!holder)
+                                   throw UserError("--vsock cid=" + std::to_string(options.cid) + ": " + e.what());
                                  throw UserError("vsock: CID " + std::to_string(options.cid) +
                                                  " is in use by the VM " + *holder + " (kvmmio list shows it); "
                                                  "give this VM another CID, or stop that one (kvmmio stop " +
