@@ -7,16 +7,57 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cctype>
 #include <initializer_list>
+#include <memory>
 #include <utility>
 
 #include "kvmmio/base/error.h"
+#include "kvmmio/base/setting_words.h"
 #include "kvmmio/fs/fs_options.h"
 #include "kvmmio/vhost/vhost_user.h"
 #include "kvmmio/virtio/mmio_regs.h"
 
 namespace kvmmio::capi {
 namespace {
+
+// Messages about a disk or a net device in the C API's words: the config
+// struct's field, and an enum field's constant (KVMMIO_BLK_ENGINE_THREADS).
+class CApiWords final : public SettingWords {
+ public:
+  std::string named(std::string_view device, Setting id) const override {
+    return config(device) + "." + std::string(id.field) + " " + std::string(id.value);
+  }
+  std::string named(std::string_view device, Setting id, Setting given) const override {
+    if (device == "net")  // a tap's bridge: "kvmmio_net_config.bridge br0 (tap t0)"
+      return config(device) + "." + std::string(given.field) + " " + std::string(given.value) + " (" +
+             std::string(id.field) + " " + std::string(id.value) + ")";
+    return named(device, id) + " with " + config(device) + "." + field_set(device, given);
+  }
+  std::string ask(std::string_view device, Setting, Setting wanted) const override {
+    if (device == "net") return "set " + config(device) + "." + std::string(wanted.field) + " to " + std::string(wanted.value);
+    return "set " + config(device) + "." + field_set(device, wanted);
+  }
+
+ private:
+  static std::string config(std::string_view device) {
+    return device == "disk" ? "kvmmio_blk_config" : "kvmmio_net_config";
+  }
+  // "read_only = 1", "engine = KVMMIO_BLK_ENGINE_THREADS".
+  static std::string field_set(std::string_view device, Setting s) {
+    const std::string field(s.field);
+    if (s.value == "true") return field + " = 1";
+    std::string constant = std::string(device == "disk" ? "KVMMIO_BLK_" : "KVMMIO_NET_") + field + "_" +
+                           std::string(s.value);
+    for (char& c : constant) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return field + " = " + constant;
+  }
+};
+
+const std::shared_ptr<const SettingWords>& c_api_words() {
+  static const std::shared_ptr<const SettingWords> words = std::make_shared<CApiWords>();
+  return words;
+}
 
 // The value of an enum field (or a number of a few choices): `value`
 // indexes `choices`, each a name the header gives it and what it means
@@ -96,7 +137,7 @@ net::NetOptions net_options(const kvmmio_net_config* config) {
   const auto c = widened(config, config ? config->size : 0, "kvmmio_net_config.size", "kvmmio_net_config",
                          kNetConfigV1);
   net::NetOptions o;
-  o.wording = Wording::kCApi;
+  o.words = c_api_words();
   if (!c.tap)
     throw ArgumentError("kvmmio_net_config.tap is NULL: name the tap (it is created if it does not exist)");
   o.tap = interface_name(c.tap, "kvmmio_net_config.tap");
@@ -130,7 +171,7 @@ BlockOptions block_options(const kvmmio_blk_config* config) {
                          kBlkConfigV1);
   BlockOptions b;
   block::DiskOptions& d = b.disk;
-  d.wording = Wording::kCApi;
+  d.words = c_api_words();
   if (!c.path || !*c.path) throw ArgumentError("kvmmio_blk_config.path is NULL or empty: give the image's path");
   d.path = c.path;
   d.read_only = c.read_only != 0;

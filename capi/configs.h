@@ -61,10 +61,11 @@ constexpr size_t kConsoleConfigV1 =
 virtio::TransportOptions transport_options(const kvmmio_transport_config* config,
                                            const virtio::TransportOptions& defaults);
 
-// A net device's options (wording: the C API's).
+// A net device's options, its messages in the C API's words (kvmmio_net_config's fields).
 net::NetOptions net_options(const kvmmio_net_config* config);
 
-// A disk's options (wording: the C API's) and its device's.
+// A disk's options, its messages in the C API's words (kvmmio_blk_config's
+// fields), and its device's.
 struct BlockOptions {
   block::DiskOptions disk;
   block::BlockDeviceOptions device;

@@ -19,7 +19,7 @@
 namespace kvmmio::block {
 namespace {
 
-std::string named(const DiskOptions& o) { return disk_named(o.wording, o.path); }
+std::string named(const DiskOptions& o) { return disk_named(words_of(o.words), o.path); }
 
 // Whether fallocate(mode) works on a block past the end of the file: KEEP_SIZE
 // leaves the size as it is, so the probe changes nothing the guest sees.
@@ -52,7 +52,7 @@ void check_kind(const DiskOptions& o, const struct stat& st) {
   const std::string p = named(o);
   if (S_ISBLK(st.st_mode) && !o.block_device)
     throw UserError(p + ": a block device; kvmmio gives the guest a host disk only when told so: " +
-                    disk_ask(o.wording, DiskSetting::kBlockDevice, o.path) + ", or give a raw image file");
+                    disk_ask(words_of(o.words), DiskSetting::kBlockDevice, o.path) + ", or give a raw image file");
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
     throw UserError(p + ": " + file_kind(st.st_mode) +
                     ", not a regular file or a block device; give a raw image file");
@@ -74,7 +74,7 @@ UniqueFd open_checked(const DiskOptions& o) {
   if ((err == EACCES || err == EPERM || err == EROFS) && !o.read_only && found.exists() &&
       ::faccessat(found.place.dir.get(), found.place.name.c_str(), R_OK, 0) == 0)
     throw UserError(p + ": the image is read-only here (" + std::strerror(err) +
-                    "): " + disk_ask(o.wording, DiskSetting::kReadOnly, o.path) +
+                    "): " + disk_ask(words_of(o.words), DiskSetting::kReadOnly, o.path) +
                     " or make it writable for this user");
   if (err == EACCES || err == EPERM)
     throw UserError(p + ": no permission to open it (" + std::strerror(err) +
@@ -82,7 +82,7 @@ UniqueFd open_checked(const DiskOptions& o) {
                     " it, or change its owner or mode");
   if (err == EINVAL && o.cache == CacheMode::kNone)
     throw UserError(p + ": its file system refuses O_DIRECT: " +
-                    disk_ask(o.wording, DiskSetting::kCacheWriteback, o.path));
+                    disk_ask(words_of(o.words), DiskSetting::kCacheWriteback, o.path));
   throw UserError(p + ": cannot open it: " + std::strerror(err));
 }
 
@@ -91,7 +91,7 @@ UniqueFd open_checked(const DiskOptions& o) {
 DiskImage DiskImage::open(const DiskOptions& o) {
   DiskImage d;
   d.path_ = o.path;
-  d.wording_ = o.wording;
+  d.words_ = o.words;
   d.read_only_ = o.read_only;
   d.direct_ = o.cache == CacheMode::kNone;
   d.fd_ = open_checked(o);
@@ -113,7 +113,7 @@ DiskImage DiskImage::open(const DiskOptions& o) {
     throw UserError(p + ": its size, " + std::to_string(d.size_) +
                     " bytes, is not a multiple of 512 (a disk is whole sectors): e.g. truncate -s " +
                     std::to_string((d.size_ / spec::kSectorSize + 1) * spec::kSectorSize) + " " + o.path);
-  lock_image(d.fd(), o.path, o.read_only, o.wording);
+  lock_image(d.fd(), o.path, o.read_only, words_of(o.words));
   if (d.direct_) d.alignment_ = dio_alignment(d.fd());
   if (!d.read_only_ && !d.block_device_) {
     d.discard_ = fallocate_works(d.fd(), FALLOC_FL_PUNCH_HOLE, d.size_);

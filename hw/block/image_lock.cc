@@ -50,21 +50,21 @@ std::string holders(int fd) {
 
 }  // namespace
 
-void lock_image(int fd, const std::string& path, bool shared, Wording wording) {
+void lock_image(int fd, const std::string& path, bool shared, const SettingWords& words) {
   for (;;) {
     if (::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0) return;
     if (errno == EINTR) continue;
     break;
   }
   const int err = errno;
-  const std::string p = disk_named(wording, path);
+  const std::string p = disk_named(words, path);
   if (err != EWOULDBLOCK)
     throw UserError(p + ": cannot lock the image (" + std::strerror(err) +
                     "); kvmmio locks every image so two VMMs never write one");
   const std::string who = holders(fd);
   throw UserError(p + ": the image is in use by " + (who.empty() ? std::string("another process") : who) +
                   (shared ? " (it writes to it)" : "") + ": stop that VMM first" +
-                  (shared ? "" : ", or " + disk_ask(wording, DiskSetting::kReadOnly, path) +
+                  (shared ? "" : ", or " + disk_ask(words, DiskSetting::kReadOnly, path) +
                                      " in every VMM that shares the image"));
 }
 

@@ -141,9 +141,9 @@ void VirtioBlock::make_engines() {
     if (all) return;
     for (auto& q : queues_) q->engine.reset();
     if (options_.engine == EngineChoice::kIoUring)
-      throw UserError(disk_named(disk_.wording(), disk_.path(), DiskSetting::kEngineIoUring) +
+      throw UserError(disk_named(disk_.words(), disk_.path(), DiskSetting::kEngineIoUring) +
                       ": the io_uring ring cannot be set up (" + why + "); " +
-                      disk_ask(disk_.wording(), DiskSetting::kEngineThreads, disk_.path()) +
+                      disk_ask(disk_.words(), DiskSetting::kEngineThreads, disk_.path()) +
                       ", or allow io_uring (kernel.io_uring_disabled=0, a seccomp profile that permits "
                       "io_uring_setup)");
     KVMMIO_LOG_WARN("virtio-blk %s: io_uring unavailable (%s); using the threads engine", disk_.path().c_str(),

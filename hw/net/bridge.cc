@@ -36,13 +36,10 @@ bool is_bridge(const std::string& dev) {
 
 }  // namespace
 
-void add_to_bridge(const std::string& tap, const std::string& bridge, Wording wording) {
-  // The bridge as it was given, and how to give another or keep it.
-  const bool c_api = wording == Wording::kCApi;
-  const std::string shown = c_api ? "kvmmio_net_config.bridge " + bridge + " (tap " + tap + ")"
-                                  : "--net tap=" + tap + ",bridge=" + bridge;
-  const std::string give = c_api ? "set kvmmio_net_config.bridge to " : "give bridge=";
-  const std::string keep = c_api ? "keep kvmmio_net_config.bridge" : "keep bridge=";
+void add_to_bridge(const std::string& tap, const std::string& bridge, const SettingWords& words) {
+  // The bridge as it was given, in its configurer's words.
+  const Setting id{"tap", tap};
+  const std::string shown = words.named("net", id, {"bridge", bridge});
   const std::string make_it = " (ip link add " + bridge + " type bridge && ip link set " + bridge + " up)";
   if (::if_nametoindex(bridge.c_str()) == 0)
     throw UserError(shown + ": there is no interface " + bridge + "; kvmmio adds its tap to an "
@@ -53,7 +50,7 @@ void add_to_bridge(const std::string& tap, const std::string& bridge, Wording wo
   if (master == bridge) return;  // already a port: nothing to do
   if (!master.empty())
     throw UserError(shown + ": tap " + tap + " is a port of " + master + " already; take it out (ip "
-                    "link set " + tap + " nomaster) or " + give + master);
+                    "link set " + tap + " nomaster) or " + words.ask("net", id, {"bridge", master}));
   const unsigned index = ::if_nametoindex(tap.c_str());
   if (index == 0) throw UserError(shown + ": tap " + tap + " has gone");
   UniqueFd s(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -65,7 +62,7 @@ void add_to_bridge(const std::string& tap, const std::string& bridge, Wording wo
     if (errno == EPERM)
       throw UserError(shown + ": adding a port to a bridge needs CAP_NET_ADMIN: run kvmmio as root, "
                       "or add the tap beforehand (ip link set " + tap + " master " + bridge +
-                      ") and " + keep + " (then it is only checked)");
+                      "): then kvmmio only checks it");
     throw UserError(shown + ": cannot add " + tap + " to " + bridge + ": " + std::strerror(errno));
   }
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// add_to_bridge: --net ...,bridge=NAME, the tap made a port of an existing
+// add_to_bridge: NetOptions::bridge, the tap made a port of an existing
 // Linux bridge (SIOCBRADDIF), so VMs on one host reach each other and the
 // bridge's uplink. Internal to hw/net; VirtioNet calls it once, at set-up.
 //
@@ -13,14 +13,14 @@
 
 #include <string>
 
-#include "kvmmio/base/error.h"
+#include "kvmmio/base/setting_words.h"
 
 namespace kvmmio::net {
 
 // UserError naming the fix when `bridge` does not exist, is no bridge, the
-// tap is another bridge's, or privilege is lacking; in `wording`'s words
-// (NetOptions::wording).
+// tap is another bridge's, or privilege is lacking; in `words`
+// (NetOptions::words), the device known as {"tap", TAP}.
 void add_to_bridge(const std::string& tap, const std::string& bridge,
-                   Wording wording = Wording::kCommandLine);
+                   const SettingWords& words = struct_words());
 
 }  // namespace kvmmio::net

@@ -58,7 +58,7 @@ VirtioNet::VirtioNet(const NetOptions& options, const GuestMemory& memory, Event
   if (!options.bridge.empty()) {
     if (tap_.is_socketpair())
       throw UserError("net " + tap_.name() + ": bridge= needs a real tap, not a socketpair");
-    add_to_bridge(tap_.name(), options.bridge, options.wording);
+    add_to_bridge(tap_.name(), options.bridge, words_of(options.words));
   }
   switch (options.vhost) {
     case VhostMode::kOn:

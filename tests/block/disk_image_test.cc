@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// --disk parsing and DiskImage::open(): every refusal names the fix; the
+// DiskImage::open(): every refusal names the fix (in the options' own
+// words here; the program's --disk words: tests/vmm/device_specs_test.cc); the
 // image lock refuses a second user, naming its PID; the rule of
 // kvmmio/base/user_path.h keeps other users' links and files out, and a
-// block device needs device=on.
+// block device needs block_device.
 #include "kvmmio/block/disk_image.h"
 
 #include <gtest/gtest.h>
@@ -103,7 +104,7 @@ TEST_F(DiskImageTest, ReadOnlyFileWithoutRoOnSaysToGiveIt) {
   ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);  // nobody may look inside
   const std::string p = dir.image("ro.img", 4096);
   ASSERT_EQ(::chmod(p.c_str(), 0444), 0);
-  EXPECT_TRUE(Says(open_error_unprivileged(options(p)), "give ro=on"));
+  EXPECT_TRUE(Says(open_error_unprivileged(options(p)), "set read_only = true"));
   EXPECT_EQ(open_error_unprivileged(options(p, true)), "(opened)");
 }
 
@@ -154,7 +155,7 @@ TEST_F(DiskImageTest, AnotherProcessHoldingTheImageIsNamed) {
   ::waitpid(child, nullptr, 0);
   ASSERT_TRUE(holding) << "the child could not open the image";
   EXPECT_TRUE(Says(refused, "in use by PID " + std::to_string(child)));
-  EXPECT_TRUE(Says(refused, "ro=on"));
+  EXPECT_TRUE(Says(refused, "set read_only = true"));
   // The holder is gone: its lock went with it.
   EXPECT_EQ(open_error(options(p)), "(opened)");
 }
@@ -178,7 +179,7 @@ TEST_F(DiskImageTest, CacheNoneOpensDirectOrSaysWhyNot) {
   o.cache = CacheMode::kNone;
   const std::string e = open_error(o);
   if (e != "(opened)") {
-    EXPECT_TRUE(Says(e, "cache=writeback"));
+    EXPECT_TRUE(Says(e, "set cache = writeback"));
     return;
   }
   const DiskImage d = DiskImage::open(o);
@@ -197,14 +198,14 @@ TEST_F(DiskImageTest, ABlockDeviceNeedsDeviceOn) {
   const std::string node = block_node(dir.path);
   if (node.empty()) GTEST_SKIP() << "mknod refused here: " << std::strerror(errno);
   const std::string why = open_error(options(node));
-  EXPECT_TRUE(Says(why, "--disk " + node + ": a block device"));
-  EXPECT_TRUE(Says(why, ",device=on"));
+  EXPECT_TRUE(Says(why, "disk " + node + ": a block device"));
+  EXPECT_TRUE(Says(why, "set block_device = true"));
   // With it the type is right; the loop device may still have no image
   // (empty) or be unopenable here (a nodev mount): anything but the type.
   DiskOptions o = options(node);
   o.block_device = true;
   const std::string past = open_error(o);
-  EXPECT_EQ(past.find("device=on"), std::string::npos) << past;
+  EXPECT_EQ(past.find("block_device"), std::string::npos) << past;
   EXPECT_EQ(past.find("not a regular file"), std::string::npos) << past;
 }
 
@@ -231,7 +232,7 @@ class SharedDirDisk : public testing::TestWithParam<mode_t> {
 
 TEST_P(SharedDirDisk, ALinkToRootsFileIsRefused) {
   const std::string why = open_error(options(traps_->link));
-  EXPECT_TRUE(Says(why, "--disk " + traps_->link + ": link is a symbolic link in " + traps_->dir));
+  EXPECT_TRUE(Says(why, "disk " + traps_->link + ": link is a symbolic link in " + traps_->dir));
   EXPECT_TRUE(Says(why, "kvmmio follows no links there: give the file's own path"));
   EXPECT_TRUE(traps_->untouched());
 }
@@ -245,8 +246,8 @@ TEST_P(SharedDirDisk, ALinkToABlockDeviceIsRefusedEvenWithDeviceOn) {
 
 TEST_P(SharedDirDisk, AnotherUsersFileIsRefused) {
   const std::string why = open_error(options(traps_->foreign));
-  EXPECT_TRUE(Says(why, "--disk " + traps_->foreign + ": owned by uid 65534"));
-  EXPECT_TRUE(Says(why, "only when root or the --user it runs as owns them"));
+  EXPECT_TRUE(Says(why, "disk " + traps_->foreign + ": owned by uid 65534"));
+  EXPECT_TRUE(Says(why, "only when root or the user it runs as owns them"));
   EXPECT_TRUE(traps_->untouched());
 }
 

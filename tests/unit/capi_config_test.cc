@@ -28,6 +28,7 @@
 #include "../block/block_machine.h"
 #include "../virtio/driver_ring.h"
 #include "../virtio/mmio_driver.h"
+#include "kvmmio/base/error.h"
 #include "kvmmio/base/event_fd.h"
 #include "kvmmio/base/unique_fd.h"
 #include "kvmmio/kvmmio.h"
@@ -437,7 +438,10 @@ TEST(CApiConfigFields, ANetConfigBecomesTheDevicesOptions) {
   EXPECT_EQ(*o.mac, std::to_array(mac));
   EXPECT_EQ(o.bridge, "br0");
   EXPECT_EQ(o.poll_us, 50u);
-  EXPECT_EQ(o.wording, Wording::kCApi);
+  // Its messages speak of kvmmio_net_config's fields.
+  ASSERT_TRUE(o.words);
+  EXPECT_EQ(o.words->named("net", {"tap", "kvt0"}, {"bridge", "br0"}), "kvmmio_net_config.bridge br0 (tap kvt0)");
+  EXPECT_EQ(o.words->ask("net", {"tap", "kvt0"}, {"bridge", "br1"}), "set kvmmio_net_config.bridge to br1");
 }
 
 // ---- The public functions, without a VM -----------------------------------------

@@ -7,11 +7,17 @@
 #include "vmm/cli/device_specs.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kvmmio/base/error.h"
+#include "kvmmio/block/disk_image.h"
+#include "test_files.h"
+#include "vmm/cli/option_words.h"
 
 namespace kvmmio::vmm {
 namespace {
@@ -212,6 +218,40 @@ TEST(VsockSpec, RefusesWhatIsNotOneDecimalCid) {
     EXPECT_NE(vsock_error(spec), "") << "'" << spec << "' accepted";
   }
   EXPECT_NE(vsock_error("port=3").find("--vsock takes cid=N"), std::string::npos);
+}
+
+// The devices' messages in the program's words: the parsed options carry
+// them, and the library's messages then name the option to give.
+TEST(OptionWords, DiskMessagesNameTheDiskOptionAndTheKeyToGive) {
+  const SettingWords& words = *option_words();
+  EXPECT_EQ(words.named("disk", {"path", "a.img"}), "--disk a.img");
+  EXPECT_EQ(words.named("disk", {"path", "a.img"}, {"engine", "io_uring"}), "--disk a.img,engine=io_uring");
+  EXPECT_EQ(words.ask("disk", {"path", "a.img"}, {"read_only", "true"}), "give ro=on (--disk a.img,ro=on)");
+  EXPECT_EQ(words.ask("disk", {"path", "a.img"}, {"block_device", "true"}),
+            "give device=on (--disk a.img,device=on)");
+  EXPECT_EQ(parse_disk_spec("a.img").words, option_words());
+
+  // A second writer of one image: the lock's refusal in --disk words.
+  const test::TempDir dir;
+  const std::string image = dir.file("in-use.img");
+  test::write_file(image, std::vector<uint8_t>(4096));
+  block::DiskOptions first = parse_disk_spec(image);
+  const block::DiskImage held = block::DiskImage::open(first);
+  try {
+    block::DiskImage::open(parse_disk_spec(image));
+    ADD_FAILURE() << "a second writer opened " << image;
+  } catch (const UserError& e) {
+    const std::string why = e.what();
+    EXPECT_TRUE(Says(why, "--disk " + image + ": the image is in use by PID " + std::to_string(::getpid())));
+    EXPECT_TRUE(Says(why, "give ro=on (--disk " + image + ",ro=on) in every VMM that shares the image"));
+  }
+}
+
+TEST(OptionWords, ABridgeIsNamedByItsNetOption) {
+  const SettingWords& words = *option_words();
+  EXPECT_EQ(words.named("net", {"tap", "t0"}, {"bridge", "br0"}), "--net tap=t0,bridge=br0");
+  EXPECT_EQ(words.ask("net", {"tap", "t0"}, {"bridge", "br1"}), "give bridge=br1 (--net tap=t0,bridge=br1)");
+  EXPECT_EQ(parse_net_spec("tap=t0").words, option_words());
 }
 
 }  // namespace

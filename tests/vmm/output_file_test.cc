@@ -210,7 +210,7 @@ TEST_P(SharedDirOutput, ALinkToRootsFileIsRefused) {
 TEST_P(SharedDirOutput, AnotherUsersFileIsRefused) {
   const std::string why = refusal(traps_->foreign);
   EXPECT_NE(why.find(option() + " " + traps_->foreign + ": owned by uid 65534"), std::string::npos) << why;
-  EXPECT_NE(why.find("only when root or the --user it runs as owns them"), std::string::npos) << why;
+  EXPECT_NE(why.find("only when root or the user it runs as owns them"), std::string::npos) << why;
   EXPECT_TRUE(traps_->untouched());
 }
 

@@ -79,7 +79,7 @@ TEST_P(UntrustedPaths, ALinkToRootsFileIsRefused) {
 TEST_P(UntrustedPaths, AnotherUsersFileIsRefused) {
   const std::string why = refusal(caller(), traps_->foreign);
   EXPECT_TRUE(Says(why, caller().shown + traps_->foreign + ": owned by uid 65534"));
-  EXPECT_TRUE(Says(why, "only when root or the --user it runs as owns them"));
+  EXPECT_TRUE(Says(why, "only when root or the user it runs as owns them"));
   EXPECT_TRUE(traps_->untouched());
 }
 

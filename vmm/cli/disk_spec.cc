@@ -5,6 +5,7 @@
 
 #include "kvmmio/base/error.h"
 #include "vmm/cli/device_specs.h"
+#include "vmm/cli/option_words.h"
 #include "vmm/process/parse.h"
 
 namespace kvmmio::vmm {
@@ -30,6 +31,7 @@ bool parse_on_off(std::string_view key, std::string_view value) {
 
 DiskOptions parse_disk_spec(std::string_view spec) {
   DiskOptions o;
+  o.words = option_words();
   const size_t comma = spec.find(',');
   o.path = std::string(spec.substr(0, comma));
   if (o.path.empty())

@@ -6,6 +6,7 @@
 
 #include "kvmmio/base/error.h"
 #include "vmm/cli/device_specs.h"
+#include "vmm/cli/option_words.h"
 #include "vmm/process/parse.h"
 
 namespace kvmmio::vmm {
@@ -121,6 +122,7 @@ void check_vhost_user(const NetOptions& o, std::string_view spec) {
 
 NetOptions parse_net_spec(std::string_view spec) {
   NetOptions o;
+  o.words = option_words();
   for (const auto& [key, value] : parse_key_values(spec, "--net " + std::string(spec))) {
     const DeviceKey* device_key = nullptr;
     for (const DeviceKey& k : kDeviceKeys)

@@ -25,12 +25,4 @@ class KVMMIO_EXPORT UserError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Whose words a UserError's message uses when it names what was set and
-// the setting that would fix it: the kvmmio program's command line
-// ("--disk a.img: ...: give ro=on (--disk a.img,ro=on) ...") or the C
-// API's config structs ("kvmmio_blk_config.path a.img: ...: set
-// kvmmio_blk_config.read_only = 1 ..."). The options of a device whose
-// messages name its settings carry it (DiskOptions, NetOptions).
-enum class Wording { kCommandLine, kCApi };
-
 }  // namespace kvmmio

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "kvmmio/base/export.h"
@@ -38,8 +39,9 @@ namespace kvmmio::block {
 
 class KVMMIO_EXPORT DiskImage {
  public:
-  // Throws UserError (starting "--disk PATH", or in the C API's words:
-  // DiskOptions::wording) naming the fix.
+  // Throws UserError (starting with the disk as its configurer names it,
+  // DiskOptions::words: "--disk PATH" in the kvmmio program) naming the
+  // fix.
   static DiskImage open(const DiskOptions& options);
 
   int fd() const { return fd_.get(); }
@@ -54,15 +56,15 @@ class KVMMIO_EXPORT DiskImage {
   bool can_discard() const { return discard_; }
   bool can_write_zeroes() const { return write_zeroes_; }
   bool block_device() const { return block_device_; }
-  // Whose words messages about the image use (DiskOptions::wording).
-  Wording wording() const { return wording_; }
+  // The words messages about the image use (DiskOptions::words).
+  const SettingWords& words() const { return words_of(words_); }
 
  private:
   DiskImage() = default;
 
   UniqueFd fd_;
   std::string path_;
-  Wording wording_ = Wording::kCommandLine;
+  std::shared_ptr<const SettingWords> words_;
   uint64_t size_ = 0;
   bool read_only_ = false;
   bool direct_ = false;
@@ -73,9 +75,9 @@ class KVMMIO_EXPORT DiskImage {
 };
 
 // Takes the image lock on `fd` (exclusive unless `shared`), without
-// waiting. Throws UserError naming `path` (in `wording`'s words), the
-// holder's PID where /proc/locks tells it, and the fix.
+// waiting. Throws UserError naming `path` (in `words`), the holder's PID
+// where /proc/locks tells it, and the fix.
 KVMMIO_EXPORT void lock_image(int fd, const std::string& path, bool shared,
-                              Wording wording = Wording::kCommandLine);
+                              const SettingWords& words = struct_words());
 
 }  // namespace kvmmio::block

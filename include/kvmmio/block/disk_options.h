@@ -8,11 +8,12 @@
 // DiskImage::open() checks it.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
-#include "kvmmio/base/error.h"
 #include "kvmmio/base/export.h"
+#include "kvmmio/base/setting_words.h"
 #include "kvmmio/block/virtio_blk_spec.h"
 #include "kvmmio/virtio/transport_options.h"
 
@@ -46,9 +47,10 @@ struct KVMMIO_EXPORT DiskOptions {
   bool block_device = false;  // device=on: PATH may be a block device
   virtio::TransportOptions transport;
   // How messages about the disk (DiskImage::open(), lock_image(),
-  // VirtioBlock) name it and the settings that fix a problem: the
-  // program's --disk words, or kvmmio_blk_config's fields for the C API.
-  Wording wording = Wording::kCommandLine;
+  // VirtioBlock) name it and the settings that fix a problem, in its
+  // configurer's words (the kvmmio program's --disk, the C API's
+  // kvmmio_blk_config); null: these fields' names (struct_words()).
+  std::shared_ptr<const SettingWords> words;
 };
 
 }  // namespace kvmmio::block

@@ -7,12 +7,13 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "kvmmio/base/error.h"
 #include "kvmmio/base/export.h"
+#include "kvmmio/base/setting_words.h"
 #include "kvmmio/vhost/vhost_user.h"
 #include "kvmmio/virtio/transport_options.h"
 
@@ -43,9 +44,10 @@ struct KVMMIO_EXPORT NetOptions {
   // kernel's default). Not for the userspace backend.
   uint32_t poll_us = 0;
   static constexpr uint32_t kMaxPollUs = 10000;
-  // How the device's messages (bridge=) name its settings: the program's
-  // --net words, or kvmmio_net_config's fields for the C API.
-  Wording wording = Wording::kCommandLine;
+  // How the device's messages (the bridge's) name it and its settings, in
+  // its configurer's words (the kvmmio program's --net, the C API's
+  // kvmmio_net_config); null: these fields' names (struct_words()).
+  std::shared_ptr<const SettingWords> words;
 
   // mac, or default_mac() of the tap's name (of the socket's path for
   // vhost-user).
