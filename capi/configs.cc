@@ -22,21 +22,23 @@ namespace kvmmio::capi {
 namespace {
 
 // Messages about a disk or a net device in the C API's words: the config
-// struct's field, and an enum field's constant (KVMMIO_BLK_ENGINE_THREADS).
+// struct's fields; a disk's enum fields by their constants
+// (KVMMIO_BLK_ENGINE_THREADS). A net device's messages name its bridge only.
 class CApiWords final : public SettingWords {
  public:
   std::string named(std::string_view device, Setting id) const override {
     return config(device) + "." + std::string(id.field) + " " + std::string(id.value);
   }
   std::string named(std::string_view device, Setting id, Setting given) const override {
-    if (device == "net")  // a tap's bridge: "kvmmio_net_config.bridge br0 (tap t0)"
+    if (device == "net")  // "kvmmio_net_config.bridge br0 (tap t0)"
       return config(device) + "." + std::string(given.field) + " " + std::string(given.value) + " (" +
              std::string(id.field) + " " + std::string(id.value) + ")";
-    return named(device, id) + " with " + config(device) + "." + field_set(device, given);
+    return named(device, id) + " with " + config(device) + "." + disk_field_set(given);
   }
   std::string ask(std::string_view device, Setting, Setting wanted) const override {
-    if (device == "net") return "set " + config(device) + "." + std::string(wanted.field) + " to " + std::string(wanted.value);
-    return "set " + config(device) + "." + field_set(device, wanted);
+    if (device == "net")  // "set kvmmio_net_config.bridge to br1"
+      return "set " + config(device) + "." + std::string(wanted.field) + " to " + std::string(wanted.value);
+    return "set " + config(device) + "." + disk_field_set(wanted);
   }
 
  private:
@@ -44,11 +46,10 @@ class CApiWords final : public SettingWords {
     return device == "disk" ? "kvmmio_blk_config" : "kvmmio_net_config";
   }
   // "read_only = 1", "engine = KVMMIO_BLK_ENGINE_THREADS".
-  static std::string field_set(std::string_view device, Setting s) {
+  static std::string disk_field_set(Setting s) {
     const std::string field(s.field);
     if (s.value == "true") return field + " = 1";
-    std::string constant = std::string(device == "disk" ? "KVMMIO_BLK_" : "KVMMIO_NET_") + field + "_" +
-                           std::string(s.value);
+    std::string constant = "KVMMIO_BLK_" + field + "_" + std::string(s.value);
     for (char& c : constant) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return field + " = " + constant;
   }
