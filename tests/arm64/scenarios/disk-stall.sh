@@ -97,7 +97,14 @@ run_engine() {
     pid=$!
     msg='' probe=0
     hostile_guest echo-probe "$sock" "$out.console" "$IDLE" "$FLOOD" >"$out.echo" 2>"$out.probe" || probe=$?
-    [ $probe = 0 ] || msg="the echo probe failed: $(tr '\n' ' ' <"$out.probe")($(grep -h 'KVMMIO-L2-ERROR\|hostile_guest' "$out.console" | head -n 3 | tr '\r\n' '  '))"
+    if [ $probe != 0 ]; then
+        # The line names L2's errors and last words and kvmmio's state: a
+        # console that closed early is kvmmio's end, said on its stderr.
+        l2_errors=$(grep -h 'KVMMIO-L2-ERROR\|hostile_guest' "$out.console" | head -n 3 | tr '\r\n' '  ')
+        l2_last=$(tr -d '\r' <"$out.console" | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-160)
+        state=ended; running "$pid" && state=running
+        msg="the echo probe failed: $(tr '\n' ' ' <"$out.probe")(L2: ${l2_errors}last line '$l2_last'; kvmmio $state: $(tail -n 3 "$out.stderr" | tr '\n"' ' _'))"
+    fi
     [ -n "$msg" ] || running "$pid" || msg="kvmmio ended before SIGTERM ($(tail -n 2 "$out.stderr" | tr '\n"' ' _'))"
     stop_with_sigterm "$out.json"
     killed=''
@@ -107,6 +114,9 @@ run_engine() {
     fi
     status=0
     wait "$pid" || status=$?
+    # A probe that failed on a closed console: how kvmmio ended (159 is
+    # seccomp's SIGSYS, 137 the OOM killer's SIGKILL or ours above).
+    [ $probe = 0 ] || msg="$msg; kvmmio's exit status $status"
     rm -f "$img"
     t=$(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')
 

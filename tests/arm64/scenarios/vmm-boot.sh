@@ -215,7 +215,9 @@ finish() {
         while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
         kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" || true
-        status=timeout
+        # The status carries where L2 stood, so that a failure's one line
+        # in CI's log says whether L2 booted at all.
+        status="timeout (L2's last line: '$(tr -d '\r' <"$R/${booted:-none}.console" 2>/dev/null | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-160 | tr '"' _)')"
     else
         status=0
         wait "$pid" || status=$?
