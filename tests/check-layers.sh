@@ -33,6 +33,8 @@
 # with its activation. Nor the MMIO register file (kvmmio/virtio/mmio_regs.h):
 # the virtio constants a device needs are kvmmio/virtio/virtio_spec.h's.
 #
+# Inside the transport (hw/virtio/mmio_*), its parts depend one way:
+# transport_part below.
 # Before it trusts a clean answer, the check plants an upward include in a
 # scratch tree and makes sure it is caught: a check that cannot fail proves
 # nothing.
@@ -94,6 +96,26 @@ register_file() {
     [ "$1" = include/kvmmio/virtio/mmio_regs.h ]
 }
 
+# transport_part PATH: "LEVEL PART" of a file of the virtio-mmio
+# transport's parts (hw/virtio/mmio_parts.h), "" for any other file. A part
+# includes only its own files and lower levels': its three owners (the
+# queues, the mirror, and the device state over its features, config and
+# interrupts) depend one way, and the register file and the wiring sit
+# above them.
+transport_part() {
+    case $1 in
+    hw/virtio/mmio_context.h) echo "0 context" ;;
+    hw/virtio/mmio_queue_state.h | hw/virtio/mmio_queues.* | hw/virtio/mmio_notify.cc) echo "1 queues" ;;
+    hw/virtio/mmio_mirror.*) echo "1 mirror" ;;
+    hw/virtio/mmio_features.*) echo "1 features" ;;
+    hw/virtio/mmio_config.*) echo "1 config" ;;
+    hw/virtio/mmio_interrupts.*) echo "1 interrupts" ;;
+    hw/virtio/mmio_device_state.*) echo "2 device-state" ;;
+    hw/virtio/mmio_register_file.* | hw/virtio/mmio_modern.cc | hw/virtio/mmio_legacy.cc) echo "3 register-file" ;;
+    hw/virtio/mmio_parts.h | hw/virtio/mmio_transport.cc) echo "4 wiring" ;;
+    esac
+}
+
 # resolve FILE NAME: the root-relative path of `#include "NAME"` in FILE.
 resolve() {
     case $2 in
@@ -113,6 +135,7 @@ check_tree() {
             [ "$from" != 0 ] || continue
             set -- $(room_of "$f")
             from_level=$1 from_room=$2
+            from_part=$(transport_part "$f")
             [ "$from_room" != none ] ||
                 echo "$f: outside the program's rooms: put it in the folder of its job (vmm/process, boot, console, stats, control, machine, network or cli)"
             grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" | while IFS= read -r hit; do
@@ -133,6 +156,9 @@ check_tree() {
                     echo "$f:$line: includes \"$name\": devices see their activation, not the transport"
                 elif [ "$from" = 4 ] && register_file "$path"; then
                     echo "$f:$line: includes \"$name\": devices take virtio constants from kvmmio/virtio/virtio_spec.h, not the MMIO register file"
+                elif [ -n "$from_part" ] && set -- $(transport_part "$path") && [ $# = 2 ] &&
+                    [ "$2" != "${from_part#* }" ] && [ "$1" -ge "${from_part%% *}" ]; then
+                    echo "$f:$line: includes \"$name\": the transport's ${from_part#* } may not include its $2 (its parts depend one way: hw/virtio/mmio_parts.h)"
                 fi
             done
         done | { found=$(cat); [ -z "$found" ] || { echo "$found"; exit 1; }; }
@@ -157,14 +183,20 @@ printf '#include "vmm/process/usage_error.h"\n' >"$scratch/vmm/cli/ok.cc"
 printf '#include "vmm/boot/device_tree.h"\n#include "vmm/cli/options.h"\n' >"$scratch/vmm/process/bad.cc"
 printf '#include "vmm/console/console.h"\n#include "bench/pps/pps_core.h"\n' >"$scratch/vmm/boot/bad.cc"
 printf '\n' >"$scratch/vmm/loose.cc"
+mkdir -p "$scratch/hw/virtio"
+printf '#include "mmio_context.h"\n#include "mmio_queues.h"\n#include "mmio_device_state.h"\n' >"$scratch/hw/virtio/mmio_queues.cc"
+printf '#include "mmio_mirror.h"\n#include "mmio_register_file.h"\n' >"$scratch/hw/virtio/mmio_mirror.cc"
+printf '#include "mmio_queues.h"\n#include "mmio_mirror.h"\n#include "mmio_interrupts.h"\n' >"$scratch/hw/virtio/mmio_device_state.cc"
 if planted=$(check_tree "$scratch"); then
-    echo "check-layers.sh: FAIL: the planted includes in base/bad.cc, hw/console/bad.cc, hw/net/bad.cc and vmm/ went unnoticed"
+    echo "check-layers.sh: FAIL: the planted includes in base/bad.cc, hw/console/bad.cc, hw/net/bad.cc, hw/virtio/ and vmm/ went unnoticed"
     exit 1
 fi
 case $planted in
 "base/bad.cc:2: includes \"kvmmio/vm.h\": base may not include kvm
 hw/console/bad.cc:2: includes \"kvmmio/virtio/mmio_regs.h\": devices take virtio constants from kvmmio/virtio/virtio_spec.h, not the MMIO register file
 hw/net/bad.cc:1: includes \"kvmmio/virtio/mmio_transport.h\": devices see their activation, not the transport
+hw/virtio/mmio_mirror.cc:2: includes \"mmio_register_file.h\": the transport's mirror may not include its register-file (its parts depend one way: hw/virtio/mmio_parts.h)
+hw/virtio/mmio_queues.cc:3: includes \"mmio_device_state.h\": the transport's queues may not include its device-state (its parts depend one way: hw/virtio/mmio_parts.h)
 vmm/boot/bad.cc:1: includes \"vmm/console/console.h\": the program's room boot may not include console
 vmm/boot/bad.cc:2: includes \"bench/pps/pps_core.h\": the product never includes the lab (bench/, tests/, fuzz/)
 vmm/loose.cc: outside the program's rooms: put it in the folder of its job (vmm/process, boot, console, stats, control, machine, network or cli)
@@ -176,7 +208,7 @@ esac
 # 2. The tree.
 if ! found=$(check_tree "$src"); then
     echo "$found"
-    echo "check-layers.sh: FAIL: includes that cross a layer upward, a device's seam or the program's rooms (docs/architecture.md, \"Layers\" and \"The program's rooms\")"
+    echo "check-layers.sh: FAIL: includes that cross a layer upward, a device's seam, the transport's one-way parts or the program's rooms (docs/architecture.md, \"Layers\" and \"The program's rooms\")"
     exit 1
 fi
-echo "check-layers.sh: every #include in base, kvm, virtio, devices, capi and vmm stays in its layer or below, and in the program in its room or a lower one"
+echo "check-layers.sh: every #include in base, kvm, virtio, devices, capi and vmm stays in its layer or below, in the transport's parts one way, and in the program in its room or a lower one"

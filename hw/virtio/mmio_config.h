@@ -22,7 +22,8 @@ class ConfigWindow {
   void read(uint64_t offset, std::span<uint8_t> data);
   void write(uint64_t offset, std::span<const uint8_t> data);
 
-  // From any thread: a device-made change steps it too (mmio_parts.cc).
+  // From any thread: a change the device makes steps it too, through
+  // DeviceState, which owns this window.
   uint32_t generation() const { return generation_.load(); }
   uint32_t step() { return generation_.fetch_add(1) + 1; }
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// TransportInterrupts: the device's interrupt line as the guest sees it:
-// InterruptStatus and InterruptACK (virtio 1.2 4.2.2), the irqfd edge, and
-// with irq=relay the eventfd backends write instead of the irqfd.
+// TransportInterrupts: the bits of InterruptStatus the VMM set and the
+// guest has not acknowledged (virtio 1.2 4.2.2), the irqfd edge, and with
+// irq=relay the eventfd backends write instead of the irqfd. A part of
+// DeviceState (mmio_device_state.h), which decides what a guest's read of
+// InterruptStatus returns and when the mirror shows a new bit; it calls no
+// other part.
 #pragma once
 
 #include <atomic>
@@ -14,32 +17,24 @@
 
 namespace kvmmio::virtio {
 
-class DeviceLifecycle;
-class MirrorPublisher;
-
 class TransportInterrupts {
  public:
   // With irq=relay, starts watching the relay eventfd on the event loop.
-  TransportInterrupts(TransportContext& ctx, const DeviceLifecycle& lifecycle, MirrorPublisher& mirror);
+  explicit TransportInterrupts(TransportContext& ctx);
   ~TransportInterrupts();
   TransportInterrupts(const TransportInterrupts&) = delete;
   TransportInterrupts& operator=(const TransportInterrupts&) = delete;
 
-  // From any thread: the bits first, then the edge, so the guest's handler
-  // finds them (in the mirror too). Counted in interrupts_injected.
-  void raise(uint32_t bits);
-  // A configuration change notification (also counted in config_interrupts).
-  void raise_config_change();
+  // From any thread: `bits` set (counted in interrupts_injected), then,
+  // separately, the edge: whoever publishes the bits (the mirror) does so
+  // between the two, so the guest's handler finds them.
+  void post(uint32_t bits);
+  void signal() { ctx_.env.irq.signal(); }
 
-  // InterruptStatus as a guest read returns it, and InterruptACK.
-  uint32_t read() const;
+  // The bits set and not acknowledged; InterruptACK; reset (4.2.2).
+  uint32_t pending() const { return status_.load(); }
   void acknowledge(uint32_t bits);
-
-  // A backend writes the irqfd itself (irq=irqfd, a backend-owned queue
-  // live): InterruptStatus cannot know of its used buffers.
-  void set_bypass(bool bypass) { bypass_.store(bypass); }
-  // Reset: InterruptStatus cleared (4.2.2), no bypass.
-  void clear();
+  void clear() { status_.store(0); }
 
   // What a backend writes to interrupt the guest: the irqfd, or the relay.
   int fd() const;
@@ -48,10 +43,7 @@ class TransportInterrupts {
   void relay();
 
   TransportContext& ctx_;
-  const DeviceLifecycle& lifecycle_;
-  MirrorPublisher& mirror_;
   std::atomic<uint32_t> status_{0};
-  std::atomic<bool> bypass_{false};
   std::unique_ptr<EventFd> relay_;       // irq=relay: the backends' interrupt fd
   EventLoop::Registration relay_watch_;  // its callback takes no lock; dropped first
 };

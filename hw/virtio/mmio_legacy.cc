@@ -3,7 +3,7 @@
 // page-based queue set-up with GuestPageSize, QueueAlign and QueuePFN.
 #include <bit>
 
-#include "mmio_lifecycle.h"
+#include "mmio_device_state.h"
 #include "mmio_queues.h"
 #include "mmio_register_file.h"
 
@@ -21,32 +21,27 @@ void RegisterFile::write_legacy(const RegisterInfo& info, uint32_t value) {
     if (!std::has_single_bit(value)) return ctx_.guest_error("GuestPageSize %u is not a power of two", value);
     return queues_.set_guest_page_size(value);
   }
-  QueueState* q = queues_.selected();
+  const QueueState* q = queues_.selected();
   if (!q) return ctx_.guest_error("%s for queue %u, which does not exist", info.name, queues_.selected_index());
 
   if (info.offset == reg::kQueueAlign) {
-    if (q->ready) return ctx_.guest_error("QueueAlign written while queue %u is live", q->index);
+    if (q->ready) return refused_queue_write(info);
     if (!std::has_single_bit(value)) return ctx_.guest_error("QueueAlign %u is not a power of two", value);
-    q->align = value;
+    queues_.set_align(value);
     return;
   }
 
   // QueuePFN: 0 stops the queue, anything else places it (2.7.2 layout).
-  if (value == 0) {
-    if (q->ready) queues_.stop(*q);
-    q->pfn = 0;
-    return;
-  }
-  if (q->ready) return ctx_.guest_error("QueuePFN written while queue %u is live", q->index);
+  if (value == 0) return queues_.stop_selected();
+  if (q->ready) return refused_queue_write(info);
   const std::optional<QueueLayout> layout = legacy_layout(value, queues_.guest_page_size(), q->align, q->num);
   const LayoutError e = layout ? validate_layout(ctx_.env.memory, *layout, q->max_size) : LayoutError::kNone;
   if (!layout || e != LayoutError::kNone) {
     ctx_.guest_error("queue %u cannot go live at PFN 0x%x: %s", q->index, value,
                      layout ? to_string(e) : "bad page size or alignment");
-    return lifecycle_.needs_reset("invalid queue set-up");
+    return state_.needs_reset("invalid queue set-up");
   }
-  q->pfn = value;
-  queues_.go_live(*q, *layout);
+  queues_.go_live(*layout, value);
 }
 
 }  // namespace kvmmio::virtio

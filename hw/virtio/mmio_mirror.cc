@@ -25,21 +25,16 @@
 #include <array>
 #include <cstring>
 
-#include "mmio_interrupts.h"
-#include "mmio_lifecycle.h"
-#include "mmio_register_file.h"
 
 namespace kvmmio::virtio {
 
-MirrorPublisher::MirrorPublisher(TransportContext& ctx, ConfigWindow& config, const DeviceLifecycle& lifecycle,
-                                 const TransportInterrupts& interrupts)
-    : ctx_(ctx), config_(config), lifecycle_(lifecycle), interrupts_(interrupts) {
+MirrorPublisher::MirrorPublisher(TransportContext& ctx, MirrorSource& source) : ctx_(ctx), source_(source) {
   if (ctx_.options.regs != RegsMode::kMirror) return;
   page_ = std::make_unique<RegisterMirror>(kMmioWindowSize, ctx_.env.mirror_clean ? ctx_.env.mirror_clean
                                                                                   : clean_dcache_to_poc);
 }
 
-void MirrorPublisher::refresh(RegisterFile& registers) {
+void MirrorPublisher::refresh() {
   if (!page_) return;
   std::lock_guard guard(mutex_);
   publish_config();
@@ -48,7 +43,7 @@ void MirrorPublisher::refresh(RegisterFile& registers) {
     const RegisterInfo* info = find_register(offset, ctx_.options.version);
     // Write-only registers and holes read as zeros (and are guest errors
     // when trapped; with the mirror the VMM cannot see such reads).
-    const uint32_t value = info && info->access != RegAccess::kWrite ? registers.read(*info) : 0;
+    const uint32_t value = info && info->access != RegAccess::kWrite ? source_.register_value(*info) : 0;
     changed |= page_->update32(offset, value);
   }
   if (changed) ctx_.counters.mirror_updates.fetch_add(1, std::memory_order_relaxed);
@@ -59,7 +54,7 @@ void MirrorPublisher::publish_config_change() {
   if (!page_) return;
   std::lock_guard guard(mutex_);
   publish_config();
-  if (ctx_.options.version == kVersionModern) page_->update32(reg::kConfigGeneration, config_.generation());
+  if (ctx_.options.version == kVersionModern) page_->update32(reg::kConfigGeneration, source_.config_generation());
 }
 
 void MirrorPublisher::publish_config() {
@@ -72,17 +67,17 @@ void MirrorPublisher::publish_config() {
   // The legacy layout has no ConfigGeneration (4.2.4): its drivers read
   // the configuration as it is, trapped or not.
   const bool steps = filled_ && ctx_.options.version == kVersionModern;
-  if (steps) page_->update32(reg::kConfigGeneration, config_.step());
+  if (steps) page_->update32(reg::kConfigGeneration, source_.step_config_generation());
   page_->update(reg::kConfig, now);
-  if (steps) page_->update32(reg::kConfigGeneration, config_.step());
+  if (steps) page_->update32(reg::kConfigGeneration, source_.step_config_generation());
   ctx_.counters.mirror_updates.fetch_add(1, std::memory_order_relaxed);
 }
 
 void MirrorPublisher::publish_status() {
   if (!page_) return;
   std::lock_guard guard(mutex_);
-  bool changed = page_->update32(reg::kStatus, lifecycle_.status());
-  changed |= page_->update32(reg::kInterruptStatus, interrupts_.read());
+  bool changed = page_->update32(reg::kStatus, source_.device_status());
+  changed |= page_->update32(reg::kInterruptStatus, source_.interrupt_status());
   if (changed) ctx_.counters.mirror_updates.fetch_add(1, std::memory_order_relaxed);
 }
 

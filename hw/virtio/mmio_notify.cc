@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "kvmmio/base/log.h"
-#include "mmio_lifecycle.h"
 #include "mmio_queues.h"
 
 namespace kvmmio::virtio {
@@ -79,7 +78,7 @@ void QueueSet::notify_trapped(uint32_t value) {
     }
     return;
   }
-  if (lifecycle_.active()) ctx_.device.queue_notify(value);
+  if (active_) ctx_.device.queue_notify(value);
 }
 
 // The event loop, holding the device lock, with the ioeventfd drained. The
@@ -89,7 +88,7 @@ void QueueSet::notify_trapped(uint32_t value) {
 // goes no further.
 void QueueSet::notify_polled(uint32_t index) {
   ctx_.counters.notifies_polled.fetch_add(1, std::memory_order_relaxed);
-  if (queues_[index].ready && lifecycle_.active()) ctx_.device.queue_notify(index);
+  if (queues_[index].ready && active_) ctx_.device.queue_notify(index);
 }
 
 }  // namespace kvmmio::virtio

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // QueueState: one queue of an MmioTransport: its registers as the driver
-// wrote them, whether it is live, its ring, and its notify fd. The register
-// file (mmio_modern.cc, mmio_legacy.cc) writes the registers; only the
-// QueueSet (mmio_queues.h) changes liveness, the ring and the notify fd.
+// wrote them, whether it is live, its ring, and its notify fd. Only the
+// QueueSet (mmio_queues.h) that holds it changes any of it; the register
+// file reads it through QueueSet::selected(), and writes the registers
+// through the QueueSet's typed setters.
 #pragma once
 
 #include <cstdint>

@@ -7,10 +7,7 @@
 #include <cinttypes>
 #include <cstring>
 
-#include "mmio_config.h"
-#include "mmio_features.h"
-#include "mmio_interrupts.h"
-#include "mmio_lifecycle.h"
+#include "mmio_device_state.h"
 #include "mmio_queues.h"
 
 namespace kvmmio::virtio {
@@ -43,7 +40,7 @@ const RegisterInfo* RegisterFile::register_for(uint64_t offset, size_t size, boo
 }
 
 void RegisterFile::read(uint64_t offset, std::span<uint8_t> data) {
-  if (offset >= reg::kConfig) return config_.read(offset - reg::kConfig, data);
+  if (offset >= reg::kConfig) return state_.read_config(offset - reg::kConfig, data);
   const RegisterInfo* info = register_for(offset, data.size(), /*write=*/false);
   if (!info) return;
   const uint32_t value = read(*info);
@@ -51,12 +48,18 @@ void RegisterFile::read(uint64_t offset, std::span<uint8_t> data) {
 }
 
 void RegisterFile::write(uint64_t offset, std::span<const uint8_t> data) {
-  if (offset >= reg::kConfig) return config_.write(offset - reg::kConfig, data);
+  if (offset >= reg::kConfig) return state_.write_config(offset - reg::kConfig, data);
   const RegisterInfo* info = register_for(offset, data.size(), /*write=*/true);
   if (!info) return;
   uint32_t value;
   std::memcpy(&value, data.data(), sizeof(value));
   write(*info, value);
+}
+
+void RegisterFile::refused_queue_write(const RegisterInfo& info) {
+  const QueueState* q = queues_.selected();
+  if (!q) return ctx_.guest_error("%s for queue %u, which does not exist", info.name, queues_.selected_index());
+  ctx_.guest_error("%s written while queue %u is live", info.name, q->index);
 }
 
 uint32_t RegisterFile::read(const RegisterInfo& info) {
@@ -65,13 +68,13 @@ uint32_t RegisterFile::read(const RegisterInfo& info) {
     case reg::kVersion: return ctx_.options.version;
     case reg::kDeviceId: return ctx_.device.device_id();
     case reg::kVendorId: return kVendorId;
-    case reg::kDeviceFeatures: return features_.read_offered_word();
+    case reg::kDeviceFeatures:
+    case reg::kInterruptStatus:
+    case reg::kStatus: return state_.read_register(info);
     case reg::kQueueNumMax: {
       const QueueState* q = queues_.selected();
       return q ? q->max_size : 0;  // 0: "the queue is not available"
     }
-    case reg::kInterruptStatus: return interrupts_.read();
-    case reg::kStatus: return lifecycle_.status();
     default:
       return ctx_.options.version == kVersionLegacy ? read_legacy(info) : read_modern(info);
   }
@@ -79,20 +82,17 @@ uint32_t RegisterFile::read(const RegisterInfo& info) {
 
 void RegisterFile::write(const RegisterInfo& info, uint32_t value) {
   switch (info.offset) {
-    case reg::kDeviceFeaturesSel: return features_.select_offered_word(value);
-    case reg::kDriverFeaturesSel: return features_.select_accepted_word(value);
-    case reg::kDriverFeatures: return features_.write_accepted_word(value, lifecycle_.status());
+    case reg::kDeviceFeaturesSel:
+    case reg::kDriverFeaturesSel:
+    case reg::kDriverFeatures:
+    case reg::kInterruptAck:
+    case reg::kStatus: return state_.write_register(info, value);
     case reg::kQueueSel: return queues_.select(value);
-    case reg::kQueueNum: {
-      QueueState* q = queues_.selected();
-      if (!q) return ctx_.guest_error("QueueNum for queue %u, which does not exist", queues_.selected_index());
-      if (q->ready) return ctx_.guest_error("QueueNum written while queue %u is live", q->index);
-      q->num = value;  // checked when the queue goes live
+    case reg::kQueueNum:
+      // Checked when the queue goes live.
+      if (!queues_.set_size(value)) refused_queue_write(info);
       return;
-    }
     case reg::kQueueNotify: return queues_.notify_trapped(value);
-    case reg::kInterruptAck: return interrupts_.acknowledge(value);
-    case reg::kStatus: return lifecycle_.write_status(value);
     default:
       return ctx_.options.version == kVersionLegacy ? write_legacy(info, value) : write_modern(info, value);
   }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // RegisterFile: the guest's register accesses (virtio 1.2 4.2.2, 4.2.4):
 // which accesses are admitted (widths, directions, layouts: 4.2.2.2), and
-// which part each register belongs to. It keeps no state of its own: the
-// selectors, queue registers, status and interrupt bits belong to the parts
-// it dispatches to. Called with the device lock held.
+// which owner each register belongs to. It keeps no state of its own: the
+// queue registers are the QueueSet's, written through its typed setters;
+// features, status, interrupts and the configuration are DeviceState's.
+// Called with the device lock held.
 #pragma once
 
 #include <cstdint>
@@ -13,18 +14,13 @@
 
 namespace kvmmio::virtio {
 
-class ConfigWindow;
-class DeviceLifecycle;
-class FeatureNegotiation;
+class DeviceState;
 class QueueSet;
-class TransportInterrupts;
 
 class RegisterFile {
  public:
-  RegisterFile(TransportContext& ctx, ConfigWindow& config, FeatureNegotiation& features, QueueSet& queues,
-               DeviceLifecycle& lifecycle, TransportInterrupts& interrupts)
-      : ctx_(ctx), config_(config), features_(features), queues_(queues), lifecycle_(lifecycle),
-        interrupts_(interrupts) {}
+  RegisterFile(TransportContext& ctx, DeviceState& state, QueueSet& queues)
+      : ctx_(ctx), state_(state), queues_(queues) {}
 
   // A guest access anywhere in the window (registers or configuration);
   // what is refused reads as zeros.
@@ -36,6 +32,8 @@ class RegisterFile {
  private:
   const RegisterInfo* register_for(uint64_t offset, size_t size, bool write);
   void write(const RegisterInfo& info, uint32_t value);
+  // A queue set-up register the QueueSet refused: no such queue, or live.
+  void refused_queue_write(const RegisterInfo& info);
   // mmio_modern.cc / mmio_legacy.cc: registers of one layout only
   uint32_t read_modern(const RegisterInfo& info);
   void write_modern(const RegisterInfo& info, uint32_t value);
@@ -43,11 +41,8 @@ class RegisterFile {
   void write_legacy(const RegisterInfo& info, uint32_t value);
 
   TransportContext& ctx_;
-  ConfigWindow& config_;
-  FeatureNegotiation& features_;
+  DeviceState& state_;
   QueueSet& queues_;
-  DeviceLifecycle& lifecycle_;
-  TransportInterrupts& interrupts_;
 };
 
 }  // namespace kvmmio::virtio

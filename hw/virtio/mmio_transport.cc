@@ -54,21 +54,9 @@ void TransportContext::guest_error(const char* fmt, ...) {
   errors.report("%s", message);
 }
 
-void MmioTransport::Parts::signal_used() { interrupts.raise(interrupt::kUsedBuffer); }
-
-void MmioTransport::Parts::signal_config_change() {
-  config.step();
-  mirror.publish_config_change();
-  // Before DRIVER_OK the driver may not be ready for interrupts; it reads
-  // the configuration (and the generation) during initialisation anyway.
-  if (lifecycle.status() & status::kDriverOk) interrupts.raise_config_change();
-}
-
-void MmioTransport::Parts::needs_reset(const char* why) { lifecycle.needs_reset(why); }
-
 void MmioTransport::Parts::queue_fault(uint32_t queue_index, QueueError error) {
   ctx.guest_error("queue %u: %s", queue_index, to_string(error));
-  lifecycle.needs_reset(to_string(error));
+  state.needs_reset(to_string(error));
 }
 
 MmioTransport::MmioTransport(VirtioDevice& device, TransportEnv env, TransportOptions options)
@@ -76,14 +64,14 @@ MmioTransport::MmioTransport(VirtioDevice& device, TransportEnv env, TransportOp
   auto guard = parts_->ctx.lock.lock();
   // Once for the transport's lifetime: no guest write assigns or removes one.
   parts_->queues.attach_notify_fds();
-  parts_->mirror.refresh(parts_->registers);
+  parts_->mirror.refresh();
 }
 
 MmioTransport::~MmioTransport() {
   auto guard = parts_->ctx.lock.lock();
   // The device drops the notify and interrupt fds before they close, and no
   // polled notify runs once the parts start to go.
-  parts_->lifecycle.stop();
+  parts_->state.stop();
   parts_->queues.detach_notify_fds();
 }
 
@@ -101,13 +89,13 @@ void MmioTransport::mmio_write(uint64_t offset, std::span<const uint8_t> data) {
   // the mirror as it would have from the registers. A notify changes no
   // register (what it may cause, DEVICE_NEEDS_RESET, publishes itself), and
   // it is the one hot path that can still exit (notify=trap).
-  if (offset != reg::kQueueNotify) parts_->mirror.refresh(parts_->registers);
+  if (offset != reg::kQueueNotify) parts_->mirror.refresh();
 }
 
 void MmioTransport::reset() {
   auto guard = parts_->ctx.lock.lock();
-  parts_->lifecycle.reset();  // the same path as the driver's Status = 0
-  parts_->mirror.refresh(parts_->registers);
+  parts_->state.reset();  // the same path as the driver's Status = 0
+  parts_->mirror.refresh();
 }
 
 uint64_t MmioTransport::base() const { return parts_->ctx.env.base; }
@@ -117,12 +105,12 @@ NotifyMode MmioTransport::notify_mode() const { return parts_->ctx.notify_mode; 
 const TransportCounters& MmioTransport::counters() const { return parts_->ctx.counters; }
 const RegisterMirror* MmioTransport::mirror() const { return parts_->mirror.page(); }
 VirtioInterrupt& MmioTransport::interrupt() { return *parts_; }
-uint32_t MmioTransport::device_status() const { return parts_->lifecycle.status(); }
-int MmioTransport::interrupt_fd() const { return parts_->interrupts.fd(); }
+uint32_t MmioTransport::device_status() const { return parts_->state.status(); }
+int MmioTransport::interrupt_fd() const { return parts_->state.interrupt_fd(); }
 
 uint64_t MmioTransport::driver_features() const {
   auto guard = parts_->ctx.lock.lock();
-  return parts_->features.accepted();
+  return parts_->state.accepted_features();
 }
 
 }  // namespace kvmmio::virtio

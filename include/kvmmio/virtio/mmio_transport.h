@@ -25,9 +25,10 @@
 //    InterruptACK ioeventfd the mirror expects; a transport used without
 //    one (no KVM at hand) is given regs=trap.
 //
-// Inside, it is made of parts of one job each (hw/virtio/mmio_parts.h):
-// the register file, the configuration window, feature negotiation, the
-// device lifecycle, the queue set, the interrupts and the mirror.
+// Inside, three owners of one job each, depending one way
+// (hw/virtio/mmio_parts.h): the device state (status, features, the
+// configuration window, InterruptStatus), the queue set and the mirror,
+// with a register file of no state that hands each access to its owner.
 //
 // Guest mistakes never throw: they are counted, logged rate-limited, and
 // ignored (or, for broken rings, answered with DEVICE_NEEDS_RESET).
