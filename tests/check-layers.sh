@@ -104,7 +104,7 @@ register_file() {
 # above them.
 transport_part() {
     case $1 in
-    hw/virtio/mmio_context.h) echo "0 context" ;;
+    hw/virtio/mmio_context.*) echo "0 context" ;;
     hw/virtio/mmio_queue_state.h | hw/virtio/mmio_queues.* | hw/virtio/mmio_notify.cc) echo "1 queues" ;;
     hw/virtio/mmio_mirror.*) echo "1 mirror" ;;
     hw/virtio/mmio_features.*) echo "1 features" ;;

@@ -1,58 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// MmioTransport: its public face over the parts (mmio_parts.h), what they
-// share (TransportContext), and the device's way in (VirtioInterrupt).
+// MmioTransport: its public face over the parts (mmio_parts.h), and the
+// rings' way in (QueueFaultSink).
 #include "kvmmio/virtio/mmio_transport.h"
-
-#include <cstdarg>
-#include <cstdio>
-#include <stdexcept>
 
 #include "mmio_parts.h"
 
 namespace kvmmio::virtio {
-namespace {
-
-// More queues than any device needs (virtio-net with 512 queue pairs).
-constexpr uint32_t kMaxQueues = 1025;
-
-NotifyMode effective_notify_mode(const TransportOptions& options, const TransportEnv& env) {
-  if (options.notify == NotifyMode::kTrap) return NotifyMode::kTrap;
-  if (env.notify_fds && env.loop) return NotifyMode::kIoEventFd;
-  KVMMIO_LOG_WARN("%s: no ioeventfd support wired in; queue notifications trap (notify=trap)",
-                  env.name.c_str());
-  return NotifyMode::kTrap;
-}
-
-// What the transport cannot present, before any part is built.
-const TransportOptions& checked(const TransportOptions& options, const VirtioDevice& device,
-                                const TransportEnv& env) {
-  if (options.version != kVersionLegacy && options.version != kVersionModern)
-    throw std::invalid_argument(env.name + ": virtio-mmio version must be 1 or 2");
-  if (options.irq == IrqMode::kRelay && !env.loop)
-    throw std::invalid_argument(env.name + ": irq=relay needs an event loop");
-  if (device.num_queues() > kMaxQueues) throw std::invalid_argument(env.name + ": too many queues");
-  if (device.config_size() > kConfigSpaceMax)
-    throw std::invalid_argument(env.name + ": configuration space larger than 256 bytes");
-  return options;
-}
-
-}  // namespace
-
-TransportContext::TransportContext(VirtioDevice& dev, TransportEnv e, TransportOptions o)
-    : device(dev),
-      env(std::move(e)),
-      options(checked(o, dev, env)),
-      notify_mode(effective_notify_mode(options, env)) {}
-
-void TransportContext::guest_error(const char* fmt, ...) {
-  counters.guest_errors.fetch_add(1, std::memory_order_relaxed);
-  char message[256];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(message, sizeof(message), fmt, ap);
-  va_end(ap);
-  errors.report("%s", message);
-}
 
 void MmioTransport::Parts::queue_fault(uint32_t queue_index, QueueError error) {
   ctx.guest_error("queue %u: %s", queue_index, to_string(error));
