@@ -7,7 +7,7 @@
 //  - every answer is one line of JSON, an object;
 //  - an answer is an error exactly when it has "error", and a request
 //    that was answered with an error did nothing to the machine;
-//  - a non-error answer is only for one of the five commands.
+//  - a non-error answer is only for one of the six commands.
 // Run by scripts/fuzz.sh with -rss_limit_mb and -timeout, as the others.
 #include <cstdint>
 #include <cstdio>
@@ -43,7 +43,8 @@ void one_request(std::string_view line, kvmmio::vmm::test::FakeVmControl& vm) {
   if (!r.error) {
     const auto request = nlohmann::json::parse(line, nullptr, false);
     const std::string cmd = request.value("cmd", std::string());
-    if (cmd != "stats" && cmd != "pause" && cmd != "resume" && cmd != "shutdown" && cmd != "quit")
+    if (cmd != "stats" && cmd != "info" && cmd != "pause" && cmd != "resume" && cmd != "shutdown" &&
+        cmd != "quit")
       violated("a non-error answer to something not a command", line);
   }
 }

@@ -131,7 +131,8 @@ void DeviceState::needs_reset(const char* why) {
 
 void DeviceState::signal_used() {
   interrupts_.post(interrupt::kUsedBuffer);
-  // The mirror already shows the used-buffer bit as set (see the top).
+  // Nothing to publish: with regs=mirror the used-buffer bit reads as set
+  // from DRIVER_OK on (see the top), and without it every read traps.
   interrupts_.signal();
 }
 
