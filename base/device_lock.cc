@@ -3,13 +3,9 @@
 // callbacks run under it (see the header for the rule).
 #include "kvmmio/base/device_lock.h"
 
-#include <chrono>
-
 namespace kvmmio {
 
 DeviceLock::Guard DeviceLock::lock_unless(const std::atomic<bool>& stop) {
-  // The bound on each wait is how late a stopping caller notices `stop`.
-  constexpr auto kRecheck = std::chrono::milliseconds(1);
   Guard guard(mutex_, std::defer_lock);
   while (!stop.load()) {
     if (!guard.try_lock_for(kRecheck)) continue;

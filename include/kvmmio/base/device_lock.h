@@ -22,6 +22,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,9 +41,13 @@ class KVMMIO_EXPORT DeviceLock {
   DeviceLock(const DeviceLock&) = delete;
   DeviceLock& operator=(const DeviceLock&) = delete;
 
+  // How long lock_unless sleeps between its looks at `stop`: how late a
+  // stopping caller is noticed.
+  static constexpr std::chrono::milliseconds kRecheck{1};
+
   Guard lock() { return Guard(mutex_); }
   // Waits for the lock like lock(), but returns it unlocked as soon as
-  // `stop` is set, within about a millisecond.
+  // `stop` is set, within about kRecheck.
   Guard lock_unless(const std::atomic<bool>& stop);
 
   // An EventLoop registration whose callback runs holding the lock.
