@@ -25,9 +25,11 @@ void RegisterFile::write_legacy(const RegisterInfo& info, uint32_t value) {
   if (!q) return ctx_.guest_error("%s for queue %u, which does not exist", info.name, queues_.selected_index());
 
   if (info.offset == reg::kQueueAlign) {
-    if (!q->ready && !std::has_single_bit(value))
-      return ctx_.guest_error("QueueAlign %u is not a power of two", value);
-    if (!queues_.set_align(value)) refused_queue_write(info);  // live
+    // A live queue refuses every value (as QueuePFN below); an idle one
+    // takes powers of two only.
+    if (q->ready) return refused_queue_write(info);
+    if (!std::has_single_bit(value)) return ctx_.guest_error("QueueAlign %u is not a power of two", value);
+    queues_.set_align(value);  // idle, so it cannot refuse
     return;
   }
 

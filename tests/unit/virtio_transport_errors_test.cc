@@ -219,6 +219,24 @@ TEST(LegacyPaging, BadPageSizeAndAlignmentAreRefused) {
   ASSERT_TRUE(h.driver->setup_queue(0, H::kRing0));
 }
 
+TEST(LegacyPaging, LiveQueueRefusesEveryAlignment) {
+  // Once queue 0 is placed, QueueAlign is refused whatever its value, a
+  // power of two or not, and the live ring keeps the alignment it went
+  // live with.
+  H::Config c;
+  c.options.version = kVersionLegacy;
+  H h(c);
+  ASSERT_TRUE(h.driver->probe());
+  ASSERT_TRUE(h.driver->initialize(~uint64_t{0}));
+  ASSERT_TRUE(h.driver->setup_queue(0, H::kRing0));
+  h.driver->driver_ok();
+  h.driver->write(reg::kQueueSel, 0);
+  h.driver->write(reg::kQueueAlign, 8192);
+  h.driver->write(reg::kQueueAlign, 100);
+  EXPECT_EQ(h.counters().guest_errors.load(), 2u);
+  EXPECT_EQ(h.device->activated_queues().at(0).layout, DriverRing::linux_layout(H::kRing0, 256));
+}
+
 TEST(LegacyPaging, LargerGuestPagesMoveTheRing) {
   // A 64 KiB-page arm64 guest: PFN counts 64 KiB pages, the used ring sits
   // at the next 64 KiB boundary.
