@@ -75,8 +75,8 @@
 #                   [--no-board] [--no-main] [--no-guest-disk]
 #   scripts/test.sh --scenarios LIST [--net-modes LIST] [--strict]
 #     only the named Linux-guest scenarios (vmm-boot, net-modes, net-resets,
-#     hostile-guest, disk-stall (x86-64: in the hostile-guest and
-#     net-resets boots), many-vms; comma-separated; on x86-64 also guest-disk,
+#     hostile-guest, disk-stall (x86-64: in the hostile-guest boot),
+#     many-vms; comma-separated; on x86-64 also guest-disk,
 #     which is step 9, not make check: the guest scripts/make-guest.sh
 #     makes, booted from its disk): build, then make check of just those
 #     (on arm64 on this host's KVM, elsewhere nested on both GICs), and the
