@@ -9,7 +9,7 @@
 #   scripts/board-rehearsal.sh [--dir DIR] [--board RELEASE:GIC]... [--configs LIST]
 #                              [--fio-configs LIST] [--g2g-configs LIST] [--vsock-configs LIST] [--timeout S]
 #                              [--phases LIST] [--keep]
-#                              [--scenarios LIST] [--net-modes LIST]
+#                              [--scenarios LIST] [--net-modes LIST] [--arm64-build DIR]
 #                              [--vmm-boot-skip LIST] [--scenarios-on RELEASES]
 #   scripts/board-rehearsal.sh --check-host
 #     --dir DIR      work directory (default <build>/board-rehearsal; ~6 GB
@@ -46,6 +46,10 @@
 #     --scenarios-on RELEASES  the releases whose boards run the scenarios
 #                    (comma-separated, default all; the others run main.sh
 #                    only)
+#     --arm64-build DIR  the arm64 cross build the carry phase completes
+#                    and carries in (default build/arm64-platform/build:
+#                    make check's; scripts/build-arm64.sh makes it where
+#                    it is missing)
 #     --check-host   whether this host can rehearse; prints why not, exit 3
 # Needs root (mmdebstrap, chroot, namespaces) and network for the first two
 # phases (Debian's archive only: the host's apt sources name the mirror).
@@ -65,23 +69,26 @@
 #         speed for the host's syscalls and needs no second boot.
 #         scripts/lib/debian-root.sh has this part (scripts/make-guest.sh
 #         makes a guest's root with it too).
-#  carry  in the root: a clone of this repository (committed state, as a
-#         board user clones it) at /root/kvmmio; the arm64 cache main.sh
-#         needs offline, by running scripts/arm64/fetch-packages.sh in the
-#         root under qemu-user (seeded from this checkout's .cache/arm64, so
-#         only what the root's lists name differently is downloaded); and
-#         main.sh's build (configure with scripts/main-build-flags.sh's
-#         arguments, make, make bench in <repo>/build), cross-compiled on
-#         the host and carried in (carry_build below says how it is made the board's own), so the
-#         board's main.sh finds it up to date and compiles nothing under TCG.
-#         The root phase's setup hook gives the board's initramfs
-#         MODULES=list (virtio, ext4): Debian's MODULES=most took 15-20 min
-#         per initramfs under qemu-user. A later carry pulls this checkout's
-#         HEAD into the clone and builds on (a board user's git pull).
-#         Then the board release's arm64 packages (kvmmio, libkvmmio3,
-#         libkvmmio-dev), cross-built with dpkg-buildpackage in the same
-#         namespace (scripts/build-debs.sh --arch arm64 --check: lintian
-#         without errors) into the root's /root/kvmmio/build/debs.
+#  carry  in the root: a clone of this repository (as a board user clones
+#         it) at /root/kvmmio, with this checkout's files; the arm64 cache
+#         main.sh needs offline, by running scripts/arm64/fetch-packages.sh
+#         in the root under qemu-user (seeded from this checkout's
+#         .cache/arm64, so only what the root's lists name differently is
+#         downloaded); and main.sh's build in <repo>/build: the arm64
+#         platform's cross build (scripts/build-arm64.sh --whole in
+#         --arm64-build DIR, default build/arm64-platform/build, the one
+#         make check's nested scenarios run, so CI compiles the tree for
+#         arm64 once for both), carried in (carry_arm64_build below), so
+#         the board's main.sh and test.sh find it up to date and compile
+#         nothing under TCG. The root phase's setup hook gives the board's
+#         initramfs MODULES=list (virtio, ext4): Debian's MODULES=most
+#         took 15-20 min per initramfs under qemu-user. A later carry pulls
+#         this checkout's HEAD into the clone and carries the build again
+#         (a board user's git pull). Then the board release's arm64
+#         packages (kvmmio, libkvmmio3, libkvmmio-dev), cross-built with
+#         dpkg-buildpackage against the board's own headers and libraries
+#         (scripts/build-debs.sh --arch arm64 --check: lintian without
+#         errors) into the root's /root/kvmmio/build/debs.
 #  image  an ext4 image of the root (mkfs.ext4 -d: no loop mounts; it keeps
 #         the files' times, so make still finds the build up to date) with a
 #         small init, /root/board-rehearsal/init: mounts proc, sys, dev,
@@ -122,7 +129,7 @@ die() { say "error: $*"; exit 2; }
 usage() { sed -n '9,/^#     --check-host   whether/p' "$0"; }
 
 dir='' gics=() boards=() release='' configs='' fio_configs='' g2g_configs='' vsock_configs='' timeout=3600 phases=root,carry,image,boot keep=0 check_host=0
-scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror vmm_boot_skip='' scenarios_on=''
+scenarios=vmm-boot,net-modes net_modes=vhost-irqfd-mirror vmm_boot_skip='' scenarios_on='' arm64_build=''
 while (($#)); do
     case $1 in
     --dir) dir=${2:?--dir needs DIR}; shift 2 ;;
@@ -141,6 +148,7 @@ while (($#)); do
     --net-modes) net_modes=${2:?--net-modes needs a LIST or all}; shift 2 ;;
     --vmm-boot-skip) vmm_boot_skip=${2:?--vmm-boot-skip needs a LIST of vmm-boot cases}; shift 2 ;;
     --scenarios-on) scenarios_on=${2:?--scenarios-on needs RELEASES, e.g. trixie}; shift 2 ;;
+    --arm64-build) arm64_build=${2:?--arm64-build needs DIR}; shift 2 ;;
     --check-host) check_host=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
@@ -170,6 +178,9 @@ fi
 [[ $scenarios != none ]] || scenarios=''
 [[ $net_modes != all ]] || net_modes=''
 dir=${dir:-$src/build/board-rehearsal}
+arm64_build=${arm64_build:-$src/build/arm64-platform/build}
+mkdir -p "$arm64_build"
+arm64_build=$(cd "$arm64_build" && pwd)
 why=$(host_unfit)
 [[ -z $why ]] || die "$why"
 for p in ${phases//,/ }; do
@@ -235,7 +246,7 @@ if [[ -z $release ]]; then
     # run_release R PHASES: this script for release R's boards.
     run_release() {
         local r=$1 args b
-        args=(--release "$r" --dir "$dir/$r" --timeout "$timeout" --phases "$2")
+        args=(--release "$r" --dir "$dir/$r" --timeout "$timeout" --phases "$2" --arm64-build "$arm64_build")
         for b in "${boards[@]}"; do [[ ${b%:*} != "$r" ]] || args+=(--gic "${b#*:}"); done
         [[ -z $configs ]] || args+=(--configs "$configs")
         [[ -z $fio_configs ]] || args+=(--fio-configs "$fio_configs")
@@ -303,24 +314,19 @@ in_root_as_board() {
         mount --rbind "$ROOT" "$ROOT"'"$in_root_body" "$1"
 }
 
-# carry_build (run by in_ns, $1 = make's job count, then main.sh's configure
-# arguments on arm64, scripts/main-build-flags.sh): configures and builds
-# the board's tree as main.sh does on the board (/root/kvmmio/build), with
-# the host's aarch64-linux-gnu-g++. In this
-# mount namespace the board's clone is at /root/kvmmio and the board's
-# /usr/include and /usr/lib/aarch64-linux-gnu cover the host's, where the
-# cross compiler looks after its own directories: headers and libraries
-# (libfdt, libseccomp, Google Test) are the board's own. So is the C
-# library: the cross compiler's own glibc (/usr/aarch64-linux-gnu, searched
-# first) is covered too: its include directory by the same names from the
-# board's /usr/include/aarch64-linux-gnu and /usr/include, but for the
-# cross g++'s libstdc++ headers (c++/N), kept; its lib directory by the
-# board's libraries. Without that a Debian 13 board's libgtest.a (g++ 14, glibc
+# board_mounts (the start of a script run by in_ns): the namespace in which
+# the host's aarch64-linux-gnu-g++ builds for the board: the board's clone
+# is at /root/kvmmio and the board's /usr/include and
+# /usr/lib/aarch64-linux-gnu cover the host's, where the cross compiler
+# looks after its own directories: headers and libraries (libfdt,
+# libseccomp, Google Test) are the board's own. So is the C library: the
+# cross compiler's own glibc (/usr/aarch64-linux-gnu, searched first) is
+# covered too: its include directory by the same names from the board's
+# /usr/include/aarch64-linux-gnu and /usr/include, but for the cross g++'s
+# libstdc++ headers (c++/N), kept; its lib directory by the board's
+# libraries. Without that a Debian 13 board's libgtest.a (g++ 14, glibc
 # 2.41) did not link against the host's glibc 2.36 (__isoc23_strtol,
-# __isoc23_strtoull); the compiler itself stays the host's g++. --build and --host
-# name the board (aarch64-linux-gnu): configure records the compiler by the
-# name the board's g++ package also gives it, aarch64-linux-gnu-g++, and,
-# seeing a native build, runs its test programs (qemu-user, binfmt above).
+# __isoc23_strtoull); the compiler itself stays the host's g++.
 board_mounts='
     mount -t tmpfs tmpfs /mnt
     mkdir /mnt/board
@@ -353,22 +359,50 @@ board_mounts='
     export PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/mnt/board/usr/share/pkgconfig
     export QEMU_LD_PREFIX=/mnt/board   # configure runs arm64 test programs
 '
-carry_build=$board_mounts'
-    mkdir -p /root/kvmmio/build
-    cd /root/kvmmio/build
-    [ -f Makefile ] || nice -n 10 /root/kvmmio/configure -q --build=aarch64-linux-gnu \
-        --host=aarch64-linux-gnu PKG_CONFIG=pkg-config "${@:2}"
-    nice -n 10 make -s -j"$1"
-    nice -n 10 make -s -j"$1" bench
-    # Not the check programs: scripts/test.sh --scenarios on the board
-    # runs make check without them (check_PROGRAMS=).
-'
+
+# carry_arm64_build CLONE: the board's build, /root/kvmmio/build, is the
+# arm64 platform's cross build (scripts/build-arm64.sh, the one make
+# check's nested scenarios run; --arm64-build), made whole and carried
+# in: one arm64 build for every phase, instead of a second compile of the
+# same tree. Its programs are static, so the Debian 12 sysroot they were
+# linked against does not matter on a Debian 13 board. That build was
+# made from this checkout: the clone takes this checkout's tracked files
+# and the autotools' output with their times, and the build's text files
+# (Makefile, config.status, libtool, the dependency files) name the
+# board's paths instead of this checkout's and the build's own, their
+# times kept. make on the board (main.sh's, test.sh's) then finds every
+# target up to date, as the boot's check requires.
+carry_arm64_build() {
+    local clone=$1 f ref from_build from_src
+    "$src/scripts/build-arm64.sh" "$arm64_build" --whole
+    # This checkout's files over the clone's, with their times: the
+    # sources the build was made from (with any uncommitted change).
+    (cd "$src" && git ls-files -z | while IFS= read -r -d '' f; do [[ ! -e $f && ! -L $f ]] || printf '%s\0' "$f"; done |
+        xargs -0 cp -pP --parents -t "$clone")
+    (cd "$src" && cp -pPR --parents configure aclocal.m4 config.h.in build-aux m4 "$clone")
+    (cd "$src" && find . -name Makefile.in -not -path './build*' -not -path './.cache/*' -print0 |
+        xargs -0 cp -p --parents -t "$clone")
+    rm -rf "$clone/build"
+    flock "$arm64_build/.lock" cp -a "$arm64_build" "$clone/build"
+    rm -f "$clone/build/.lock"
+    # The paths configure recorded (and the compiles, the dependency files).
+    from_build=$(sed -n 's/^abs_top_builddir = //p' "$clone/build/Makefile")
+    from_src=$(sed -n 's/^abs_top_srcdir = //p' "$clone/build/Makefile")
+    [[ -n $from_build && -n $from_src ]] || die "carry: $arm64_build/Makefile names no abs_top_builddir or abs_top_srcdir"
+    ref=$(mktemp)
+    grep -rlIF -e "$from_build" -e "$from_src" "$clone/build" | while IFS= read -r f; do
+        touch -r "$f" "$ref"
+        sed -i -e "s|${from_build//./\\.}|/root/kvmmio/build|g" -e "s|${from_src//./\\.}|/root/kvmmio|g" "$f"
+        touch -r "$ref" "$f"
+    done
+    rm -f "$ref"
+}
 
 # carry_debs (run by in_ns, $1 = OUT in the clone's build directory, which
 # the namespace keeps where it covers the rest of /root): the board
 # release's arm64 packages, cross-built by scripts/build-debs.sh --arch arm64
 # from the clone (its build directory, configured above, gives the tarball's
-# tree) in the same namespace as carry_build, so they compile against the
+# tree) in the board_mounts namespace, so they compile against the
 # board's headers and link its libraries; dpkg-shlibdeps reads the board's
 # dpkg database (DPKG_ADMINDIR), so their Depends name the board's
 # packages and versions. --check: lintian too (installcheck needs an arm64
@@ -487,20 +521,16 @@ if want carry; then
     [[ -z $configs || ,$configs, == *,qemu-* ]] || no_qemu=' --no-qemu'
     in_root "scripts/arm64/fetch-packages.sh$no_qemu"
     phase_done carry-cache
-    # main.sh's build, made here by the host's cross compiler and carried
-    # in (compiling under qemu-user took ~49 min, g++ at ~15x its native
-    # CPU time). carry_build makes it the build the board's
-    # main.sh would make: same directory, options, headers and libraries.
-    [[ -x $clone/configure ]] || (cd "$clone" && autoreconf -fi)
+    # main.sh's build: the arm64 platform's cross build, carried in
+    # (compiling under qemu-user took ~49 min, g++ at ~15x its native
+    # CPU time; carry_arm64_build above).
     rm -f "$root/etc/resolv.conf"
     need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu
     [[ -d /usr/lib/aarch64-linux-gnu ]] ||
         die "no /usr/lib/aarch64-linux-gnu to cover with the board's libraries: scripts/install-deps.sh (its arm64 cross packages make it)"
-    # The board's own defaults: its main.sh runs with a clean environment.
-    mapfile -t main_flags < <(env -u CXXFLAGS -u CFLAGS "$src/scripts/main-build-flags.sh" aarch64)
     guest_pid=''
     if want guest; then guest_phase & guest_pid=$!; fi
-    in_ns "$carry_build" "$(nproc)" "${main_flags[@]}"
+    carry_arm64_build "$clone"
     board_deps "$clone/build"
     phase_done carry-build
     # The packages the board installs with apt (the boot's first step).

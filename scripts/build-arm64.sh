@@ -3,7 +3,13 @@
 # Cross-builds kvmmio for arm64 (library, tests, benchmarks, VMM), statically
 # linked so the binaries can be dropped into the arm64 platform's initramfs.
 #
-#   scripts/build-arm64.sh [BUILDDIR]      (default: build-arm64 in the repo)
+#   scripts/build-arm64.sh [BUILDDIR] [--whole]   (default: build-arm64 in the repo)
+#     --whole  every target, not only what L1 runs (make's default goal and
+#              `make bench` too): the build the board rehearsal carries
+#              into its board, where scripts/main.sh and scripts/test.sh
+#              then find it up to date
+# One build at a time in BUILDDIR (a lock in it): make check's platform
+# and the board rehearsal's carry phase may ask for it at once.
 #
 # libfdt-dev:arm64 cannot be installed beside the amd64 libfdt-dev (apt
 # removes one for the other), zlib1g-dev:arm64 and liburing-dev:arm64 would drag libc6-dev:arm64
@@ -14,8 +20,15 @@ set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build-arm64}
+whole=0
+[[ ${2:-} != --whole ]] || whole=1
+[[ -z ${2:-} || $whole = 1 ]] || { echo "build-arm64: unknown argument $2 (see its header)" >&2; exit 2; }
 cache=${KVMMIO_CACHE:-$src/.cache/arm64}
 sysroot=$cache/sysroot
+
+mkdir -p "$build"
+exec 9>"$build/.lock"
+flock 9
 
 command -v aarch64-linux-gnu-g++ >/dev/null ||
   { echo "build-arm64: aarch64-linux-gnu-g++ missing: run scripts/install-deps.sh" >&2; exit 2; }
@@ -55,6 +68,10 @@ ln -sfn /usr/include/nlohmann "$sysroot/usr/include/nlohmann"
 [ -x "$src/configure" ] || (cd "$src" && autoreconf -fi)
 mkdir -p "$build"
 cd "$build"
+# A tree configured by an earlier version of this script, with the arm64
+# Linux-guest scenarios off, is configured again: the board that carries
+# this build runs them (scripts/test.sh --scenarios on it).
+! grep -q '^ac_cs_config=.*--disable-arm64-platform' config.status 2>/dev/null || rm -f Makefile
 if [ ! -f Makefile ]; then
   # Static binaries only: no libkvmmio.so (and no libtool wrapper scripts).
   # -O2 without -g: build-initramfs.sh strips the debug information off
@@ -64,10 +81,13 @@ if [ ! -f Makefile ]; then
     CXXFLAGS=-O2 CFLAGS=-O2 \
     CPPFLAGS="-I$sysroot/usr/include" \
     LDFLAGS="-L$sysroot/usr/lib/aarch64-linux-gnu" \
-    PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
-    --disable-arm64-platform -q
+    PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig -q
 fi
 # A make of its own (not the jobserver of a calling `make check`).
 unset MAKEFLAGS MAKELEVEL
 make -j"$(nproc)" platform-binaries
+if ((whole)); then
+  make -j"$(nproc)"
+  make -j"$(nproc)" bench
+fi
 echo "build-arm64: arm64 binaries in $build: $(make -s --no-print-directory print-platform-binaries)"
