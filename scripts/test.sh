@@ -18,11 +18,13 @@
 #      time each (scripts/fuzz.sh, clang with ASan/UBSan, an RSS limit and a
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 45),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
-#      x86-64 host; its root, carried build, the made guest and the image
-#      are made in the background from the start of step 3, at the lowest
-#      priority while make check runs, then beside steps 4-6 and 8, whose
-#      machine they share: the root is one emulated dpkg at a time, ~56% of
-#      the 2-core machine): a Debian 13 arm64 root (the release of current
+#      x86-64 host; its root, the made guest and the image are made in the
+#      background from the start of step 3, at the lowest priority while
+#      make check runs, then beside steps 4-6 and 8, whose machine they
+#      share: the root is one emulated dpkg at a time, ~56% of the 2-core
+#      machine; its build is make check's arm64 cross build, completed and
+#      carried in; the board boots as soon as its image is made, beside
+#      what of steps 4-6 and 8 is left): a Debian 13 arm64 root (the release of current
 #      boards and Raspberry Pi OS), in which scripts/make-guest.sh makes
 #      the guest of docs/usage.md's "Your first guest" natively (it sees an
 #      arm64 host), booted as an arm64 KVM host under qemu-system-aarch64
@@ -42,8 +44,8 @@
 #      blk-threads-trap,fs-mirror --g2g-configs vhost-irqfd-mirror` (make
 #      check's net-compare matrix inside it, so step 3 leaves that test
 #      out; main.sh's verdict checks each mode's counters as it did), on
-#      this build, and checks its report; after fuzzing, while the board's
-#      root is still being made;
+#      this build, and checks its report; after fuzzing, beside the
+#      board's preparation and then its boot;
 #   9. boots the board's made guest from its disk (x86-64, as root):
 #      tests/arm64/guest-disk-gicv2.test in L1 on GICv2, a Raspberry Pi 4's
 #      GIC (on a NAT network: DHCP, DNS, ssh with a key, login on the
@@ -224,8 +226,9 @@ autogroup_nice() {
 
 # The board rehearsal (step 7; see below for what it runs): its root,
 # carried build and image start now, in the background, beside make check
-# (at the lowest priority: background_after_check), then coverage,
-# the packages and fuzzing; its boot waits for them and runs alone.
+# (at the lowest priority: background_after_check), then coverage, the
+# packages, fuzzing and the main job; its boot follows its image, beside
+# what of those is left.
 # vmm-boot on the board leaves out the cases whose path is the guest's and
 # KVM's alone, the same on any host userland: the SMP boot, the PSCI reset,
 # the two virtio-console boots, the virtio-blk disk, the backgrounded run
@@ -250,17 +253,22 @@ board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-m
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 # The guest phase (make-guest.sh in the board's root) joins them where
 # step 9 boots its guest; the board's image then carries it for README's
-# quick start.
-board_phases=root,carry,image
-[ $guest_disk = 0 ] || [ "$arch" = aarch64 ] || [[ " $board_flags " != *" --board trixie:"* ]] || board_phases=root,carry,guest,image
+# quick start. The board boots as soon as its image is made, beside
+# whatever of steps 4-6 and 8 is still running: its L1 leaves part of the
+# two cores idle (its scenarios wait on L2 boots and timers), which they
+# fill.
+board_phases=root,carry,image,boot
+[ $guest_disk = 0 ] || [ "$arch" = aarch64 ] || [[ " $board_flags " != *" --board trixie:"* ]] || board_phases=root,carry,guest,image,boot
 if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
   if why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    echo "test.sh: the board rehearsal's preparation (--phases $board_phases): in the background, log $board_log"
+    echo "test.sh: the board rehearsal (--phases $board_phases): in the background, log $board_log"
     # In a session of its own, so that stopping this script early stops
-    # all of it (mmdebstrap, qemu-user, the cross build) with one signal.
+    # all of it (mmdebstrap, qemu-user, the cross build, QEMU) with one
+    # signal. Its carried build is make check's arm64 cross build,
+    # completed (board-rehearsal.sh --arm64-build).
     # shellcheck disable=SC2086 # board_flags: words of options
     nice -n 19 setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
-      --phases "$board_phases" >"$board_log" 2>&1 &
+      --arm64-build "$build/arm64-platform/build" --phases "$board_phases" >"$board_log" 2>&1 &
     board_prep_pid=$!
     autogroup_nice "$board_prep_pid" 19
   else
@@ -276,7 +284,7 @@ guest_dir=$build/board-rehearsal/trixie/guest guest_boot_log=$build/guest-disk.l
 if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
   if [ -z "$board_prep_pid" ]; then
     guest_line="guest disk: skipped: its guest is the board rehearsal's, which does not run here${board_line:+ (${board_line#board rehearsal: })}"
-  elif [ "$board_phases" = root,carry,image ]; then
+  elif [[ $board_phases != *,guest,* ]]; then
     guest_line="guest disk: skipped: its guest is the Debian 13 board's, and \$KVMMIO_BOARD_FLAGS has no --board trixie:N"
   fi
 fi
@@ -479,26 +487,27 @@ if [ $main = 1 ]; then
   phase_done "main job"
 fi
 
-# The board rehearsal's boot, after everything else: in the test command
-# (so in CI) the Debian 13 board on GICv2, running main.sh --quick with the
-# host baseline and the mirror mode (every mode's run of the same driver is
-# make check's net-compare test), then test.sh --scenarios vmm-boot,net-modes
-# (the mirror mode) on its own KVM. The Debian 12 board (--board bookworm:3)
-# is made and booted by the same script, but two boards beside the rest do
-# not fit CI's budget (docs/arm64-platform.md, "CI's time budget"): it runs
-# by hand. KVMMIO_BOARD_FLAGS replaces the flags, e.g. "--board bookworm:3
-# --board trixie:2" for both boards.
+# The board rehearsal, which boots in the background once its image is
+# made: in the test command (so in CI) the Debian 13 board on GICv2,
+# running main.sh --quick with the host baseline and the mirror mode
+# (every mode's run of the same driver is make check's net-compare test),
+# then test.sh --scenarios vmm-boot,net-modes (the mirror mode) on its own
+# KVM, then README's board quick start. The Debian 12 board (--board
+# bookworm:3) is made and booted by the same script, but two boards beside
+# the rest do not fit CI's budget (docs/arm64-platform.md, "CI's time
+# budget"): it runs by hand. KVMMIO_BOARD_FLAGS replaces the flags, e.g.
+# "--board bookworm:3 --board trixie:2" for both boards.
 if [ -n "$board_prep_pid" ]; then
-  wait "$board_prep_pid" || board_status=$?
-  board_prep_pid=''
-  # The preparation's output here, after the rest's instead of inside it;
-  # the boot's as it comes.
-  cat "$board_log"
-  # The guest's boot from its disk (step 9), when the board's guest phase
-  # made it: L1 on GICv2, beside the board's boot (make check of that
-  # test; its GoogleTest results join the closing line's tally).
-  if [ $board_status -eq 0 ] && [ "$board_phases" = root,carry,guest,image ] && [ -z "$guest_line" ]; then
-    if [ -e "$build/arm64-platform/unavailable" ]; then
+  # The guest's boot from its disk (step 9), once the board's guest phase
+  # has made it (its line in the release's times.txt): L1 on GICv2,
+  # beside the board's boot (make check of that test; its GoogleTest
+  # results join the closing line's tally).
+  guest_times=$build/board-rehearsal/trixie/times.txt
+  if [[ $board_phases == *,guest,* && -z $guest_line ]]; then
+    while kill -0 "$board_prep_pid" 2>/dev/null && ! grep -q '^guest ' "$guest_times" 2>/dev/null; do sleep 5; done
+    if ! grep -q '^guest ' "$guest_times" 2>/dev/null; then
+      guest_line="guest disk: not run: the board rehearsal ended before its guest was made"
+    elif [ -e "$build/arm64-platform/unavailable" ]; then
       guest_line="guest disk: skipped: arm64 platform unavailable: $(cat "$build/arm64-platform/unavailable")"
       [ "$strict" != true ] || guest_status=1
     else
@@ -508,14 +517,11 @@ if [ -n "$board_prep_pid" ]; then
         check_PROGRAMS= >"$guest_boot_log" 2>&1 &
       guest_boot_pid=$!
     fi
-  elif [ $board_status -ne 0 ] && [ -z "$guest_line" ]; then
-    guest_line="guest disk: not run: the board rehearsal's preparation failed"
   fi
-  if [ $board_status -eq 0 ]; then
-    # shellcheck disable=SC2086 # board_flags: words of options
-    "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags --phases boot 2>&1 |
-      tee -a "$board_log" || board_status=$?
-  fi
+  wait "$board_prep_pid" || board_status=$?
+  board_prep_pid=''
+  # Its output here, after the rest's instead of inside it.
+  cat "$board_log"
   phase_done "board rehearsal"
   if [ $board_status -eq 0 ]; then
     board_line="board rehearsal: passed ($board_flags): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
