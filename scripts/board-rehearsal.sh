@@ -177,6 +177,9 @@ fi
 [[ -z $vmm_boot_skip || $vmm_boot_skip =~ ^[a-z0-9,-]+$ ]] || die "--vmm-boot-skip: not a list: $vmm_boot_skip"
 [[ $scenarios != none ]] || scenarios=''
 [[ $net_modes != all ]] || net_modes=''
+# test.sh's --net-modes on the board, given only where net-modes runs there.
+board_net_modes=$net_modes
+[[ ,$scenarios, == *,net-modes,* ]] || board_net_modes=''
 dir=${dir:-$src/build/board-rehearsal}
 arm64_build=${arm64_build:-$src/build/arm64-platform/build}
 mkdir -p "$arm64_build"
@@ -607,9 +610,9 @@ echo "BOARD-DONE status=\$status after \$(cat \$r/seconds) s"
 # Then the Linux-guest scenarios on the board's KVM, as a board user runs
 # them: scripts/test.sh --scenarios, on main.sh's build.
 if [ -n "$scenarios" ]; then
-    echo "BOARD: ${vmm_boot_skip:+KVMMIO_VMM_BOOT_SKIP=$vmm_boot_skip }scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes}"
+    echo "BOARD: ${vmm_boot_skip:+KVMMIO_VMM_BOOT_SKIP=$vmm_boot_skip }scripts/test.sh --scenarios $scenarios ${board_net_modes:+--net-modes $board_net_modes}"
     start=\$(date +%s)
-    { ${vmm_boot_skip:+KVMMIO_VMM_BOOT_SKIP=$vmm_boot_skip} scripts/test.sh --scenarios $scenarios ${net_modes:+--net-modes $net_modes} 2>&1; echo \$? >\$r/test-status; } | tee \$r/test.log
+    { ${vmm_boot_skip:+KVMMIO_VMM_BOOT_SKIP=$vmm_boot_skip} scripts/test.sh --scenarios $scenarios ${board_net_modes:+--net-modes $board_net_modes} 2>&1; echo \$? >\$r/test-status; } | tee \$r/test.log
     echo \$((\$(date +%s) - start)) >\$r/test-seconds
     mkdir -p \$r/test-results
     cp -r build/tests/arm64/results/. \$r/test-results/ 2>/dev/null

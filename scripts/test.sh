@@ -30,9 +30,9 @@
 #      arm64 host), booted as an arm64 KVM host under qemu-system-aarch64
 #      on GICv2, runs `scripts/main.sh --quick --configs
 #      host,vhost-irqfd-mirror` there, offline, with a build carried in,
-#      then `scripts/test.sh --scenarios vmm-boot,net-modes` on its own KVM
-#      (vmm-boot without the cases a GICv2 L1 of make check runs,
-#      net-modes' mirror mode), then README's board quick start as written
+#      then `scripts/test.sh --scenarios vmm-boot` on its own KVM
+#      (without the cases a GICv2 L1 of make check runs; net-modes' mirror
+#      mode is main.sh's mirror cell there), then README's board quick start as written
 #      (the packages installed with apt, that guest on a NAT network by
 #      name, ssh, a reboot in place, stop); $KVMMIO_BOARD_FLAGS replaces
 #      the options, e.g. "--board bookworm:3 --board trixie:2" for the
@@ -237,7 +237,9 @@ autogroup_nice() {
 # one-vCPU boot and power-off (each of its main job's guests is one); the
 # board runs what its Debian 13 userland takes part in (SIGTERM, the
 # privilege drop, console input from a pipe, set-up errors), ~80 s less of
-# the board's boot. Its main.sh runs two
+# the board's boot. No net-modes there: its one mode on the board, the
+# mirror, is main.sh's mirror cell, with the same counters checked, and
+# the board-class L1s run every mode on both GICs. Its main.sh runs two
 # disk cells, the mirror's with io_uring (its userland's io_uring and glibc;
 # the host's fio cell measures the board, not kvmmio) and the shared
 # folder's, and no guest-to-guest cell (the main job runs the mirror's; on the
@@ -249,7 +251,7 @@ autogroup_nice() {
 # By hand, without --vmm-boot-skip, --fio-configs, --g2g-configs and
 # --vsock-configs, every case and --quick's disk, guest-to-guest and vsock
 # cells run.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror,fs-mirror --g2g-configs none --vsock-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --scenarios vmm-boot --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror,fs-mirror --g2g-configs none --vsock-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
 board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
 # The guest phase (make-guest.sh in the board's root) joins them where
 # step 9 boots its guest; the board's image then carries it for README's
