@@ -199,9 +199,26 @@ root=$dir/root
 times=$dir/times.txt
 ! want root || : >"$times"   # a new root starts a new record
 phase_start=$SECONDS
+# Each phase's CPU time too (its processes: mmdebstrap under qemu-user,
+# the compilers, QEMU), its cost to the machine, where its wall time also
+# holds the waits on the work beside it: the CPU time of this shell's
+# reaped children since the last mark (children_cpu, phase-budget.sh). A
+# background subshell (the guest phase) counts its own children from zero;
+# the shell that waits for it marks again after the wait, so that the next
+# phase does not take them.
+# shellcheck source=scripts/phase-budget.sh
+source "$src/scripts/phase-budget.sh"
+cpu_mark=0 cpu_mark_pid=$BASHPID
+phase_cpu_mark() {
+    local me=$BASHPID
+    cpu_mark=$(children_cpu "$me") cpu_mark_pid=$me
+}
 phase_done() {
-    local t=$((SECONDS - phase_start))
-    printf '%-14s %4d min %02d s\n' "$1" $((t / 60)) $((t % 60)) | tee -a "$times" >&2
+    local t=$((SECONDS - phase_start)) me=$BASHPID cpu
+    cpu=$(children_cpu "$me")
+    [[ $cpu_mark_pid == "$me" ]] || cpu_mark=0 cpu_mark_pid=$me
+    printf '%-14s %4d min %02d s, %d s of CPU\n' "$1" $((t / 60)) $((t % 60)) $((cpu - cpu_mark)) | tee -a "$times" >&2
+    cpu_mark=$cpu
     phase_start=$SECONDS
 }
 
@@ -546,6 +563,7 @@ if want carry; then
     if [[ -n $guest_pid ]]; then
         wait "$guest_pid" || die "guest: failed beside the carry phase (its message above)"
         guest_done=1
+        phase_cpu_mark  # the guest's CPU is in its own line
     fi
 fi
 

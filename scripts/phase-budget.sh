@@ -66,6 +66,17 @@ budget_cpu_use() {
     echo ", CPUs $(((busy - $1) * 100 / (total - $2)))% busy"
 }
 
+# children_cpu PID: the CPU time, in whole seconds of user and system, of
+# the processes shell PID has reaped (its children, with what they reaped
+# in turn; /proc/PID/stat's cutime and cstime): what a phase's programs,
+# QEMU's vCPU threads above all, cost the machine, where wall time also
+# holds the waits on the work beside them. PID is the calling shell's
+# ($$, or $BASHPID in a background subshell, read outside any $(...):
+# a command substitution is a shell of its own).
+children_cpu() {
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%d\n", ($14 + $15) / hz }' "/proc/$1/stat"
+}
+
 BUDGET_OVERRUNS=() BUDGET_LINE=''
 budget_note() {
     local b cpu

@@ -526,7 +526,7 @@ if [ -n "$board_prep_pid" ]; then
   cat "$board_log"
   phase_done "board rehearsal"
   if [ $board_status -eq 0 ]; then
-    board_line="board rehearsal: passed ($board_flags): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd, | sed 's/,/, /g')"
+    board_line="board rehearsal: passed ($board_flags): $(tr -s ' ' <"$build/board-rehearsal/times.txt" | paste -sd';' | sed 's/;/; /g')"
   else
     board_line="board rehearsal: FAILED (status $board_status; $board_log, $build/board-rehearsal)"
   fi
@@ -548,11 +548,12 @@ fi
 
 printf 'test.sh: phase times:\n'; printf '  %s\n' "${phase_times[@]}"
 # The nested scenarios' own times (platform-test.sh's closing line in each
-# test's log), longest first: where make check's time went.
+# test's log), longest first, each with its L1s' CPU time: where make
+# check's time and the machine's work went.
 if compgen -G "$build/tests/arm64/*.log" >/dev/null; then
-  printf 'test.sh: nested scenarios, longest first:\n'
-  sed -n 's/^== \(.*\): exit status \([0-9]*\) after \([0-9]*\) s.*/\3 \1 (status \2)/p' \
-    "$build"/tests/arm64/*.log | sort -rn | awk '{ printf "  %5d s  %s\n", $1, substr($0, index($0, " ") + 1) }'
+  printf 'test.sh: nested scenarios, longest first (wall, CPU):\n'
+  sed -n 's/^== \(.*\): exit status \([0-9]*\) after \([0-9]*\) s, \([0-9]*\) s of CPU.*/\3 \4 \1 (status \2)/p' \
+    "$build"/tests/arm64/*.log | sort -rn | awk '{ w = $1; c = $2; sub(/^[0-9]+ [0-9]+ /, ""); printf "  %5d s %5d s  %s\n", w, c, $0 }'
   # A scenario run twice because L1's kernel locked up (platform-test.sh):
   # said here, so a pass after a retry is never silent.
   grep -h '^== RETRY: ' "$build"/tests/arm64/*.log | sed 's/^== /test.sh: /' || true

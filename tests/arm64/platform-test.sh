@@ -84,7 +84,12 @@ if [ "$status" = 127 ]; then
   status=${PIPESTATUS[0]}
 fi
 set -e
-echo "== $scenario on L1 gic-version=$gic${kernels:+, kernels L1:L2 $kernels}: exit status $status after $((SECONDS - started)) s; results in $results"
+# The CPU time of the L1s (QEMU, reaped by run.sh, and so among this
+# shell's reaped children): what the scenario costs the machine.
+# shellcheck source=scripts/phase-budget.sh
+source "$KVMMIO_SRCDIR/scripts/phase-budget.sh"
+cpu_s=$(children_cpu $$)
+echo "== $scenario on L1 gic-version=$gic${kernels:+, kernels L1:L2 $kernels}: exit status $status after $((SECONDS - started)) s, $cpu_s s of CPU; results in $results"
 echo "   GoogleTest cases: $("$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" "$results")"
 "$KVMMIO_SRCDIR/scripts/summarize-gtest.sh" --failures "$results" | sed 's/^/   /'
 grep -h 'KVMMIO-FAIL' "$results/console.log" 2>/dev/null | sed 's/^/   /' || true
