@@ -492,9 +492,8 @@ fi
 # The board rehearsal, which boots in the background once its image is
 # made: in the test command (so in CI) the Debian 13 board on GICv2,
 # running main.sh --quick with the host baseline and the mirror mode
-# (every mode's run of the same driver is make check's net-compare test),
-# then test.sh --scenarios vmm-boot,net-modes (the mirror mode) on its own
-# KVM, then README's board quick start. The Debian 12 board (--board
+# (step 8, the main job, runs the others nested), then test.sh --scenarios
+# vmm-boot on its own KVM, then README's board quick start. The Debian 12 board (--board
 # bookworm:3) is made and booted by the same script, but two boards beside
 # the rest do not fit CI's budget (docs/arm64-platform.md, "CI's time
 # budget"): it runs by hand. KVMMIO_BOARD_FLAGS replaces the flags, e.g.
