@@ -33,7 +33,7 @@ coverage|30|test.sh: gcovr over the counts make check left
 debs|270|test.sh: the Debian packages built from the files of the release tarball (every file git tracks is in it) at -O2 -Werror, lintian without errors, installcheck against their files
 fuzz|170|test.sh: the five libFuzzer targets (transport, devices, block, control requests, vhost-user messages) built with clang and run side by side, 45 s each
 main job|400|test.sh: scripts/main.sh --quick with the host, the mirror, user-trap and the peer VMM (qemu-pci) at both MTUs, the mirror guest to guest, disk, shared folder and vsock, the counters of each mode checked (the README main-job command, with the net-compare matrix of make check inside it), on this build
-board rehearsal|610|test.sh: the Debian 13 board (GICv2): waits for its root, carried build, arm64 packages, made guest and image (made in the background from the start of make check, at the lowest priority until it ends), then boots it: the packages installed with apt, main.sh --quick, the guest scenarios and the README quick start on the installed kvmmio
+board rehearsal|610|test.sh: the Debian 13 board (GICv2): waits for its root, carried build, arm64 packages, made guest and image (made in the background from the start of the build, at the lowest priority until make check ends), then boots it: the packages installed with apt, main.sh --quick, the guest scenarios and the README quick start on the installed kvmmio
 guest disk|30|test.sh: the wait, once the board is done, for the guest of "Your first guest" booted from its disk on GICv2 (made by make-guest.sh in the root of the board during its preparation, booted beside the boot of the board)
 ci: total|2700|.ci/run from start to end: 45 min, half of the hard limit'
 

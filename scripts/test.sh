@@ -19,8 +19,8 @@
 #      per-input timeout; $KVMMIO_FUZZ_SECONDS per target, default 45),
 #   7. rehearses the board path (scripts/board-rehearsal.sh, as root on an
 #      x86-64 host; its root, the made guest and the image are made in the
-#      background from the start of step 3, at the lowest priority while
-#      make check runs, then beside steps 4-6 and 8, whose machine they
+#      background from the start of step 2, at the lowest priority while
+#      the build and make check run, then beside steps 4-6 and 8, whose machine they
 #      share: the root is one emulated dpkg at a time, ~56% of the 2-core
 #      machine; its build is make check's arm64 cross build, completed and
 #      carried in; the board boots as soon as its image is made, beside
@@ -156,6 +156,103 @@ deps=()
 "$src/scripts/install-deps.sh" "${deps[@]}"
 phase_done dependencies
 
+# A session's priority against the others': with the scheduler's
+# autogroups (Debian's kernels), each session (setsid) shares the CPUs
+# equally with every other, whatever its processes' nice values, so nice
+# alone gave the background half the machine. The session's own nice, in
+# /proc/PID/autogroup, is what counts then; no such file: plain nice does.
+# Only once PID has its own session: until its setsid runs it is in this
+# script's autogroup, whose nice this must never change.
+autogroup_nice() {
+  local own group i=0
+  [ -w "/proc/$1/autogroup" ] && own=$(cut -d' ' -f1 /proc/$$/autogroup 2>/dev/null) || return 0
+  while group=$(cut -d' ' -f1 "/proc/$1/autogroup" 2>/dev/null) && [ "$group" = "$own" ]; do
+    i=$((i + 1)); [ $i -le 100 ] || return 0
+    sleep 0.02
+  done
+  [ -n "$group" ] || return 0
+  echo "$2" >"/proc/$1/autogroup" 2>/dev/null || true
+}
+
+# The board rehearsal (step 7; see below for what it runs): its root,
+# carried build and image start now, in the background, beside the build
+# and make check (at the lowest priority: background_after_check), then
+# coverage, the packages, fuzzing and the main job; its boot follows its
+# image, beside what of those is left. Its root is on the run's longest
+# path (root, carry beside the guest, image, boot) and starts downloading
+# while the build compiles.
+# vmm-boot on the board leaves out the cases whose path is the guest's and
+# KVM's alone, the same on any host userland: the SMP boot, the PSCI reset,
+# the two virtio-console boots, the virtio-blk disk, the backgrounded run
+# under tmux, the control socket and named VMs (make check runs them on its
+# board-class L1s, board-16k with the same 6.12 kernel in L2), and the
+# one-vCPU boot and power-off (each of its main job's guests is one); the
+# board runs what its Debian 13 userland takes part in (SIGTERM, the
+# privilege drop, console input from a pipe, set-up errors), ~80 s less of
+# the board's boot. No net-modes there: its one mode on the board, the
+# mirror, is main.sh's mirror cell, with the same counters checked, and
+# the board-class L1s run every mode on both GICs. Its main.sh runs two
+# disk cells, the mirror's with io_uring (its userland's io_uring and glibc;
+# the host's fio cell measures the board, not kvmmio) and the shared
+# folder's, and no guest-to-guest cell (the main job runs the mirror's; on the
+# board it added ~100 s), and no vsock cell (the main job's and make
+# check's run them nested; on the board they would add about a minute).
+# The shared-folder cells (fs-mirror) are the only run of kvmmio against
+# Debian 13's virtiofsd (the Rust one; the nested platform's is Debian
+# 12's C one): about a minute of the board's boot.
+# By hand, without --vmm-boot-skip, --fio-configs, --g2g-configs and
+# --vsock-configs, every case and --quick's disk, guest-to-guest and vsock
+# cells run.
+board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --scenarios vmm-boot --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror,fs-mirror --g2g-configs none --vsock-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
+board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
+# The guest phase (make-guest.sh in the board's root) joins them where
+# step 9 boots its guest; the board's image then carries it for README's
+# quick start. The board boots as soon as its image is made, beside
+# whatever of steps 4-6 and 8 is still running: its L1 leaves part of the
+# two cores idle (its scenarios wait on L2 boots and timers), which they
+# fill.
+board_phases=root,carry,image,boot
+[ $guest_disk = 0 ] || [ "$arch" = aarch64 ] || [[ " $board_flags " != *" --board trixie:"* ]] || board_phases=root,carry,guest,image,boot
+mkdir -p "$build"
+if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
+  if why=$("$src/scripts/board-rehearsal.sh" --check-host); then
+    echo "test.sh: the board rehearsal (--phases $board_phases): in the background, log $board_log"
+    # In a session of its own, so that stopping this script early stops
+    # all of it (mmdebstrap, qemu-user, the cross build, QEMU) with one
+    # signal. Its carried build is make check's arm64 cross build,
+    # completed (board-rehearsal.sh --arm64-build).
+    # shellcheck disable=SC2086 # board_flags: words of options
+    nice -n 19 setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
+      --arm64-build "$build/arm64-platform/build" --phases "$board_phases" >"$board_log" 2>&1 &
+    board_prep_pid=$!
+    autogroup_nice "$board_prep_pid" 19
+  else
+    board_line="board rehearsal: skipped: $why"
+  fi
+fi
+
+# The guest of "Your first guest" (step 9) is the board's: the guest
+# phase above makes it natively in the board's arm64 root, as a board
+# owner would, with the test's password and ssh key (guest-disk-test.sh's).
+guest_status=0 guest_line='' guest_boot_pid=''
+guest_dir=$build/board-rehearsal/trixie/guest guest_boot_log=$build/guest-disk.log
+if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
+  if [ -z "$board_prep_pid" ]; then
+    guest_line="guest disk: skipped: its guest is the board rehearsal's, which does not run here${board_line:+ (${board_line#board rehearsal: })}"
+  elif [[ $board_phases != *,guest,* ]]; then
+    guest_line="guest disk: skipped: its guest is the Debian 13 board's, and \$KVMMIO_BOARD_FLAGS has no --board trixie:N"
+  fi
+fi
+# Stopping this script early stops what runs in the background (each in a
+# session of its own: one signal reaches mmdebstrap, qemu-user, QEMU).
+stop_background() {
+  local p
+  for p in "$board_prep_pid" "$guest_boot_pid"; do
+    [ -z "$p" ] || kill -- -"$p" 2>/dev/null || true
+  done
+}
+trap stop_background EXIT
+
 # The build directory, made once and then reused as it is: autoreconf only
 # where there is no configure, configure only where there is no Makefile.
 # Later changes to configure.ac or a Makefile.am reach the build through
@@ -205,100 +302,6 @@ in_build_coverage=0
 grep -q '^CXXFLAGS = .*--coverage' Makefile && in_build_coverage=1
 # Counts of this run only (the board rehearsal's root is not searched).
 find . -path ./board-rehearsal -prune -o -name '*.gcda' -exec rm -f {} +
-
-# A session's priority against the others': with the scheduler's
-# autogroups (Debian's kernels), each session (setsid) shares the CPUs
-# equally with every other, whatever its processes' nice values, so nice
-# alone gave the background half the machine. The session's own nice, in
-# /proc/PID/autogroup, is what counts then; no such file: plain nice does.
-# Only once PID has its own session: until its setsid runs it is in this
-# script's autogroup, whose nice this must never change.
-autogroup_nice() {
-  local own group i=0
-  [ -w "/proc/$1/autogroup" ] && own=$(cut -d' ' -f1 /proc/$$/autogroup 2>/dev/null) || return 0
-  while group=$(cut -d' ' -f1 "/proc/$1/autogroup" 2>/dev/null) && [ "$group" = "$own" ]; do
-    i=$((i + 1)); [ $i -le 100 ] || return 0
-    sleep 0.02
-  done
-  [ -n "$group" ] || return 0
-  echo "$2" >"/proc/$1/autogroup" 2>/dev/null || true
-}
-
-# The board rehearsal (step 7; see below for what it runs): its root,
-# carried build and image start now, in the background, beside make check
-# (at the lowest priority: background_after_check), then coverage, the
-# packages, fuzzing and the main job; its boot follows its image, beside
-# what of those is left.
-# vmm-boot on the board leaves out the cases whose path is the guest's and
-# KVM's alone, the same on any host userland: the SMP boot, the PSCI reset,
-# the two virtio-console boots, the virtio-blk disk, the backgrounded run
-# under tmux, the control socket and named VMs (make check runs them on its
-# board-class L1s, board-16k with the same 6.12 kernel in L2), and the
-# one-vCPU boot and power-off (each of its main job's guests is one); the
-# board runs what its Debian 13 userland takes part in (SIGTERM, the
-# privilege drop, console input from a pipe, set-up errors), ~80 s less of
-# the board's boot. No net-modes there: its one mode on the board, the
-# mirror, is main.sh's mirror cell, with the same counters checked, and
-# the board-class L1s run every mode on both GICs. Its main.sh runs two
-# disk cells, the mirror's with io_uring (its userland's io_uring and glibc;
-# the host's fio cell measures the board, not kvmmio) and the shared
-# folder's, and no guest-to-guest cell (the main job runs the mirror's; on the
-# board it added ~100 s), and no vsock cell (the main job's and make
-# check's run them nested; on the board they would add about a minute).
-# The shared-folder cells (fs-mirror) are the only run of kvmmio against
-# Debian 13's virtiofsd (the Rust one; the nested platform's is Debian
-# 12's C one): about a minute of the board's boot.
-# By hand, without --vmm-boot-skip, --fio-configs, --g2g-configs and
-# --vsock-configs, every case and --quick's disk, guest-to-guest and vsock
-# cells run.
-board_flags=${KVMMIO_BOARD_FLAGS:-"--board trixie:2 --scenarios vmm-boot --configs host,vhost-irqfd-mirror --fio-configs blk-io_uring-mirror,fs-mirror --g2g-configs none --vsock-configs none --vmm-boot-skip cpus1,cpus2,reset,reset-exit,hvc-cpus2,hvc-v1-input,disk,vsock,fs,vhost-user-net,disk-kill,background,api,names"}
-board_status=0 board_line='' board_prep_pid='' board_log=$build/board-rehearsal.log
-# The guest phase (make-guest.sh in the board's root) joins them where
-# step 9 boots its guest; the board's image then carries it for README's
-# quick start. The board boots as soon as its image is made, beside
-# whatever of steps 4-6 and 8 is still running: its L1 leaves part of the
-# two cores idle (its scenarios wait on L2 boots and timers), which they
-# fill.
-board_phases=root,carry,image,boot
-[ $guest_disk = 0 ] || [ "$arch" = aarch64 ] || [[ " $board_flags " != *" --board trixie:"* ]] || board_phases=root,carry,guest,image,boot
-if [ $board = 1 ] && [ "$arch" != aarch64 ]; then
-  if why=$("$src/scripts/board-rehearsal.sh" --check-host); then
-    echo "test.sh: the board rehearsal (--phases $board_phases): in the background, log $board_log"
-    # In a session of its own, so that stopping this script early stops
-    # all of it (mmdebstrap, qemu-user, the cross build, QEMU) with one
-    # signal. Its carried build is make check's arm64 cross build,
-    # completed (board-rehearsal.sh --arm64-build).
-    # shellcheck disable=SC2086 # board_flags: words of options
-    nice -n 19 setsid "$src/scripts/board-rehearsal.sh" --dir "$build/board-rehearsal" $board_flags \
-      --arm64-build "$build/arm64-platform/build" --phases "$board_phases" >"$board_log" 2>&1 &
-    board_prep_pid=$!
-    autogroup_nice "$board_prep_pid" 19
-  else
-    board_line="board rehearsal: skipped: $why"
-  fi
-fi
-
-# The guest of "Your first guest" (step 9) is the board's: the guest
-# phase above makes it natively in the board's arm64 root, as a board
-# owner would, with the test's password and ssh key (guest-disk-test.sh's).
-guest_status=0 guest_line='' guest_boot_pid=''
-guest_dir=$build/board-rehearsal/trixie/guest guest_boot_log=$build/guest-disk.log
-if [ $guest_disk = 1 ] && [ "$arch" != aarch64 ]; then
-  if [ -z "$board_prep_pid" ]; then
-    guest_line="guest disk: skipped: its guest is the board rehearsal's, which does not run here${board_line:+ (${board_line#board rehearsal: })}"
-  elif [[ $board_phases != *,guest,* ]]; then
-    guest_line="guest disk: skipped: its guest is the Debian 13 board's, and \$KVMMIO_BOARD_FLAGS has no --board trixie:N"
-  fi
-fi
-# Stopping this script early stops what runs in the background (each in a
-# session of its own: one signal reaches mmdebstrap, qemu-user, QEMU).
-stop_background() {
-  local p
-  for p in "$board_prep_pid" "$guest_boot_pid"; do
-    [ -z "$p" ] || kill -- -"$p" 2>/dev/null || true
-  done
-}
-trap stop_background EXIT
 
 # make check's idle moments (one scenario left running, downloads, the
 # initramfs's compression) are the background's while make check runs:
