@@ -111,7 +111,8 @@ Usage: net-compare.sh --out DIR --kernel IMAGE --initrd FILE [options]
                     with --micro, and the outside counters the report
                     needs are readable (not null) in every guest run;
                     modes: that, and each mode's counters fit it (what
-                    make check's net-compare scenario wants)
+                    make check's net-compare scenario wants); the check
+                    is bench/net_check's, which must be on PATH
   --seconds S       iperf3 duration per run (default $MATRIX_SECONDS)
   --rr-seconds S    tcp_rr duration per run (default $MATRIX_RR_SECONDS)
   --pps-seconds S   udp_pps duration per run (default $MATRIX_PPS_SECONDS)
@@ -176,7 +177,7 @@ pps_flows=$MATRIX_PPS_FLOWS pps_payloads=$MATRIX_PPS_PAYLOADS streams=$MATRIX_ST
 dirs=$MATRIX_DIRS cpus=$MATRIX_GUEST_CPUS mem=$MATRIX_GUEST_MEM order=$MATRIX_ORDER
 tap=kvmbench0 micro=0 pin=0 g2g_configs=none qemu='' guest_args='' show_plan=0 check=''
 # The fio jobs of each disk cell, RW:BS each: measure_fio runs them, --check
-# expects them.
+# expects them (net_check --fio-jobs).
 FIO_JOBS='read:1048576 write:1048576 randread:4096 randwrite:4096'
 vsock_configs=$MATRIX_VSOCK_CONFIGS
 tools='' fio_configs=$MATRIX_FIO_CONFIGS fio_seconds=$MATRIX_FIO_SECONDS fio_depths=$MATRIX_FIO_DEPTHS fio_file=/tmp/kvmmio-fio.img fio_mib=128
@@ -339,264 +340,21 @@ if [ "$show_plan" = 1 ]; then
     exit 0
 fi
 # --- --check: what a run's raw.jsonl must show ----------------------------------------
-# Each shortfall is a line on stdout (the caller's verdict: scripts/main.sh
-# lists them, the net-compare scenario records them); what was read goes
-# to stderr. Counters that must be 0 or above 0 are judged on what was
-# read: a null (unreadable) is never taken for 0.
+# The verdict is bench/net_check's (bench/report/check.h says what each
+# level asks), given this run's matrix: its shortfalls on stdout, one a
+# line (scripts/main.sh lists them, the net-compare scenario records
+# them), what it read on stderr. Its callers take no line for a pass, so a
+# check that could not run says so on stdout.
 if [ -n "$check" ]; then
-    raw=$out/raw.jsonl
-    [ -r "$raw" ] || { echo "no $raw: the run wrote no records (see its output)"; exit 1; }
-    ck_failures=0
-    ck_fail() { echo "$*"; ck_failures=$((ck_failures + 1)); }
-    ck_info() { echo "${NET_COMPARE_PREFIX-net-compare: }$*" >&2; }
-    # ck_fail_each JQ_ARG...: jq with these arguments over $raw; each line
-    # it prints is a shortfall.
-    ck_fail_each() {
-        jq "$@" "$raw" >"$out/.check.$$" ||
-            { rm -f "$out/.check.$$"; echo "cannot read $raw with jq (not JSON lines?)"; exit 1; }
-        while IFS= read -r _l; do ck_fail "$_l"; done <"$out/.check.$$"
-        rm -f "$out/.check.$$"
-    }
-    # ck_why NAME: where an outside counter is read, so that a null names
-    # what to fix.
-    ck_why() {
-        case $1 in
-        kvm_*) echo "KVM's debugfs: mount debugfs on /sys/kernel/debug, on a kernel with KVM's stats" ;;
-        vmm_*) echo "read from /proc/PID: the VMM's process, or a thread of it, went away during the run" ;;
-        *) echo "the guest's irqs CGI (its serve hook) answered no number" ;;
-        esac
-    }
-    # tally KIND CONFIG MEMBER NAME...: over CONFIG's completed KIND runs,
-    # "RUNS WITHOUT" (the runs; those without MEMBER, "counters" or
-    # "outside"), then "SUM NULLS" for each NAME of MEMBER: the sum where
-    # readable, and the runs where it is null.
-    tally() {
-        _tk=$1 _tc=$2 _tm=$3
-        shift 3
-        jq -rn --arg k "$_tk" --arg c "$_tc" --arg m "$_tm" --arg names "$*" '
-            [inputs | select(.kind == $k and .config == $c and .failed == null)] as $r |
-            [($r | length), ($r | map(select(.[$m] == null)) | length),
-             (($names | split(" "))[] as $n | [$r[] | .[$m] | select(. != null) | .[$n]] |
-              (map(select(. != null)) | add // 0), (map(select(. == null)) | length))] |
-            map(tostring) | join(" ")' "$raw"
-    }
-    # ck_positive CONFIG RUNS NAME SUM NULLS WHAT: NAME, summed over
-    # CONFIG's RUNS iperf3 runs, must be above 0 (readable runs suffice).
-    ck_positive() {
-        [ "$4" -gt 0 ] && return 0
-        if [ "$5" -gt 0 ]; then
-            ck_fail "$3 is unreadable (null) for $1 in $5 of $2 iperf3 runs: cannot show $6 ($(ck_why "$3"))"
-        else
-            ck_fail "$1: $3 is 0 over $2 iperf3 runs: no $6"
-        fi
-    }
-    # ck_zero CONFIG RUNS NAME SUM NULLS WHAT: NAME must be 0 in every run;
-    # one unreadable run leaves that unshown.
-    ck_zero() {
-        if [ "$5" -gt 0 ]; then
-            ck_fail "$3 is unreadable (null) for $1 in $5 of $2 iperf3 runs: cannot show 0 $6 ($(ck_why "$3"))"
-        elif [ "$4" != 0 ]; then
-            ck_fail "$1: $4 $6 during traffic ($3), not 0 (the register mirror)"
-        fi
-    }
-
-    # ck_runs KIND CONFIG [FILTER]: how many of CONFIG's completed KIND runs
-    # pass FILTER (jq); ck_sum KIND CONFIG NAME: their NAME added up.
-    ck_runs() {
-        jq -n --arg k "$1" --arg c "$2" \
-            "[inputs | select(.kind == \$k and .config == \$c and .failed == null) | select(${3:-true})] | length" "$raw"
-    }
-    ck_sum() {
-        jq -n --arg k "$1" --arg c "$2" --arg n "$3" \
-            '[inputs | select(.kind == $k and .config == $c and .failed == null) | .[$n] // 0] | add // 0' "$raw"
-    }
-    # ck_modes: each mode's counters fit it. From outside every VMM alike
-    # (summed over each guest config's iperf3 runs): KVM counted exits and
-    # the guest took interrupts; with the register mirror not one exit to
-    # userspace and not one context switch of kvmmio's own threads (the
-    # claim, seen from outside the VMM); trapped registers exit to
-    # userspace; a VMM that relays or serves the queue switches; QEMU's
-    # virtio-mmio relays vhost's interrupts in its main loop (which also
-    # shows the count reads QEMU's threads). From kvmmio's own counters:
-    # who carried the traffic (net_mode_misfit, bench/net-modes.sh).
-    # shellcheck disable=SC2046,SC2086 # tally's words are numbers
-    ck_modes() {
-        for c in $(list "$configs"); do
-            [ "$(ck_runs pps "$c" '.received > 0')" -gt 0 ] || ck_fail "$c: no packet-rate run received a datagram"
-            [ "$c" != host ] || continue
-            set -- $(tally iperf "$c" outside kvm_exits kvm_mmio_exit_user vmm_ctxt_switches guest_irqs)
-            _n=$1
-            ck_info "$c, outside: kvm exits $3, to userspace $5, VMM context switches $7, guest irqs $9" \
-                "over $_n iperf3 runs (null in $4, $6, $8, ${10} of them)"
-            # No run, or runs without the counters: said above.
-            [ "$_n" -gt 0 ] && [ "$2" = 0 ] || continue
-            ck_positive "$c" "$_n" kvm_exits "$3" "$4" "KVM exits"
-            ck_positive "$c" "$_n" guest_irqs "$9" "${10}" "guest interrupts"
-            case $c in
-            vhost-irqfd-mirror)
-                ck_zero "$c" "$_n" kvm_mmio_exit_user "$5" "$6" "exits to userspace"
-                ck_zero "$c" "$_n" vmm_ctxt_switches "$7" "$8" "VMM context switches" ;;
-            vhost-irqfd) ck_positive "$c" "$_n" kvm_mmio_exit_user "$5" "$6" "exit to userspace with trapped registers" ;;
-            vhost-relay | user-* | qemu-mmio)
-                ck_positive "$c" "$_n" vmm_ctxt_switches "$7" "$8" "VMM context switch, though the VMM relays" ;;
-            esac
-            ! is_peer "$c" || continue
-            set -- $(tally iperf "$c" counters trapped polled injected relayed guest_irqs)
-            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 iperf3 runs have no VMM counters (kvmmio --stats)"; continue; }
-            ck_info "$c: trapped $3 polled $5 injected $7 relayed $9 guest irqs ${11}"
-            _m=$(net_mode_misfit "$c" "$3" "$5" "$7" "$9" "${11}")
-            [ -z "$_m" ] || ck_fail "$_m"
-        done
-        # The register mirror: the same traffic as vhost-irqfd with (almost)
-        # no vCPU exits left, where vhost-irqfd pays two per guest interrupt
-        # (the InterruptStatus read and the ACK). Snapshots interrupt the
-        # vCPUs, so not exactly zero: under a tenth of the trapped mode's.
-        case ,$configs, in *,vhost-irqfd,*) case ,$configs, in *,vhost-irqfd-mirror,*)
-            set -- $(tally iperf vhost-irqfd counters vcpu_exits) $(tally iperf vhost-irqfd-mirror counters vcpu_exits)
-            ck_info "vCPU exits during traffic: vhost-irqfd $3, vhost-irqfd-mirror $7"
-            if [ "$1" -gt 0 ] && [ "$5" -gt 0 ]; then
-                if [ "$3" = 0 ]; then ck_fail "vhost-irqfd: no vCPU exits counted (is the counter read?)"
-                elif [ $(($7 * 10)) -ge "$3" ]; then
-                    ck_fail "vhost-irqfd-mirror: $7 vCPU exits during traffic, not under a tenth of vhost-irqfd's $3"
-                fi
-            fi ;;
-        esac ;; esac
-        # Guest to guest: packets both ways; the counters of both VMMs and
-        # guests fit the mode, and with the mirror not one VMM wake-up (vCPU
-        # exit or event-loop wake-up) in either VMM.
-        for m in $(list "$g2g_configs"); do
-            c=g2g-$m
-            for d in a2b b2a; do
-                [ "$(ck_runs pps "$c" ".dir == \"$d\" and .received > 0")" -gt 0 ] ||
-                    ck_fail "$c $d: no packet-rate run received a datagram"
-            done
-            set -- $(tally iperf "$c" counters trapped polled injected relayed guest_irqs wakeups)
-            [ "$1" -gt 0 ] || continue
-            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 iperf3 runs have no VMM counters (kvmmio --stats)"; continue; }
-            ck_info "$c (both VMMs): trapped $3 polled $5 injected $7 relayed $9 guest irqs ${11} wake-ups ${13}"
-            _m=$(net_mode_misfit "$m" "$3" "$5" "$7" "$9" "${11}")
-            [ -z "$_m" ] || ck_fail "$c: $_m"
-            case $m in *-mirror)
-                [ "${13}" = 0 ] || ck_fail "$c: ${13} VMM wake-ups during traffic guest to guest, not 0 (the register mirror)" ;;
-            esac
-        done
-        # The disk: each config did requests; on the register mirror a
-        # request costs no vCPU exit, so none at all during them.
-        # vsock: bytes arrived; through vhost-vsock with the mirror, the
-        # VMM is out of the path: no vCPU exit, no wake-up, nothing
-        # trapped, polled, injected or relayed while they move.
-        for c in $(list "$vsock_configs"); do
-            [ "$(ck_runs vsock "$c" '.bytes > 0')" -gt 0 ] || ck_fail "$c: no vsock run moved bytes"
-            [ "$c" != host ] || continue
-            set -- $(tally vsock "$c" counters vcpu_exits wakeups trapped polled injected relayed guest_irqs)
-            [ "$1" -gt 0 ] || continue
-            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 vsock runs have no VMM counters (kvmmio --stats)"; continue; }
-            ck_info "$c: vCPU exits $3, wake-ups $5, trapped $7, polled $9, injected ${11}, relayed ${13}, guest irqs ${15}"
-            [ "$3" = 0 ] && [ "$5" = 0 ] && [ "$7" = 0 ] && [ "$9" = 0 ] && [ "${11}" = 0 ] && [ "${13}" = 0 ] ||
-                ck_fail "$c: the VMM took part in the vsock transfers (vCPU exits $3, wake-ups $5, trapped $7, polled $9, injected ${11}, relayed ${13}), not 0 each"
-            [ "${15}" -gt 0 ] || ck_fail "$c: the guest took no virtio interrupt during its vsock transfers"
-            # The same seen from outside kvmmio: no exit to userspace, not
-            # one context switch of its own threads.
-            set -- $(tally vsock "$c" outside kvm_mmio_exit_user vmm_ctxt_switches)
-            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 vsock runs have no outside counters"; continue; }
-            ck_info "$c, outside: exits to userspace $3, VMM context switches $5 over $1 vsock runs (null in $4, $6)"
-            [ "$4" = 0 ] && [ "$6" = 0 ] ||
-                ck_fail "$c: an outside counter is unreadable (null) in some vsock run: cannot show 0 ($(ck_why kvm_mmio_exit_user))"
-            [ "$3" = 0 ] && [ "$5" = 0 ] ||
-                ck_fail "$c: $3 exits to userspace and $5 VMM context switches during the vsock transfers, not 0"
-        done
-        for c in $(list "$fio_configs"); do
-            [ "$(ck_runs fio "$c" '.ios > 0')" -gt 0 ] || ck_fail "$c: no fio run did requests"
-            [ "$c" != host ] || continue
-            set -- $(tally fio "$c" counters vcpu_exits trapped polled guest_irqs)
-            [ "$1" -gt 0 ] || continue
-            [ "$2" = 0 ] || { ck_fail "$c: $2 of $1 fio runs have no VMM counters (kvmmio --stats)"; continue; }
-            _ios=$(ck_sum fio "$c" ios)
-            ck_info "$c: fio requests $_ios, vCPU exits $3, trapped $5, polled $7, guest irqs $9"
-            case $c in
-            *-mirror) [ "$3" = 0 ] || ck_fail "$c: $3 vCPU exits during $_ios fio requests, not 0 (the register mirror)" ;;
-            *-trap) [ "$3" -gt 0 ] || ck_fail "$c: no vCPU exits during $_ios fio requests with trapped registers" ;;
-            esac
-        done
-    }
-
-    # Every cell of the matrix (measure's and measure_fio's loops) has a
-    # run that succeeded: one whose last attempt did not fail. A cell
-    # without one is named with what its attempts said (a guest that did
-    # not boot fails every cell of its config in one record).
-    ck_fail_each -rn --arg configs "$configs" --arg g2g "$g2g_configs" --arg fio "$fio_configs" --arg mtus "$mtus" \
-        --arg dirs "$dirs" --arg streams "$streams" --arg payloads "$pps_payloads" --arg depths "$fio_depths" \
-        --arg jobs "$FIO_JOBS" --arg vsock "$vsock_configs" '
-        def words: split(",") | map(select(. != ""));
-        ($mtus | words | map(tonumber)) as $mtus | $mtus[0] as $m1 | ($dirs | words) as $dirs |
-        ($streams | words | map(tonumber)) as $streams | ($payloads | words | map(tonumber)) as $payloads |
-        def net($c; $mtus; $dirs):
-            ($mtus[] as $m | $dirs[] as $d | $streams[] as $s |
-                {kind: "iperf", config: $c, mtu: $m, dir: $d, streams: $s}),
-            {kind: "rr", config: $c, mtu: $m1},
-            ($payloads[] as $p | $dirs[] as $d | {kind: "pps", config: $c, mtu: $m1, payload: $p, dir: $d});
-        def cells:
-            (($configs | words)[] as $c | net($c; $mtus; $dirs)),
-            (($g2g | words)[] as $g | net("g2g-" + $g; [$m1]; ["a2b", "b2a"])),
-            (($fio | words)[] as $c | ($jobs | split(" ")[] | split(":")) as [$rw, $bs] |
-                ($depths | words | map(tonumber))[] as $q |
-                {kind: "fio", config: $c, rw: $rw, bs: ($bs | tonumber), depth: $q}),
-            (($vsock | words)[] as $c | $dirs[] as $d | {kind: "vsock", config: $c, dir: $d});
-        def name: if .kind == "iperf" then "iperf3 \(.config) \(.dir) \(.streams)x MTU \(.mtu)"
-            elif .kind == "rr" then "tcp_rr \(.config) MTU \(.mtu)"
-            elif .kind == "pps" then "udp_pps \(.config) \(.dir) \(.payload)-byte payloads MTU \(.mtu)"
-            elif .kind == "vsock" then "vsock_stream \(.config) \(.dir)"
-            else "fio \(.config) \(.rw) \(.bs) B depth \(.depth)" end;
-        [inputs | select(.kind != "meta" and .kind != "micro")] as $runs |
-        # of: a record of cell $w (every member of $w matches); touches: a
-        # failed record that says something about it (the members it has
-        # match; no rep: its whole config failed, whatever the kind).
-        def of($w): . as $r | $w | to_entries | all(.value == $r[.key]);
-        def touches($w): . as $r | if .rep == null then .config == $w.config
-            else $w | to_entries | all(. as $e | ($r | has($e.key) | not) or $e.value == $r[$e.key]) end;
-        cells | . as $w | select(any($runs[]; of($w) and .failed == null) | not) |
-        [$runs[] | select(.failed != null and touches($w))] as $tried |
-        "no successful run: \(name) (" + (if $tried == [] then
-            "no record of it: the driver stopped before it; see its output and the guests'"'"' consoles"
-            else "\($tried | length) attempt\(if ($tried | length) > 1 then "s" else "" end) failed: " +
-            ([$tried[].failed] | unique | join(", ")) end) + ")"'
-    [ "$micro" = 0 ] || grep -q '"kind":"micro"' "$raw" ||
-        ck_fail "no micro record: kvm_notify_bench failed (see $out/kvm-bench.txt)"
-
-    # The outside counters the report reads (its per-GB, per-million-packet
-    # and per-million-request figures, the VMM's share of a core): readable
-    # in every completed run of each guest cell, or the report has no figure
-    # for them. Guest to guest has none (two VMMs). vmm_ctxt_switches of a
-    # disk cell may go down (io_uring retires idle workers): not required.
-    for c in $(list "$configs,$fio_configs,$vsock_configs"); do
-        [ "$c" != host ] || continue
-        case ,$fio_configs,$vsock_configs, in *,"$c",*) kinds="${c%%-*}" ;; *) kinds='iperf pps' ;; esac
-        case $kinds in blk | fs) kinds=fio ;; esac
-        for k in $kinds; do
-            names='kvm_exits kvm_mmio_exit_user vmm_ctxt_switches guest_irqs'
-            [ "$k" != fio ] || names='kvm_exits vmm_cpu_ms guest_irqs'
-            # shellcheck disable=SC2046,SC2086 # numbers
-            set -- $(tally "$k" "$c" outside $names)
-            _n=$1 _none=$2
-            shift 2
-            [ "$_n" -gt 0 ] || continue  # no run: said above
-            [ "$_none" = 0 ] || ck_fail "$c $k: $_none of $_n runs have no outside counters (bench/outside-counters.sh beside net-compare.sh)"
-            for _name in $names; do
-                [ "$2" = 0 ] || ck_fail "$_name is unreadable (null) for $c in $2 of $_n $k runs: the report has no figure for it ($(ck_why "$_name"))"
-                shift 2
-            done
-        done
-    done
-    # A run that shared the host with another VM (other_vms_check): its
-    # timings are not this VMM's alone, so the cell is not measured.
-    ck_fail_each -r 'select(.outside.other_vm_exits != null) |
-        "another VM ran during \([.kind, .config, .dir, .rw, .bs, .payload, .streams, "rep", .rep] | map(select(. != null) | tostring) | join(" ")) (\(.outside.other_vm_exits) exits of other VMs): its timings shared the host; run again with no other VM running"'
-    if [ "$check" = modes ]; then
-        ck_modes
-    fi
-    [ "$ck_failures" = 0 ] || ck_info "check: $ck_failures shortfalls in $raw"
-    [ "$ck_failures" = 0 ]
-    exit
+    command -v net_check >/dev/null ||
+        { echo "no net_check on PATH to check $out/raw.jsonl: build bench/net_check with make and put it on PATH"; exit 1; }
+    set -- "$check" --out "$out" --configs "$configs" --g2g-configs "$g2g_configs" --mtus "$mtus" --dirs "$dirs" \
+        --streams "$streams" --pps-payloads "$pps_payloads" --fio-configs "$fio_configs" --fio-depths "$fio_depths" \
+        --fio-jobs "$FIO_JOBS" --vsock-configs "$vsock_configs"
+    [ "$micro" = 0 ] || set -- "$@" --micro
+    net_check "$@" && exit 0 || _st=$?
+    [ "$_st" = 1 ] || echo "net_check exited with status $_st: no verdict on $out/raw.jsonl (see its message)"
+    exit 1
 fi
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, taps, /dev/kvm)"
 need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }

@@ -239,9 +239,11 @@ fi
 judge() {
     local micro=() line
     [ "$arch" = aarch64 ] || micro=(--micro)  # the scenario runs it (KVMMIO_BENCH_MICRO)
+    # The check is this build's bench/net_check (with --check-only judge
+    # runs without building: a missing one is a failure line that says so).
     while IFS= read -r line; do
         [ -z "$line" ] || failure "net-compare: $line"
-    done < <(sh "$src/bench/net-compare.sh" --check modes --out "$net_dir" --configs "$configs" \
+    done < <(PATH=$build/bench:$PATH sh "$src/bench/net-compare.sh" --check modes --out "$net_dir" --configs "$configs" \
         --g2g-configs "$g2g_configs" --streams "$streams" --mtus "$mtus" --fio-configs "$fio_configs" \
         --fio-depths "$fio_depths" --vsock-configs "$vsock_configs" "${micro[@]}" 2>/dev/null || true)
     if [ -d "$out/host" ] && [ ! -s "$out/host/kvm-bench.json" ]; then

@@ -16,6 +16,7 @@
 #include "bench/report/input_error.h"
 #include "bench/report/kinds.h"
 #include "bench/report/micro_file.h"
+#include "bench/report/record_lines.h"
 
 namespace kvmmio::report {
 namespace {
@@ -274,20 +275,6 @@ void add_line(std::string_view line, const Source& at, const std::string& base_d
   const KindSpec* spec = find_kind(kind);
   if (!spec) throw InputError(at, "unknown kind \"" + kind + "\" (expected " + expected_kinds() + ")");
   add_run(*spec, rec, into);
-}
-
-// Calls fn(line, number) for each non-blank line of `text`, numbered from 1
-// as the file counts them: the one walk over a raw file's lines.
-template <class Fn>
-void for_each_record_line(std::string_view text, Fn fn) {
-  int number = 0;
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    ++number;
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos) fn(line, number);
-  }
 }
 
 }  // namespace

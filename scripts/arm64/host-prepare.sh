@@ -9,7 +9,9 @@
 #          arm64 kernel, and an initramfs with tcp_rr, udp_pps, vsock_stream, hostile_guest, vsock_probe
 #          from BUILDDIR and the hooks in tests/arm64/l2-hooks
 #        BUILDDIR/arm64-host/kvmmio/lib.sh, kvmmio/bin/net-modes.sh
-#          what the scenarios source ($KVMMIO_DIR; links into the source)
+#          what the scenarios source ($KVMMIO_DIR; links into the source),
+#          and kvmmio/bin/net_check (a link to BUILDDIR's), which
+#          net-modes.sh runs
 #        BUILDDIR/arm64-host/busybox/   L1's userland (httpd, nc, ping, sh...)
 #          as links to the static busybox of the arm64 package cache
 #
@@ -73,6 +75,10 @@ mkdir -p "$out/kvmmio/bin"
 ln -sfn "$src/tests/arm64/lib.sh" "$out/kvmmio/lib.sh"
 ln -sfn "$src/bench/net-modes.sh" "$out/kvmmio/bin/net-modes.sh"
 ln -sfn "$src/bench/matrix.sh" "$out/kvmmio/bin/matrix.sh"
+# net-modes.sh's net_mode_misfit runs the modes' rule in net_check, a
+# platform binary in L1 (/kvmmio/bin): here this build's, on the same PATH.
+[[ -x $build/bench/net_check ]] || die "$build/bench/net_check is not built (make -C $build bench/net_check)"
+ln -sfn "$build/bench/net_check" "$out/kvmmio/bin/net_check"
 
 # L1's userland: every busybox applet but ip (L1 has iproute2's ip, which
 # the host has too).

@@ -72,8 +72,9 @@ secs=$(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $start }")
 [ "${KVMMIO_BENCH_CHECK:-0}" = 1 ] || exit $status
 
 # --- as a test: what the raw records must show ------------------------------------
-# net-compare.sh --check modes (the checks live beside the records' writer,
-# where tests/bench/net-compare-check.test runs them on planted records):
+# net-compare.sh --check modes (the checks are bench/net_check's, a
+# platform binary in /kvmmio/bin, which tests/report_tests and
+# tests/bench/net-compare-check.test run on planted records):
 # every cell has a run that succeeded, the outside counters are readable
 # (null is never taken for 0: a mirror whose exits to userspace could not
 # be read has not shown 0), and each mode's counters fit it. One line per
