@@ -27,14 +27,15 @@
 #      what of steps 4-6 and 8 is left): a Debian 13 arm64 root (the release of current
 #      boards and Raspberry Pi OS), in which scripts/make-guest.sh makes
 #      the guest of docs/usage.md's "Your first guest" natively (it sees an
-#      arm64 host), booted as an arm64 KVM host under qemu-system-aarch64
-#      on GICv2, runs `scripts/main.sh --quick --configs
-#      host,vhost-irqfd-mirror` there, offline, with a build carried in,
-#      then `scripts/test.sh --scenarios vmm-boot` on its own KVM
-#      (without the cases a GICv2 L1 of make check runs; net-modes' mirror
-#      mode is main.sh's mirror cell there), then README's board quick start as written
-#      (the packages installed with apt, that guest on a NAT network by
-#      name, ssh, a reboot in place, stop); $KVMMIO_BOARD_FLAGS replaces
+#      arm64 host), booted twice at once as an arm64 KVM host under
+#      qemu-system-aarch64 on GICv2: one board runs `scripts/main.sh
+#      --quick --configs host,vhost-irqfd-mirror` there, offline, with a
+#      build carried in; the other `scripts/test.sh --scenarios vmm-boot`
+#      on its own KVM (without the cases a GICv2 L1 of make check runs;
+#      net-modes' mirror mode is main.sh's mirror cell), then README's
+#      board quick start as written (the packages installed with apt,
+#      that guest on a NAT network by name, ssh, a reboot in place, stop)
+#      and the package's unit under systemd; $KVMMIO_BOARD_FLAGS replaces
 #      the options, e.g. "--board bookworm:3 --board trixie:2" for the
 #      Debian 12 board on GICv3 too: ~30 more minutes of the 2-core
 #      machine, so by hand),
