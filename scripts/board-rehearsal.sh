@@ -54,73 +54,22 @@
 # Needs root (mmdebstrap, chroot, namespaces) and network for the first two
 # phases (Debian's archive only: the host's apt sources name the mirror).
 #
-# Phases, each timed (DIR/times.txt):
-#  root   mmdebstrap --arch=arm64 --variant=minbase bookworm DIR/root with
-#         exactly what main.sh's `scripts/install-deps.sh --main` installs
-#         on arm64 (--list --main arm64) plus linux-image-arm64 (the board's kernel and its
-#         initrd). apt's package lists stay in the root: fetch-packages.sh
-#         resolves versions with them on the offline board.
-#         The second stage (maintainer scripts) runs under qemu-user: a
-#         static qemu-aarch64 from Debian's qemu-user-static .deb, unpacked
-#         into DIR (not installed on the host), registered with binfmt_misc
-#         in a private user namespace (Linux >= 6.7 gives each user namespace
-#         its own binfmt_misc), so the host's binfmt_misc is never touched.
-#         qemu-user rather than qemu-system for this: it runs at about native
-#         speed for the host's syscalls and needs no second boot.
-#         scripts/lib/debian-root.sh has this part (scripts/make-guest.sh
-#         makes a guest's root with it too).
-#  carry  in the root: a clone of this repository (as a board user clones
-#         it) at /root/kvmmio, with this checkout's files; the arm64 cache
-#         main.sh needs offline, by running scripts/arm64/fetch-packages.sh
-#         in the root under qemu-user (seeded from this checkout's
-#         .cache/arm64, so only what the root's lists name differently is
-#         downloaded); and main.sh's build in <repo>/build: the arm64
-#         platform's cross build (scripts/build-arm64.sh --whole in
-#         --arm64-build DIR, default build/arm64-platform/build, the one
-#         make check's nested scenarios run, so CI compiles the tree for
-#         arm64 once for both), carried in (carry_arm64_build below), so
-#         the board's main.sh and test.sh find it up to date and compile
-#         nothing under TCG. The root phase's setup hook gives the board's
-#         initramfs MODULES=list (virtio, ext4): Debian's MODULES=most
-#         took 15-20 min per initramfs under qemu-user. A later carry pulls
-#         this checkout's HEAD into the clone and carries the build again
-#         (a board user's git pull). Then the board release's arm64
-#         packages (kvmmio, libkvmmio3, libkvmmio-dev), cross-built with
-#         dpkg-buildpackage against the board's own headers and libraries
-#         (scripts/build-debs.sh --arch arm64 --check: lintian without
-#         errors) into the root's /root/kvmmio/build/debs.
-#  image  an ext4 image of the root (mkfs.ext4 -d: no loop mounts; it keeps
-#         the files' times, so make still finds the build up to date) with a
-#         small init, /root/board-rehearsal/init: mounts proc, sys, dev,
-#         installs the packages with apt-get (offline), then, with
-#         KVMMIO_PROGRAM=/usr/bin/kvmmio (the installed kvmmio, not the
-#         build's), runs its part (kvmmio_board_part on the kernel command
-#         line): "main", `scripts/main.sh --quick` as root in /root/kvmmio;
-#         "rest", `scripts/test.sh --scenarios LIST` (the Linux-guest
-#         scenarios on the board's KVM, the harness from the carried
-#         build), README's board quick start where the guest phase made a
-#         guest (the image carries it with the packages in
-#         /root/quick-start; scripts/board-quick-start.sh: the block as it
-#         stands, a reboot in place after the login), then systemd as init
-#         with the package's kvmmio@.service; each writes its logs,
-#         statuses and results under /root/board-rehearsal and powers off.
-#  boot   per --gic: two copies of the image booted at once, one per part
-#         (main with 2 CPUs, rest with 1), with the root's own kernel
-#         and initrd: qemu-system-aarch64 -M virt,virtualization=on,
-#         gic-version=N -cpu max,pauth=off,sve=off (the nested platform's
-#         L1 CPU; sve=off: the QEMU 7.2 TCG stale-code bug,
-#         docs/arm64-platform.md) -nic none; after
-#         poweroff, debugfs reads both boards' /root/board-rehearsal back
-#         into DIR/gicN and the check runs: apt-get's status 0 and
-#         /usr/bin/kvmmio installed on each, main.sh and every scenario on
-#         it; the unit listed, active and stopped under systemd; main.sh's status 0, report.txt/report.json/
-#         throughput.png present, one completed iperf record per
-#         configuration; test.sh's status 0 and its closing line "N passed,
-#         0 failed, N skipped" with N passed > 0; and no compiler line in
-#         either log (the carried build was up to date); where the image
-#         carried the quick start, its closing line "QUICK-START-DONE
-#         status=0". QEMU runs under
-#         nice -n 10.
+# Phases, each timed with its CPU time (DIR/times.txt); docs/benchmarks.md
+# ("The rehearsal") says what each does and checks:
+#  root   mmdebstrap of the release's arm64 root, its maintainer scripts
+#         under a qemu-user of this script's own (binfmt_misc of a private
+#         user namespace), with what main.sh installs on arm64 and a kernel
+#  carry  a clone of this checkout in the root, main.sh's arm64 package
+#         cache, the arm64 platform's cross build carried in, and the
+#         release's arm64 packages cross-built (lintian without errors);
+#         a later carry pulls this checkout's HEAD, as a board user would
+#  guest  (asked for, not by default) make-guest.sh run inside the root
+#  image  an ext4 image of the root with the rehearsal's init
+#  boot   per --gic, two copies of the image booted at once (QEMU under
+#         nice -n 10): apt installs the packages on each, then main.sh
+#         --quick on one; test.sh --scenarios, README's quick start and
+#         the package's unit under systemd on the other; their logs read
+#         back and checked
 # docs/benchmarks.md ("On a board") has the steps; docs/results-log.md
 # the measured times.
 set -euo pipefail
