@@ -798,9 +798,9 @@ if want boot; then
         # a third more CPU time (a preempted vCPU's lock spun on by its
         # sibling, likely); 7 min 35 s and 781 s of CPU for both, against 11 min
         # 26 s and 746 s one after the other, on a quiet machine.
-        pids=()
+        pids=() parts=(main rest)
         declare -A smp=([main]=2 [rest]=1)
-        for part in main rest; do
+        for part in "${parts[@]}"; do
             cp --sparse=always "$img" "$d/$part.img"
             say "booting the board, GICv$g, part $part (at most $((timeout / 60)) min; console: $d/console-$part.log)"
             timeout --foreground -k 10 "$timeout" nice -n 10 qemu-system-aarch64 \
@@ -811,7 +811,6 @@ if want boot; then
                 -drive "file=$d/$part.img,format=raw,if=virtio" </dev/null >"$d/console-$part.log" 2>&1 &
             pids+=($!)
         done
-        parts=(main rest)
         for i in 0 1; do
             part=${parts[i]} status=0
             wait "${pids[i]}" || status=$?
